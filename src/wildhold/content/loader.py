@@ -1,0 +1,163 @@
+"""Loads the content files into one frozen `Content` and checks every cross-reference."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from wildhold.content.models import (
+    ActionCost,
+    CalendarSpec,
+    CreatureSpec,
+    ItemSpec,
+    NeedsSpec,
+    NodeSpec,
+    RecipeSpec,
+    RegionNames,
+    ScenarioSpec,
+    StructureSpec,
+    TerrainSpec,
+)
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+class ContentError(ValueError):
+    """A content file is malformed or names something that does not exist."""
+
+    def __init__(self, file: str, key: str, problem: str):
+        self.file, self.key, self.problem = file, key, problem
+        super().__init__(f"{file}: {key}: {problem}")
+
+
+class Content(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    items: dict[str, ItemSpec]
+    terrain: dict[str, TerrainSpec]
+    nodes: dict[str, NodeSpec]
+    structures: dict[str, StructureSpec]
+    recipes: dict[str, RecipeSpec]
+    actions: dict[str, ActionCost]
+    needs: NeedsSpec
+    calendar: CalendarSpec
+    creatures: dict[str, CreatureSpec]
+    regions: RegionNames
+    scenarios: dict[str, ScenarioSpec]
+    digest: str
+
+    def scenario(self, name: str) -> ScenarioSpec:
+        try:
+            return self.scenarios[name]
+        except KeyError:
+            known = ", ".join(sorted(self.scenarios))
+            raise ContentError("scenarios", name, f"unknown scenario; known: {known}") from None
+
+
+_TABLES: dict[str, type[BaseModel]] = {
+    "items": ItemSpec,
+    "terrain": TerrainSpec,
+    "nodes": NodeSpec,
+    "structures": StructureSpec,
+    "recipes": RecipeSpec,
+    "actions": ActionCost,
+    "creatures": CreatureSpec,
+}
+_SINGLES: dict[str, type[BaseModel]] = {"needs": NeedsSpec, "calendar": CalendarSpec, "regions": RegionNames}
+
+
+def _read(path: Path, raw_texts: list[bytes]) -> Any:
+    text = path.read_bytes()
+    raw_texts.append(path.name.encode() + b"\0" + text)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ContentError(path.name, "-", f"not valid YAML: {exc}") from None
+
+
+def _model(file: str, key: str, model: type[BaseModel], raw: Any) -> Any:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ContentError(file, f"{key}.{where}" if where else key, first["msg"]) from None
+
+
+def load_content(data_dir: Path = DATA_DIR) -> Content:
+    """Read every content file under `data_dir`; raise `ContentError` naming file and key on any fault."""
+    raw_texts: list[bytes] = []
+    parts: dict[str, Any] = {}
+    for table, model in _TABLES.items():
+        file = f"{table}.yaml"
+        raw = _read(data_dir / file, raw_texts)
+        if not isinstance(raw, dict):
+            raise ContentError(file, "-", "expected a mapping of names to entries")
+        parts[table] = {key: _model(file, key, model, value) for key, value in raw.items()}
+    for single, model in _SINGLES.items():
+        file = f"{single}.yaml"
+        parts[single] = _model(file, single, model, _read(data_dir / file, raw_texts))
+    scenarios = {}
+    for path in sorted((data_dir / "scenarios").glob("*.yaml")):
+        scenarios[path.stem] = _model(f"scenarios/{path.name}", path.stem, ScenarioSpec, _read(path, raw_texts))
+    parts["scenarios"] = scenarios
+    parts["digest"] = hashlib.sha256(b"\1".join(sorted(raw_texts))).hexdigest()
+    content = Content(**parts)
+    check_references(content)
+    return content
+
+
+def check_references(c: Content) -> None:
+    """Every name a content entry mentions must exist; the error names the file and key."""
+
+    def need(file: str, key: str, kind: str, name: str | None, table: dict) -> None:
+        if name is not None and name not in table:
+            raise ContentError(file, key, f"unknown {kind} '{name}'")
+
+    for name, item in c.items.items():
+        need("items.yaml", f"{name}.places", "structure", item.places, c.structures)
+        if item.category == "placeable" and item.places is None:
+            raise ContentError("items.yaml", name, "a placeable item must name the structure it places")
+        if item.tool:
+            for node in item.tool.yield_bonus:
+                need("items.yaml", f"{name}.tool.yield_bonus", "node", node, c.nodes)
+        if item.category == "tool" and item.tool is None:
+            raise ContentError("items.yaml", name, "a tool must say what it does (tool:)")
+    for name, node in c.nodes.items():
+        need("nodes.yaml", f"{name}.item", "item", node.item, c.items)
+        need("nodes.yaml", f"{name}.requires_tool", "item", node.requires_tool, c.items)
+        tool = c.items[node.requires_tool].tool if node.requires_tool else None
+        if node.requires_tool and (tool is None or name not in tool.yield_bonus):
+            raise ContentError("nodes.yaml", f"{name}.requires_tool", "that tool must list this node in its yield_bonus")
+        for terrain in node.terrain:
+            need("nodes.yaml", f"{name}.terrain", "terrain", terrain, c.terrain)
+    for name, recipe in c.recipes.items():
+        need("recipes.yaml", f"{name}.station", "structure", recipe.station, c.structures)
+        if recipe.station and not c.structures[recipe.station].station:
+            raise ContentError("recipes.yaml", f"{name}.station", f"'{recipe.station}' is not a station")
+        for field in ("inputs", "outputs"):
+            for item in getattr(recipe, field):
+                need("recipes.yaml", f"{name}.{field}", "item", item, c.items)
+    for file, scenario in c.scenarios.items():
+        where = f"scenarios/{file}.yaml"
+        for item in scenario.start_items:
+            need(where, "start_items", "item", item, c.items)
+        for station in scenario.settlement.stations:
+            need(where, "settlement.stations", "structure", station, c.structures)
+    for required in ("meadow", "forest", "hills", "water", "sand", "settlement", "dungeon_entrance"):
+        need("terrain.yaml", required, "terrain (the world generator needs it)", required, c.terrain)
+    cal = c.calendar
+    for key in ("night_start", "night_end"):
+        if getattr(cal, key) >= cal.ticks_per_day:
+            raise ContentError("calendar.yaml", key, "must be less than ticks_per_day")
+
+
+@lru_cache(maxsize=1)
+def default_content() -> Content:
+    """The content shipped with the package, loaded once per process."""
+    return load_content()

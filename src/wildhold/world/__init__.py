@@ -1,0 +1,1 @@
+"""The pure simulation: state, worldgen, actions, systems. No I/O, no wall clock, no threads."""

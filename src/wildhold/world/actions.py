@@ -1,0 +1,683 @@
+"""The action registry: each action defined once (name, arguments, docstring, time, cost).
+
+Every face — HTTP, MCP, programs, gym spaces, the rules document — is generated from
+`REGISTRY`. A handler's `check` looks and never touches state; `finish` re-checks what may
+have changed while the operation ran, then applies it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wildhold.content import Content, ContentError
+from wildhold.world.errors import Rejected
+from wildhold.world.state import Character, Operation
+
+if TYPE_CHECKING:
+    from wildhold.world.world import World
+
+DIRECTIONS: dict[str, tuple[int, int]] = {
+    "n": (0, -1), "ne": (1, -1), "e": (1, 0), "se": (1, 1),
+    "s": (0, 1), "sw": (-1, 1), "w": (-1, 0), "nw": (-1, -1),
+}
+Direction = Literal["n", "ne", "e", "se", "s", "sw", "w", "nw"]
+
+
+class ActionArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoArgs(ActionArgs):
+    pass
+
+
+class Target(ActionArgs):
+    x: int = Field(description="Target tile column (0 is the west edge).")
+    y: int = Field(description="Target tile row (0 is the north edge).")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    duration: int
+    energy: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+Check = Callable[["World", Character, Any], "Plan | Rejected"]
+Finish = Callable[["World", Character, Operation], "dict | Rejected"]
+Progress = Callable[["World", Character, Operation], "Rejected | None"]
+
+
+@dataclass(frozen=True)
+class ActionDef:
+    name: str
+    args: type[ActionArgs]
+    doc: str
+    category: str
+    check: Check
+    finish: Finish
+    progress: Progress | None = None
+    begin: Callable[["World", Character, Operation], None] | None = None
+    while_busy: bool = False
+    timing: str = "fixed"
+
+    def json_schema(self) -> dict[str, Any]:
+        return self.args.model_json_schema()
+
+
+REGISTRY: dict[str, ActionDef] = {}
+
+
+def register(cls: type) -> type:
+    """Turn an action class (docstring, Args, check, finish, optional progress) into a registry entry."""
+    name = cls.name
+    if name in REGISTRY:
+        raise ValueError(f"action {name!r} registered twice")
+    REGISTRY[name] = ActionDef(
+        name=name,
+        args=getattr(cls, "Args", NoArgs),
+        doc=inspect.getdoc(cls) or "",
+        category=cls.category,
+        check=cls.check,
+        finish=cls.finish,
+        progress=getattr(cls, "progress", None),
+        begin=getattr(cls, "begin", None),
+        while_busy=getattr(cls, "while_busy", False),
+        timing=getattr(cls, "timing", "fixed"),
+    )
+    return cls
+
+
+def check_registry(content: Content) -> None:
+    """Every registered action needs its time and cost in actions.yaml, and nothing else may be there."""
+    for name in REGISTRY:
+        if name not in content.actions:
+            raise ContentError("actions.yaml", name, "registered action has no duration/energy entry")
+    for name in content.actions:
+        if name not in REGISTRY:
+            raise ContentError("actions.yaml", name, f"no such action{suggest(name)}")
+
+
+def suggest(name: str) -> str:
+    close = difflib.get_close_matches(name, list(REGISTRY), n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def cost(w: World, name: str, data: dict[str, Any] | None = None, duration: int | None = None) -> Plan:
+    base = w.content.actions[name]
+    return Plan(base.duration if duration is None else duration, base.energy, data or {})
+
+
+def target(w: World, c: Character, x: int, y: int) -> int | Rejected:
+    """A tile within the character's reach, or why not."""
+    p = w.pos(x, y)
+    if p is None:
+        return Rejected("out_of_bounds", f"({x}, {y}) is outside the {w.width}x{w.height} map.")
+    if w.distance(c.pos, p) > w.needs.reach:
+        cx, cy = w.xy(c.pos)
+        return Rejected("out_of_range", f"({x}, {y}) is {w.distance(c.pos, p)} tiles from you at ({cx}, {cy}); reach is {w.needs.reach}.")
+    return p
+
+
+def _item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | None:
+    if item not in w.content.items:
+        return Rejected("unknown_item", f"There is no item {item!r}.")
+    have = c.inventory.get(item, 0)
+    if have < qty:
+        return Rejected("not_in_inventory", f"You carry {have} {item}, not {qty}.")
+    return None
+
+
+# ---- movement ------------------------------------------------------------------------------
+
+
+def _step_target(w: World, c: Character, direction: str) -> int | Rejected:
+    dx, dy = DIRECTIONS[direction]
+    x, y = w.xy(c.pos)
+    p = w.pos(x + dx, y + dy)
+    if p is None:
+        return Rejected("out_of_bounds", f"Moving {direction} from ({x}, {y}) leaves the map.")
+    if not w.walkable_terrain[w.terrain[p]]:
+        return Rejected("not_walkable", f"({x + dx}, {y + dy}) is {w.terrain_names[w.terrain[p]]}, which cannot be walked on.")
+    s = w.structures.get(p)
+    if s is not None and s.kind in w.blocking:
+        return Rejected("blocked", f"A {s.kind} stands on ({x + dx}, {y + dy}).")
+    return p
+
+
+@register
+class Move:
+    """Step one tile in a compass direction (n, ne, e, se, s, sw, w, nw). Takes one tick."""
+
+    name, category = "move", "movement"
+
+    class Args(ActionArgs):
+        direction: Direction = Field(description="Compass direction of the step.")
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        p = _step_target(w, c, a.direction)
+        return p if isinstance(p, Rejected) else cost(w, "move")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        p = _step_target(w, c, op.args["direction"])
+        if isinstance(p, Rejected):
+            return p
+        w.relocate(c, p)
+        return {"x": p % w.width, "y": p // w.width}
+
+
+def known_walkable(w: World, c: Character, p: int) -> bool:
+    """Walkable as far as the character knows: live in view, else as remembered."""
+    if not w.walkable_terrain[w.terrain[p]]:
+        return False
+    if w.distance(c.pos, p) <= w.needs.view_radius:
+        s = w.structures.get(p)
+        return s is None or s.kind not in w.blocking
+    seen = c.memory.get(p)
+    return seen is not None and (seen[3] is None or seen[3] not in w.blocking)
+
+
+def find_path(w: World, c: Character, goal: int) -> list[int] | None:
+    """Shortest 8-way path over tiles the character knows, at most `max_path_length` steps."""
+    limit = w.needs.max_path_length
+    start = c.pos
+    if start == goal:
+        return []
+    width, height = w.width, w.height
+    parent = {start: start}
+    depth = {start: 0}
+    queue = deque([start])
+    while queue:
+        p = queue.popleft()
+        if depth[p] >= limit:
+            continue
+        x, y = p % width, p // width
+        for dx, dy in DIRECTIONS.values():
+            nx, ny = x + dx, y + dy
+            if 0 <= nx < width and 0 <= ny < height:
+                q = ny * width + nx
+                if q not in parent and known_walkable(w, c, q):
+                    parent[q] = p
+                    depth[q] = depth[p] + 1
+                    if q == goal:
+                        path = [q]
+                        while parent[path[-1]] != start:
+                            path.append(parent[path[-1]])
+                        return path[::-1]
+                    queue.append(q)
+    return None
+
+
+@register
+class MoveTo:
+    """Walk to a tile along the shortest path over tiles you have seen, one tile per tick.
+
+    Fails with path_blocked if something blocks the way while walking; stops where it is.
+    """
+
+    name, category, timing = "move_to", "movement", "one tick per step"
+
+    class Args(Target):
+        pass
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        goal = w.pos(a.x, a.y)
+        if goal is None:
+            return Rejected("out_of_bounds", f"({a.x}, {a.y}) is outside the {w.width}x{w.height} map.")
+        if goal == c.pos:
+            return Rejected("no_path", "You are already there.")
+        if goal not in c.memory and w.distance(c.pos, goal) > w.needs.view_radius:
+            return Rejected("unknown_location", f"You have never seen ({a.x}, {a.y}); explore towards it first.")
+        if not known_walkable(w, c, goal):
+            return Rejected("not_walkable", f"({a.x}, {a.y}) cannot be walked on as far as you know.")
+        path = find_path(w, c, goal)
+        if path is None:
+            return Rejected("no_path", f"No path over tiles you know reaches ({a.x}, {a.y}) within {w.needs.max_path_length} steps.")
+        return cost(w, "move_to", {"path": path}, duration=len(path) * w.content.actions["move_to"].duration)
+
+    @staticmethod
+    def progress(w: World, c: Character, op: Operation) -> Rejected | None:
+        path = op.data["path"]
+        nxt = path[op.data.get("i", 0)]
+        if w.distance(c.pos, nxt) != 1 or not w.is_walkable(nxt):
+            return Rejected("path_blocked", f"The way at {w.xy(nxt)} is blocked; you stopped at {w.xy(c.pos)}.")
+        w.relocate(c, nxt)
+        op.data["i"] = op.data.get("i", 0) + 1
+        return None
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        x, y = w.xy(c.pos)
+        return {"x": x, "y": y, "steps": len(op.data["path"])}
+
+
+# ---- production ----------------------------------------------------------------------------
+
+
+def _gather_plan(w: World, c: Character, x: int, y: int) -> tuple[int, int] | Rejected:
+    p = target(w, c, x, y)
+    if isinstance(p, Rejected):
+        return p
+    node = w.nodes.get(p)
+    if node is None:
+        return Rejected("no_node", f"There is no resource node at ({x}, {y}).")
+    if node.amount <= 0:
+        return Rejected("depleted", f"The {node.kind} at ({x}, {y}) is empty; it regrows later.")
+    spec = w.content.nodes[node.kind]
+    hand = c.equipment.get("hand")
+    tool = w.content.items[hand].tool if hand else None
+    bonus = tool.yield_bonus.get(node.kind) if tool else None
+    if spec.requires_tool and bonus is None:
+        return Rejected("missing_tool", f"A {node.kind} needs a {spec.requires_tool} (or better) equipped in hand.")
+    return p, min(node.amount, spec.base_yield + (bonus or 0))
+
+
+@register
+class Gather:
+    """Gather from a resource node on your tile or next to it. Tools in hand raise the yield; some nodes need one."""
+
+    name, category = "gather", "production"
+
+    class Args(Target):
+        pass
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        got = _gather_plan(w, c, a.x, a.y)
+        return got if isinstance(got, Rejected) else cost(w, "gather")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        got = _gather_plan(w, c, op.args["x"], op.args["y"])
+        if isinstance(got, Rejected):
+            return got
+        p, qty = got
+        node = w.nodes[p]
+        item = w.content.nodes[node.kind].item
+        w.set_node(p, node, node.amount - qty)
+        if node.amount == 0:
+            due = w.tick + w.content.nodes[node.kind].regrow_ticks
+            node.regrow_at = due
+            w.regrow_due.setdefault(due, []).append(p)
+        w.give(c.id, item, qty, f"gather:{node.kind}")
+        return {"item": item, "qty": qty}
+
+
+def _recipe_plan(w: World, c: Character, name: str, kind: str) -> Rejected | Any:
+    recipe = w.content.recipes.get(name)
+    if recipe is None:
+        close = difflib.get_close_matches(name, list(w.content.recipes), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        return Rejected("unknown_recipe", f"There is no recipe {name!r}.{hint}")
+    if recipe.kind != kind:
+        return Rejected("wrong_recipe_kind", f"{name} is made with {recipe.kind}, not {kind}.")
+    if recipe.station and not station_in_reach(w, c, recipe.station):
+        return Rejected("no_station", f"{name} needs a {recipe.station} within {w.needs.reach} tile of you.")
+    missing = {i: q - c.inventory.get(i, 0) for i, q in recipe.inputs.items() if c.inventory.get(i, 0) < q}
+    if missing:
+        need = ", ".join(f"{q} more {i}" for i, q in missing.items())
+        return Rejected("missing_materials", f"{name} needs {need}.")
+    return recipe
+
+
+def station_in_reach(w: World, c: Character, kind: str) -> bool:
+    x0, y0 = w.xy(c.pos)
+    r = w.needs.reach
+    for y in range(y0 - r, y0 + r + 1):
+        for x in range(x0 - r, x0 + r + 1):
+            p = w.pos(x, y)
+            s = w.structures.get(p) if p is not None else None
+            if s is not None and s.kind == kind and s.hp > 0:
+                return True
+    return False
+
+
+def _make(kind: str):
+    def check(w: World, c: Character, a: Any) -> Plan | Rejected:
+        recipe = _recipe_plan(w, c, a.recipe, kind)
+        if isinstance(recipe, Rejected):
+            return recipe
+        return Plan(recipe.duration, recipe.energy)
+
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        name = op.args["recipe"]
+        recipe = _recipe_plan(w, c, name, kind)
+        if isinstance(recipe, Rejected):
+            return recipe
+        for item, qty in recipe.inputs.items():
+            w.take(c.id, item, qty, f"{kind}:{name}")
+        for item, qty in recipe.outputs.items():
+            w.give(c.id, item, qty, f"{kind}:{name}")
+        return {"recipe": name, "outputs": dict(recipe.outputs)}
+
+    return check, finish
+
+
+class RecipeArgs(ActionArgs):
+    recipe: str = Field(description="Recipe name, as listed in the rules.")
+
+
+@register
+class Craft:
+    """Craft a recipe: its inputs must be carried and its station (if any) within reach. Time and energy come from the recipe."""
+
+    name, category, timing = "craft", "production", "the recipe's duration"
+    Args = RecipeArgs
+    check, finish = _make("craft")
+
+
+@register
+class Cook:
+    """Cook a food recipe at a stove within reach. Time and energy come from the recipe."""
+
+    name, category, timing = "cook", "production", "the recipe's duration"
+    Args = RecipeArgs
+    check, finish = _make("cook")
+
+
+# ---- maintenance ---------------------------------------------------------------------------
+
+
+class ItemArgs(ActionArgs):
+    item: str = Field(description="Item name.")
+
+
+@register
+class Eat:
+    """Eat one food item you carry; it restores satiety (and some foods health or energy)."""
+
+    name, category = "eat", "maintenance"
+    Args = ItemArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: ItemArgs) -> Plan | Rejected:
+        bad = _item(w, c, a.item)
+        if bad:
+            return bad
+        if w.content.items[a.item].category != "food":
+            return Rejected("not_edible", f"{a.item} is not food.")
+        return cost(w, "eat")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        item = op.args["item"]
+        bad = _item(w, c, item)
+        if bad:
+            return bad
+        spec = w.content.items[item]
+        w.take(c.id, item, 1, "eat")
+        w.set_needs(c, "eat", c.health + spec.health, c.energy + spec.energy, c.satiety + spec.satiety)
+        return {"satiety": c.satiety, "health": c.health, "energy": c.energy}
+
+
+class TicksArgs(ActionArgs):
+    ticks: int = Field(ge=1, description="How many ticks (minutes).")
+
+
+def _usable_bed(w: World, c: Character) -> bool:
+    s = w.structures.get(c.pos)
+    return s is not None and w.content.structures[s.kind].bed and s.hp > 0 and s.owner in (None, c.id)
+
+
+@register
+class Sleep:
+    """Sleep in a bed you stand on (your own or an unowned one): energy returns each tick and the bed shelters you."""
+
+    name, category, timing = "sleep", "maintenance", "the ticks you ask for"
+    Args = TicksArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: TicksArgs) -> Plan | Rejected:
+        if a.ticks > w.needs.max_sleep_ticks:
+            return Rejected("bad_arguments", f"sleep: ticks must be at most {w.needs.max_sleep_ticks}.")
+        if not _usable_bed(w, c):
+            return Rejected("no_bed", "You are not standing on a bed you may use; place one or rest instead.")
+        return cost(w, "sleep", duration=a.ticks)
+
+    @staticmethod
+    def begin(w: World, c: Character, op: Operation) -> None:
+        c.asleep = True
+
+    @staticmethod
+    def progress(w: World, c: Character, op: Operation) -> Rejected | None:
+        if not _usable_bed(w, c):
+            return Rejected("no_bed", "Your bed is gone; you woke up.")
+        w.set_needs(c, "sleep", c.health, c.energy + w.needs.sleep_energy_per_tick, c.satiety)
+        return None
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        return {"energy": c.energy}
+
+
+@register
+class Rest:
+    """Rest where you stand: energy returns slowly. Resting outside at night leaves you exposed."""
+
+    name, category, timing = "rest", "maintenance", "the ticks you ask for"
+    Args = TicksArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: TicksArgs) -> Plan | Rejected:
+        if a.ticks > w.needs.max_sleep_ticks:
+            return Rejected("bad_arguments", f"rest: ticks must be at most {w.needs.max_sleep_ticks}.")
+        return cost(w, "rest", duration=a.ticks)
+
+    @staticmethod
+    def progress(w: World, c: Character, op: Operation) -> Rejected | None:
+        if (w.tick - op.started) % w.needs.rest_energy_every == 0:
+            w.set_needs(c, "rest", c.health, c.energy + 1, c.satiety)
+        return None
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        return {"energy": c.energy}
+
+
+@register
+class Wait:
+    """Do nothing for some ticks."""
+
+    name, category, timing = "wait", "maintenance", "the ticks you ask for"
+    Args = TicksArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: TicksArgs) -> Plan | Rejected:
+        if a.ticks > w.needs.max_wait_ticks:
+            return Rejected("bad_arguments", f"wait: ticks must be at most {w.needs.max_wait_ticks}.")
+        return cost(w, "wait", duration=a.ticks)
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        return {}
+
+
+@register
+class Equip:
+    """Equip a tool you carry in its slot (a tool in hand raises yields and opens some nodes)."""
+
+    name, category = "equip", "maintenance"
+    Args = ItemArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: ItemArgs) -> Plan | Rejected:
+        bad = _item(w, c, a.item)
+        if bad:
+            return bad
+        if w.content.items[a.item].tool is None:
+            return Rejected("not_equippable", f"{a.item} is not something you can equip.")
+        return cost(w, "equip")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        item = op.args["item"]
+        bad = _item(w, c, item)
+        if bad:
+            return bad
+        slot = w.content.items[item].tool.slot
+        c.equipment[slot] = item
+        w.emit("equipped", agent=c.id, slot=slot, item=item)
+        return {"slot": slot, "item": item}
+
+
+@register
+class Unequip:
+    """Empty an equipment slot (hand or body); the item stays in your inventory."""
+
+    name, category = "unequip", "maintenance"
+
+    class Args(ActionArgs):
+        slot: Literal["hand", "body"] = Field(description="Equipment slot.")
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        if a.slot not in c.equipment:
+            return Rejected("slot_empty", f"Nothing is equipped in {a.slot}.")
+        return cost(w, "unequip")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        slot = op.args["slot"]
+        if c.equipment.pop(slot, None) is None:
+            return Rejected("slot_empty", f"Nothing is equipped in {slot}.")
+        w.emit("equipped", agent=c.id, slot=slot, item=None)
+        return {"slot": slot}
+
+
+class QtyArgs(ItemArgs):
+    qty: int = Field(default=1, ge=1, description="How many.")
+
+
+@register
+class Drop:
+    """Drop items on your tile; anyone standing there may pick them up."""
+
+    name, category = "drop", "maintenance"
+    Args = QtyArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: QtyArgs) -> Plan | Rejected:
+        return _item(w, c, a.item, a.qty) or cost(w, "drop")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        item, qty = op.args["item"], op.args["qty"]
+        bad = _item(w, c, item, qty)
+        if bad:
+            return bad
+        w.take(c.id, item, qty, "drop")
+        w.give(f"ground@{c.pos}", item, qty, f"drop:{c.id}")
+        return {"item": item, "qty": qty}
+
+
+def _ground_has(w: World, c: Character, item: str, qty: int) -> Rejected | None:
+    have = w.ground.get(c.pos, {}).get(item, 0)
+    if have < qty:
+        return Rejected("nothing_here", f"There are {have} {item} on the ground here, not {qty}.")
+    return None
+
+
+@register
+class PickUp:
+    """Pick up items lying on your tile."""
+
+    name, category = "pick_up", "maintenance"
+    Args = QtyArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: QtyArgs) -> Plan | Rejected:
+        return _ground_has(w, c, a.item, a.qty) or cost(w, "pick_up")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        item, qty = op.args["item"], op.args["qty"]
+        bad = _ground_has(w, c, item, qty)
+        if bad:
+            return bad
+        w.take(f"ground@{c.pos}", item, qty, f"pick_up:{c.id}")
+        w.give(c.id, item, qty, "pick_up")
+        return {"item": item, "qty": qty}
+
+
+# ---- construction --------------------------------------------------------------------------
+
+
+class PlaceArgs(Target):
+    item: str = Field(description="A placeable item you carry (a station, bed or shelter).")
+
+
+def _place_plan(w: World, c: Character, item: str, x: int, y: int) -> int | Rejected:
+    bad = _item(w, c, item)
+    if bad:
+        return bad
+    kind = w.content.items[item].places
+    if kind is None:
+        return Rejected("not_placeable", f"{item} cannot be placed.")
+    p = target(w, c, x, y)
+    if isinstance(p, Rejected):
+        return p
+    if not w.walkable_terrain[w.terrain[p]] or p == w.dungeon:
+        return Rejected("not_walkable", f"Nothing can be built on ({x}, {y}).")
+    if p in w.structures or p in w.nodes:
+        return Rejected("occupied", f"({x}, {y}) already holds a structure or resource node.")
+    if kind in w.blocking and p in w.occupants:
+        return Rejected("occupied", f"A character stands on ({x}, {y}); a {kind} would block it.")
+    return p
+
+
+@register
+class Place:
+    """Place a station, bed or shelter you carry on an empty tile within reach. You own it; a bed becomes where you wake after a knockdown."""
+
+    name, category = "place", "construction"
+    Args = PlaceArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: PlaceArgs) -> Plan | Rejected:
+        p = _place_plan(w, c, a.item, a.x, a.y)
+        return p if isinstance(p, Rejected) else cost(w, "place")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        item = op.args["item"]
+        p = _place_plan(w, c, item, op.args["x"], op.args["y"])
+        if isinstance(p, Rejected):
+            return p
+        kind = w.content.items[item].places
+        w.take(c.id, item, 1, "place")
+        w.place_structure(p, kind, c.id)
+        if w.content.structures[kind].bed:
+            c.bed = p
+        x, y = w.xy(p)
+        return {"structure": kind, "x": x, "y": y}
+
+
+@register
+class Cancel:
+    """Stop your current operation at once. Nothing it would have produced is produced."""
+
+    name, category, while_busy = "cancel", "maintenance", True
+
+    @staticmethod
+    def check(w: World, c: Character, a: NoArgs) -> Plan | Rejected:
+        if c.op is None:
+            return Rejected("nothing_to_cancel", "You are not doing anything.")
+        return cost(w, "cancel")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        from wildhold.world.systems import end_operation
+
+        cancelled = w.ops[c.op]
+        end_operation(w, c, cancelled)
+        w.emit("operation_cancelled", agent=c.id, op=cancelled.id, action=cancelled.action)
+        return {"cancelled": cancelled.id}

@@ -1,0 +1,59 @@
+"""Stable rejection codes: every face reports these, so clients can branch on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CODES: dict[str, str] = {
+    "unknown_action": "No action has that name.",
+    "bad_arguments": "The arguments do not match the action's schema.",
+    "unknown_agent": "No character has that id.",
+    "busy": "The character is still doing another operation; wait for it or cancel it.",
+    "nothing_to_cancel": "There is no operation in progress.",
+    "out_of_bounds": "The target is outside the map.",
+    "out_of_range": "The target is beyond the character's reach.",
+    "not_walkable": "That tile cannot be walked on.",
+    "blocked": "A structure blocks that tile.",
+    "unknown_location": "The character has never seen that tile.",
+    "no_path": "No known walkable path leads there within the path limit.",
+    "path_blocked": "The path became blocked on the way.",
+    "no_node": "There is no resource node there.",
+    "depleted": "The resource node is empty; it regrows later.",
+    "missing_tool": "This needs a tool equipped in hand.",
+    "unknown_recipe": "No recipe has that name.",
+    "wrong_recipe_kind": "That recipe belongs to the other action (craft or cook).",
+    "no_station": "The recipe's station is not within reach.",
+    "missing_materials": "The character does not carry what this needs.",
+    "not_enough_energy": "The character has too little energy; eat, rest or sleep.",
+    "unknown_item": "No item has that name.",
+    "not_in_inventory": "The character does not carry that item.",
+    "not_edible": "That item cannot be eaten.",
+    "not_equippable": "That item cannot be equipped.",
+    "slot_empty": "Nothing is equipped in that slot.",
+    "not_placeable": "That item cannot be placed.",
+    "occupied": "Something already stands on that tile.",
+    "no_bed": "The character is not on a bed it may use.",
+    "nothing_here": "There is no such item on the ground here.",
+    "knocked_down": "The character was knocked down and the operation ended.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """A refusal made before anything changed: a stable code and a sentence a model can act on."""
+
+    code: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"unregistered rejection code {self.code!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """An operation that was accepted and will complete or fail later with an event."""
+
+    op: str
+    action: str
+    ends: int

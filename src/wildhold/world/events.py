@@ -1,0 +1,253 @@
+"""Typed events and the hash chain that links them; the world's only record of change."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict
+
+GENESIS = "0" * 32
+
+
+def _dumps(obj: Any) -> bytes:
+    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+
+
+def link(prev_hash: str, payload: bytes) -> str:
+    """The hash of one event: its canonical JSON chained to the previous event's hash."""
+    return hashlib.blake2b(prev_hash.encode() + payload, digest_size=16).hexdigest()
+
+
+class EventLog:
+    """Appends events with sequence numbers and a running chain head.
+
+    Events wait in `pending` until a consumer (the store, a bench) drains them, so a long
+    match does not hold its whole history in memory; the chain head survives draining.
+    """
+
+    __slots__ = ("seq", "head", "pending")
+
+    def __init__(self, seq: int = 0, head: str = GENESIS):
+        self.seq = seq
+        self.head = head
+        self.pending: list[tuple[int, int, str, bytes, str]] = []
+
+    def emit(self, tick: int, kind: str, data: dict[str, Any]) -> int:
+        self.seq += 1
+        payload = _dumps({"seq": self.seq, "tick": tick, "kind": kind, "data": data})
+        self.head = link(self.head, payload)
+        self.pending.append((self.seq, tick, kind, payload, self.head))
+        return self.seq
+
+    def drain(self) -> list[tuple[int, int, str, bytes, str]]:
+        """Hand over the events emitted since the last drain: (seq, tick, kind, payload, hash)."""
+        out, self.pending = self.pending, []
+        return out
+
+
+def verify_chain(records: list[tuple[bytes, str]], start: str = GENESIS) -> tuple[bool, int, str]:
+    """Check (payload, hash) records in order; return (ok, index of first bad record or -1, head)."""
+    head = start
+    for i, (payload, stored) in enumerate(records):
+        head = link(head, payload)
+        if head != stored:
+            return False, i, head
+    return True, -1, head
+
+
+class Ev(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentSpawned(Ev):
+    agent: str
+    name: str
+    x: int
+    y: int
+
+
+class OperationStarted(Ev):
+    agent: str
+    op: str
+    action: str
+    args: dict
+    ends: int
+    issuer: str
+
+
+class OperationCompleted(Ev):
+    agent: str
+    op: str
+    action: str
+    result: dict
+
+
+class OperationFailed(Ev):
+    agent: str
+    op: str
+    action: str
+    code: str
+    message: str
+
+
+class OperationCancelled(Ev):
+    agent: str
+    op: str
+    action: str
+
+
+class ActionRejected(Ev):
+    agent: str
+    action: str
+    code: str
+    message: str
+    issuer: str
+
+
+class Moved(Ev):
+    agent: str
+    frm: tuple[int, int]
+    to: tuple[int, int]
+
+
+class ItemGained(Ev):
+    holder: str
+    item: str
+    qty: int
+    source: str
+
+
+class ItemLost(Ev):
+    holder: str
+    item: str
+    qty: int
+    source: str
+
+
+class Needs(Ev):
+    agent: str
+    cause: str
+    health: int
+    energy: int
+    satiety: int
+
+
+class Equipped(Ev):
+    agent: str
+    slot: str
+    item: str | None
+
+
+class NodeChanged(Ev):
+    x: int
+    y: int
+    node: str
+    amount: int
+
+
+class NodePlaced(Ev):
+    x: int
+    y: int
+    node: str
+    amount: int
+    source: str
+
+
+class StructurePlaced(Ev):
+    x: int
+    y: int
+    structure: str
+    owner: str | None
+    hp: int
+
+
+class CreatureSpawned(Ev):
+    creature: int
+    kind: str
+    x: int
+    y: int
+
+
+class CreatureMoved(Ev):
+    creature: int
+    frm: tuple[int, int]
+    to: tuple[int, int]
+
+
+class CreatureAttacked(Ev):
+    creature: int
+    agent: str
+    damage: int
+    health: int
+
+
+class CreatureDespawned(Ev):
+    creature: int
+    reason: str
+
+
+class Knockdown(Ev):
+    agent: str
+    x: int
+    y: int
+    cause: str
+    respawn: tuple[int, int]
+    count: int
+
+
+class DayStarted(Ev):
+    day: int
+    season: str
+    weather: str
+
+
+class NightStarted(Ev):
+    day: int
+
+
+class NightEnded(Ev):
+    day: int
+
+
+class SetupApplied(Ev):
+    command: str
+    args: dict
+
+
+class MatchEnded(Ev):
+    reason: str
+
+
+EVENT_TYPES: dict[str, type[Ev]] = {
+    "agent_spawned": AgentSpawned,
+    "operation_started": OperationStarted,
+    "operation_completed": OperationCompleted,
+    "operation_failed": OperationFailed,
+    "operation_cancelled": OperationCancelled,
+    "action_rejected": ActionRejected,
+    "moved": Moved,
+    "item_gained": ItemGained,
+    "item_lost": ItemLost,
+    "needs": Needs,
+    "equipped": Equipped,
+    "node_changed": NodeChanged,
+    "node_placed": NodePlaced,
+    "structure_placed": StructurePlaced,
+    "creature_spawned": CreatureSpawned,
+    "creature_moved": CreatureMoved,
+    "creature_attacked": CreatureAttacked,
+    "creature_despawned": CreatureDespawned,
+    "knockdown": Knockdown,
+    "day_started": DayStarted,
+    "night_started": NightStarted,
+    "night_ended": NightEnded,
+    "setup": SetupApplied,
+    "match_ended": MatchEnded,
+}
+
+
+def validate_event(kind: str, data: dict[str, Any]) -> Ev:
+    """Check one event against its typed schema (used by tests and archive verification)."""
+    return EVENT_TYPES[kind].model_validate(data)

@@ -1,0 +1,115 @@
+"""What a character perceives: its view square live, its memory of tiles out of view, itself.
+
+Nothing else reaches an agent: every face builds its observations here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wildhold.world.state import Character
+    from wildhold.world.world import World
+
+
+def clock(w: World) -> dict[str, Any]:
+    minute = w.tick % w.calendar.ticks_per_day
+    return {
+        "tick": w.tick,
+        "day": w.day,
+        "hour": minute // 60,
+        "minute": minute % 60,
+        "night": w.is_night(),
+        "season": w.season,
+        "weather": w.weather,
+        "ends_at_tick": w.end_tick,
+    }
+
+
+def _features(snapshot: tuple) -> dict[str, Any]:
+    _, node, amount, structure, owner, items = snapshot
+    out: dict[str, Any] = {}
+    if node is not None:
+        out["node"] = {"kind": node, "amount": amount}
+    if structure is not None:
+        out["structure"] = {"kind": structure, "owner": owner}
+    if items:
+        out["items"] = dict(items)
+    return out
+
+
+def status(w: World, c: Character) -> dict[str, Any]:
+    x, y = w.xy(c.pos)
+    op = w.ops.get(c.op) if c.op else None
+    return {
+        "id": c.id,
+        "name": c.name,
+        "x": x,
+        "y": y,
+        "region": w.region_names[w.region[c.pos]],
+        "health": c.health,
+        "energy": c.energy,
+        "satiety": c.satiety,
+        "asleep": c.asleep,
+        "sheltered": w.is_sheltered(c),
+        "inventory": dict(sorted(c.inventory.items())),
+        "equipment": dict(sorted(c.equipment.items())),
+        "bed": list(w.xy(c.bed)) if c.bed is not None else None,
+        "knockdowns": c.knockdowns,
+        "operation": None if op is None else {"op": op.id, "action": op.action, "args": op.args, "started": op.started, "ends": op.ends},
+    }
+
+
+def observe(w: World, agent: str, memory: bool = True) -> dict[str, Any]:
+    """The observation of one character: only what it sees now or has seen before."""
+    c = w.chars[agent]
+    x0, x1, y0, y1 = w.view_bounds(c.pos)
+    width = w.width
+    glyphs = [w.content.terrain[n].glyph for n in w.terrain_names]
+    rows, tiles, chars, creatures = [], [], [], []
+    for y in range(y0, y1 + 1):
+        row = []
+        for x in range(x0, x1 + 1):
+            p = y * width + x
+            row.append(glyphs[w.terrain[p]])
+            feats = _features(w.tile_snapshot(p))
+            if feats:
+                tiles.append({"x": x, "y": y, **feats})
+            for other in sorted(w.occupants.get(p, ())):
+                if other != agent:
+                    chars.append({"id": other, "name": w.chars[other].name, "x": x, "y": y})
+        rows.append("".join(row))
+    for cr in w.creatures.values():
+        cx, cy = w.xy(cr.pos)
+        if x0 <= cx <= x1 and y0 <= cy <= y1:
+            creatures.append({"id": cr.id, "kind": cr.kind, "x": cx, "y": cy, "hp": cr.hp})
+    obs: dict[str, Any] = {
+        "time": clock(w),
+        "self": status(w, c),
+        "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles, "characters": chars, "creatures": creatures},
+        "legend": {w.content.terrain[n].glyph: n for n in w.terrain_names},
+    }
+    if memory:
+        obs["memory"] = remembered(w, c)
+    return obs
+
+
+def remembered(w: World, c: Character) -> list[dict[str, Any]]:
+    """Tiles seen before and out of view now, each with the tick it was last seen."""
+    x0, x1, y0, y1 = w.view_bounds(c.pos)
+    width = w.width
+    out = []
+    for p in sorted(c.memory):
+        x, y = p % width, p // width
+        if x0 <= x <= x1 and y0 <= y <= y1:
+            continue
+        snap = c.memory[p]
+        out.append({"x": x, "y": y, "terrain": w.terrain_names[w.terrain[p]], "seen_tick": snap[0], **_features(snap)})
+    return out
+
+
+def known_tiles(w: World, c: Character) -> set[int]:
+    """Every tile the character has seen: its memory plus its current view."""
+    x0, x1, y0, y1 = w.view_bounds(c.pos)
+    view = {y * w.width + x for y in range(y0, y1 + 1) for x in range(x0, x1 + 1)}
+    return view | set(c.memory)

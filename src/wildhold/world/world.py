@@ -1,0 +1,320 @@
+"""`World`: the one owner of a match's state, its spatial indexes and its event log."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from pydantic import ValidationError
+
+from wildhold.content import Content
+from wildhold.world import systems
+from wildhold.world.errors import Accepted, Rejected
+from wildhold.world.events import EventLog
+from wildhold.world.state import Character, Creature, Node, Operation, Structure
+from wildhold.world.worldgen import generate, stream
+
+GROUND = "ground@"
+
+
+class World:
+    """A deterministic world: `submit` takes actions, `step` advances one tick.
+
+    Only methods of this class change state, and every change emits an event. Given the same
+    (content, scenario, seed) and the same sequence of `join`, `submit`, `setup` and `step`
+    calls, two worlds emit identical event chains.
+    """
+
+    def __init__(self, content: Content, scenario: str = "default", seed: int = 0, *, _generate: bool = True):
+        from wildhold.world.actions import check_registry
+
+        check_registry(content)
+        self.content = content
+        self.scenario_name = scenario
+        self.scenario = content.scenario(scenario)
+        self.seed = seed
+        self.needs = content.needs
+        self.calendar = content.calendar
+        self.events = EventLog()
+        self.rngs: dict[str, random.Random] = {
+            name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
+        }
+        self.chars: dict[str, Character] = {}
+        self.creatures: dict[int, Creature] = {}
+        self.ops: dict[str, Operation] = {}
+        self.ground: dict[int, dict[str, int]] = {}
+        self.occupants: dict[int, list[str]] = {}
+        self.regrow_due: dict[int, list[int]] = {}
+        self.next_op = 0
+        self.next_creature = 0
+        self.weather = "clear"
+        self.tick = self.scenario.start_hour * 60
+        self.start_tick = self.tick
+        self.end_tick = self.start_tick + self.scenario.days * self.calendar.ticks_per_day
+        if _generate:
+            m = generate(content, scenario, seed)
+            self.width, self.height = m.width, m.height
+            self.terrain_names, self.terrain = m.terrain_names, m.terrain
+            self.region_names, self.region = m.region_names, m.region
+            self.nodes, self.structures = m.nodes, m.structures
+            self.settlement, self.spawns, self.dungeon = m.settlement, m.spawns, m.dungeon
+            self._index_terrain()
+            systems.start_day(self)
+
+    def _index_terrain(self) -> None:
+        specs = [self.content.terrain[n] for n in self.terrain_names]
+        self.walkable_terrain = [s.walkable for s in specs]
+        self.safe_terrain = [s.safe for s in specs]
+        self.blocking = {k for k, s in self.content.structures.items() if not s.walkable}
+        self.sheltering = {k for k, s in self.content.structures.items() if s.shelter}
+
+    # ---- geometry -------------------------------------------------------------------------
+
+    def xy(self, p: int) -> tuple[int, int]:
+        return p % self.width, p // self.width
+
+    def pos(self, x: int, y: int) -> int | None:
+        """The tile index of (x, y), or None outside the map."""
+        if 0 <= x < self.width and 0 <= y < self.height:
+            return y * self.width + x
+        return None
+
+    def distance(self, a: int, b: int) -> int:
+        """Chebyshev distance: diagonal steps count as one."""
+        w = self.width
+        return max(abs(a % w - b % w), abs(a // w - b // w))
+
+    def is_walkable(self, p: int) -> bool:
+        s = self.structures.get(p)
+        return self.walkable_terrain[self.terrain[p]] and (s is None or s.kind not in self.blocking)
+
+    def is_sheltered(self, c: Character) -> bool:
+        if self.safe_terrain[self.terrain[c.pos]]:
+            return True
+        s = self.structures.get(c.pos)
+        return s is not None and s.kind in self.sheltering
+
+    def is_night(self, tick: int | None = None) -> bool:
+        t = (self.tick if tick is None else tick) % self.calendar.ticks_per_day
+        return t >= self.calendar.night_start or t < self.calendar.night_end
+
+    @property
+    def day(self) -> int:
+        return self.tick // self.calendar.ticks_per_day + 1
+
+    @property
+    def season(self) -> str:
+        seasons = self.calendar.seasons
+        return seasons[((self.day - 1) // self.calendar.days_per_season) % len(seasons)]
+
+    @property
+    def finished(self) -> bool:
+        return self.tick >= self.end_tick
+
+    # ---- events and items -------------------------------------------------------------------
+
+    def emit(self, kind: str, /, **data: Any) -> int:
+        return self.events.emit(self.tick, kind, data)
+
+    def holder_items(self, holder: str) -> dict[str, int]:
+        if holder.startswith(GROUND):
+            return self.ground.setdefault(int(holder[len(GROUND):]), {})
+        return self.chars[holder].inventory
+
+    def give(self, holder: str, item: str, qty: int, source: str) -> None:
+        """The only way items enter a holder (a character or a ground pile)."""
+        if qty <= 0:
+            return
+        items = self.holder_items(holder)
+        items[item] = items.get(item, 0) + qty
+        self.emit("item_gained", holder=holder, item=item, qty=qty, source=source)
+
+    def take(self, holder: str, item: str, qty: int, source: str) -> None:
+        """The only way items leave a holder; callers check availability first."""
+        if qty <= 0:
+            return
+        items = self.holder_items(holder)
+        left = items[item] - qty
+        if left < 0:
+            raise AssertionError(f"{holder} has fewer than {qty} {item}")
+        if left:
+            items[item] = left
+        else:
+            del items[item]
+            if holder.startswith(GROUND) and not items:
+                del self.ground[int(holder[len(GROUND):])]
+            self._unequip_missing(holder, item)
+        self.emit("item_lost", holder=holder, item=item, qty=qty, source=source)
+
+    def _unequip_missing(self, holder: str, item: str) -> None:
+        c = self.chars.get(holder)
+        if c is None:
+            return
+        for slot, equipped in list(c.equipment.items()):
+            if equipped == item:
+                del c.equipment[slot]
+                self.emit("equipped", agent=c.id, slot=slot, item=None)
+
+    def set_needs(self, c: Character, cause: str, health: int, energy: int, satiety: int) -> None:
+        n = self.needs
+        health = min(max(health, 0), n.max_health)
+        energy = min(max(energy, 0), n.max_energy)
+        satiety = min(max(satiety, 0), n.max_satiety)
+        if (health, energy, satiety) != (c.health, c.energy, c.satiety):
+            c.health, c.energy, c.satiety = health, energy, satiety
+            self.emit("needs", agent=c.id, cause=cause, health=health, energy=energy, satiety=satiety)
+
+    # ---- space ------------------------------------------------------------------------------
+
+    def tile_snapshot(self, p: int) -> tuple:
+        """What a character notes about a tile when it sees it (terrain is static)."""
+        n = self.nodes.get(p)
+        s = self.structures.get(p)
+        g = self.ground.get(p)
+        return (
+            self.tick,
+            n.kind if n else None,
+            n.amount if n else 0,
+            s.kind if s else None,
+            s.owner if s else None,
+            tuple(sorted(g.items())) if g else (),
+        )
+
+    def view_bounds(self, p: int) -> tuple[int, int, int, int]:
+        r = self.needs.view_radius
+        x, y = p % self.width, p // self.width
+        return max(0, x - r), min(self.width - 1, x + r), max(0, y - r), min(self.height - 1, y + r)
+
+    def remember_leaving(self, c: Character, old: int, new: int | None) -> None:
+        """Record the tiles that leave the character's view when it goes from `old` to `new`.
+
+        Tiles still in view need no record: an observation shows them live. This keeps each
+        remembered tile exactly as it was the last tick the character saw it.
+        """
+        x0, x1, y0, y1 = self.view_bounds(old)
+        if new is not None:
+            nx0, nx1, ny0, ny1 = self.view_bounds(new)
+        else:
+            nx0, nx1, ny0, ny1 = 1, 0, 1, 0
+        w, mem, snap = self.width, c.memory, self.tile_snapshot
+        for y in range(y0, y1 + 1):
+            row = y * w
+            if ny0 <= y <= ny1:
+                for x in range(x0, min(x1, nx0 - 1) + 1):
+                    mem[row + x] = snap(row + x)
+                for x in range(max(x0, nx1 + 1), x1 + 1):
+                    mem[row + x] = snap(row + x)
+            else:
+                for x in range(x0, x1 + 1):
+                    mem[row + x] = snap(row + x)
+
+    def relocate(self, c: Character, new: int, event: bool = True) -> None:
+        """Move a character; the only writer of `occupants` and of positions."""
+        old = c.pos
+        self.remember_leaving(c, old, new)
+        here = self.occupants[old]
+        here.remove(c.id)
+        if not here:
+            del self.occupants[old]
+        self.occupants.setdefault(new, []).append(c.id)
+        c.pos = new
+        if event:
+            w = self.width
+            self.emit("moved", agent=c.id, **{"from": (old % w, old // w)}, to=(new % w, new // w))
+
+    def place_structure(self, p: int, kind: str, owner: str | None) -> Structure:
+        s = Structure(kind, owner, self.content.structures[kind].hp)
+        self.structures[p] = s
+        x, y = self.xy(p)
+        self.emit("structure_placed", x=x, y=y, structure=kind, owner=owner, hp=s.hp)
+        return s
+
+    def set_node(self, p: int, node: Node, amount: int) -> None:
+        node.amount = amount
+        x, y = self.xy(p)
+        self.emit("node_changed", x=x, y=y, node=node.kind, amount=amount)
+
+    # ---- characters -------------------------------------------------------------------------
+
+    def join(self, name: str) -> str:
+        """Add a character at a settlement spawn point with the scenario's starting items."""
+        agent = f"a{len(self.chars) + 1}"
+        p = self.spawns[self.rngs["spawn"].randrange(len(self.spawns))]
+        n = self.needs
+        c = Character(agent, name, p, n.max_health, n.max_energy, n.max_satiety)
+        self.chars[agent] = c
+        self.occupants.setdefault(p, []).append(agent)
+        x, y = self.xy(p)
+        self.emit("agent_spawned", agent=agent, name=name, x=x, y=y)
+        for item, qty in self.scenario.start_items.items():
+            self.give(agent, item, qty, "start")
+        return agent
+
+    # ---- actions ----------------------------------------------------------------------------
+
+    def submit(self, agent: str, action: str, args: dict[str, Any] | None = None, issuer: str = "direct") -> Accepted | Rejected:
+        """Validate an action now; accept it as an operation or reject it without changing state."""
+        from wildhold.world.actions import REGISTRY, suggest
+
+        result = self._check(agent, action, args or {}, REGISTRY, suggest)
+        if isinstance(result, Rejected):
+            self.emit("action_rejected", agent=agent, action=action, code=result.code, message=result.message, issuer=issuer)
+            return result
+        spec, c, parsed, plan = result
+        self.next_op += 1
+        op = Operation(f"op{self.next_op}", agent, action, parsed.model_dump(mode="json"), self.tick, self.tick + plan.duration, plan.energy, plan.data)
+        self.emit("operation_started", agent=agent, op=op.id, action=action, args=op.args, ends=op.ends, issuer=issuer)
+        if plan.duration == 0:
+            systems.finish_operation(self, c, op)
+        else:
+            self.ops[op.id] = op
+            c.op = op.id
+            if spec.begin is not None:
+                spec.begin(self, c, op)
+        return Accepted(op.id, action, op.ends)
+
+    def _check(self, agent, action, args, registry, suggest):
+        c = self.chars.get(agent)
+        if c is None:
+            return Rejected("unknown_agent", f"No character has id {agent!r}.")
+        spec = registry.get(action)
+        if spec is None:
+            return Rejected("unknown_action", f"There is no action {action!r}.{suggest(action)}")
+        if not isinstance(args, dict):
+            return Rejected("bad_arguments", f"{action}: arguments must be an object.")
+        try:
+            parsed = spec.args.model_validate(args)
+        except ValidationError as exc:
+            return Rejected("bad_arguments", f"{action}: " + describe_validation(exc))
+        if c.op is not None and not spec.while_busy:
+            op = self.ops[c.op]
+            return Rejected("busy", f"Still doing {op.action} ({op.id}) until tick {op.ends}; wait for it or cancel it.")
+        plan = spec.check(self, c, parsed)
+        if isinstance(plan, Rejected):
+            return plan
+        if plan.energy > c.energy:
+            return Rejected("not_enough_energy", f"{action} needs {plan.energy} energy and you have {c.energy}; eat, rest or sleep first.")
+        return spec, c, parsed, plan
+
+    def step(self) -> None:
+        """Advance one tick. The systems run in this order, every tick."""
+        self.tick += 1
+        systems.advance_calendar(self)
+        systems.advance_operations(self)
+        systems.decay_needs(self)
+        systems.night_creatures(self)
+        systems.resolve_knockdowns(self)
+        systems.regrow_nodes(self)
+
+    def knockdown_drop(self, qty: int) -> int:
+        """Units of a stack left behind on a knockdown (rounded up)."""
+        return math.ceil(qty * self.needs.knockdown_drop_fraction)
+
+
+def describe_validation(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
