@@ -1,0 +1,1 @@
+"""Agents that play Wildhold: scripted baselines (and later the LLM scaffold)."""

@@ -1,0 +1,48 @@
+"""The contract between a match and a policy: a policy sees a view and names one action."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+Decision = tuple[str, dict[str, Any]] | None
+
+
+@dataclass
+class AgentView:
+    """What a policy may know when it decides: its observation (built lazily) and the action schemas.
+
+    `rng` is seeded from (match seed, agent, tick) so a decision is a pure function of what the
+    agent sees, and a resumed match decides exactly as an uninterrupted one.
+    """
+
+    agent: str
+    tick: int
+    seed: int
+    _observe: Callable[[bool], dict[str, Any]]
+    _status: Callable[[], dict[str, Any]]
+    _obs: dict[str, Any] | None = field(default=None, repr=False)
+    _rng: random.Random | None = field(default=None, repr=False)
+
+    def observation(self) -> dict[str, Any]:
+        if self._obs is None:
+            self._obs = self._observe(True)
+        return self._obs
+
+    def status(self) -> dict[str, Any]:
+        """The character's own status only: cheaper than a full observation."""
+        return self._obs["self"] if self._obs is not None else self._status()
+
+    @property
+    def rng(self) -> random.Random:
+        if self._rng is None:
+            self._rng = random.Random(((self.seed * 1_000_003) + int(self.agent[1:])) * 1_000_003 + self.tick)
+        return self._rng
+
+
+class Policy(Protocol):
+    name: str
+
+    def decide(self, view: AgentView) -> Decision:
+        """The next action as (name, arguments), or None to stay idle this tick."""

@@ -1,0 +1,1 @@
+"""Evaluation: pure functions over match archives."""

@@ -1,0 +1,1 @@
+"""Durable storage: the SQLite match store and the single-file match archive."""

@@ -1,0 +1,200 @@
+"""Setup commands: prepare a state for tests, scenarios and tasks. Never reachable by an agent.
+
+Each command checks everything before it changes anything, emits the ordinary events of what it
+changed, then a `setup` event naming itself; a replay re-applies it from the input log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from wildhold.world.state import Node
+
+if TYPE_CHECKING:
+    from wildhold.world.world import World
+
+
+class SetupError(ValueError):
+    """A setup command that cannot apply; the world is unchanged."""
+
+    def __init__(self, code: str, message: str):
+        self.code, self.message = code, message
+        super().__init__(f"{code}: {message}")
+
+
+class SetupArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentItems(SetupArgs):
+    agent: str
+    item: str
+    qty: int = Field(default=1, ge=1)
+
+
+class SetTime(SetupArgs):
+    day: int = Field(ge=1)
+    hour: int = Field(ge=0, le=23)
+    minute: int = Field(default=0, ge=0, le=59)
+
+
+class SetWeather(SetupArgs):
+    weather: str
+
+
+class PlaceStructure(SetupArgs):
+    x: int
+    y: int
+    structure: str
+    owner: str | None = None
+
+
+class PlaceResource(SetupArgs):
+    x: int
+    y: int
+    node: str
+    amount: int | None = Field(default=None, ge=0)
+
+
+class MoveCharacter(SetupArgs):
+    agent: str
+    x: int
+    y: int
+
+
+class SetNeeds(SetupArgs):
+    agent: str
+    health: int | None = None
+    energy: int | None = None
+    satiety: int | None = None
+
+
+@dataclass(frozen=True)
+class SetupDef:
+    name: str
+    args: type[SetupArgs]
+    doc: str
+    apply: Callable[["World", Any], None]
+
+
+def _char(w: World, agent: str):
+    c = w.chars.get(agent)
+    if c is None:
+        raise SetupError("unknown_agent", f"No character has id {agent!r}.")
+    return c
+
+
+def _tile(w: World, x: int, y: int) -> int:
+    p = w.pos(x, y)
+    if p is None:
+        raise SetupError("out_of_bounds", f"({x}, {y}) is outside the map.")
+    return p
+
+
+def _known(table: dict, kind: str, name: str) -> None:
+    if name not in table:
+        raise SetupError(f"unknown_{kind}", f"There is no {kind} {name!r}.")
+
+
+def give_items(w: World, a: AgentItems) -> None:
+    _char(w, a.agent)
+    _known(w.content.items, "item", a.item)
+    w.give(a.agent, a.item, a.qty, "setup")
+
+
+def take_items(w: World, a: AgentItems) -> None:
+    c = _char(w, a.agent)
+    _known(w.content.items, "item", a.item)
+    if c.inventory.get(a.item, 0) < a.qty:
+        raise SetupError("not_in_inventory", f"{a.agent} carries fewer than {a.qty} {a.item}.")
+    w.take(a.agent, a.item, a.qty, "setup")
+
+
+def set_time(w: World, a: SetTime) -> None:
+    tick = (a.day - 1) * w.calendar.ticks_per_day + a.hour * 60 + a.minute
+    if tick < w.tick:
+        raise SetupError("time_backwards", f"Tick {tick} is before the current tick {w.tick}; time only moves forward.")
+    skipped = [t for t in w.regrow_due if t <= tick]
+    for t in sorted(skipped):
+        w.regrow_due.setdefault(tick + 1, []).extend(w.regrow_due.pop(t))
+        for p in w.regrow_due[tick + 1]:
+            if w.nodes.get(p) is not None and w.nodes[p].regrow_at is not None and w.nodes[p].regrow_at <= tick:
+                w.nodes[p].regrow_at = tick + 1
+    w.tick = tick
+
+
+def set_weather(w: World, a: SetWeather) -> None:
+    _known(w.calendar.weathers, "weather", a.weather)
+    w.weather = a.weather
+
+
+def place_structure(w: World, a: PlaceStructure) -> None:
+    p = _tile(w, a.x, a.y)
+    _known(w.content.structures, "structure", a.structure)
+    if a.owner is not None:
+        _char(w, a.owner)
+    if p in w.structures or p in w.nodes:
+        raise SetupError("occupied", f"({a.x}, {a.y}) already holds a structure or node.")
+    w.place_structure(p, a.structure, a.owner)
+    if a.owner is not None and w.content.structures[a.structure].bed:
+        w.chars[a.owner].bed = p
+
+
+def place_resource(w: World, a: PlaceResource) -> None:
+    p = _tile(w, a.x, a.y)
+    _known(w.content.nodes, "node", a.node)
+    if p in w.structures or p in w.nodes:
+        raise SetupError("occupied", f"({a.x}, {a.y}) already holds a structure or node.")
+    amount = w.content.nodes[a.node].capacity if a.amount is None else a.amount
+    w.nodes[p] = Node(a.node, amount)
+    w.emit("node_placed", x=a.x, y=a.y, node=a.node, amount=amount, source="setup")
+
+
+def move_character(w: World, a: MoveCharacter) -> None:
+    c = _char(w, a.agent)
+    p = _tile(w, a.x, a.y)
+    if not w.is_walkable(p):
+        raise SetupError("not_walkable", f"({a.x}, {a.y}) cannot be stood on.")
+    w.relocate(c, p)
+
+
+def set_needs(w: World, a: SetNeeds) -> None:
+    c = _char(w, a.agent)
+    w.set_needs(
+        c,
+        "setup",
+        c.health if a.health is None else a.health,
+        c.energy if a.energy is None else a.energy,
+        c.satiety if a.satiety is None else a.satiety,
+    )
+
+
+SETUP: dict[str, SetupDef] = {
+    d.name: d
+    for d in (
+        SetupDef("give_items", AgentItems, "Give a character items.", give_items),
+        SetupDef("take_items", AgentItems, "Take items a character carries.", take_items),
+        SetupDef("set_time", SetTime, "Jump forward to a day and time (time never runs backwards).", set_time),
+        SetupDef("set_weather", SetWeather, "Set today's weather.", set_weather),
+        SetupDef("place_structure", PlaceStructure, "Put a structure on an empty tile, owned by a character or no one.", place_structure),
+        SetupDef("place_resource", PlaceResource, "Put a resource node on an empty tile (full unless an amount is given).", place_resource),
+        SetupDef("move_character", MoveCharacter, "Put a character on a walkable tile.", move_character),
+        SetupDef("set_needs", SetNeeds, "Set a character's health, energy or satiety (clamped to the limits).", set_needs),
+    )
+}
+
+
+def apply_setup(w: World, command: str, args: dict[str, Any]) -> None:
+    """Apply one setup command, or raise SetupError before changing anything."""
+    spec = SETUP.get(command)
+    if spec is None:
+        raise SetupError("unknown_command", f"There is no setup command {command!r}; known: {', '.join(SETUP)}.")
+    try:
+        parsed = spec.args.model_validate(args)
+    except ValidationError as exc:
+        raise SetupError("bad_arguments", f"{command}: {exc.errors()[0]['msg']}") from None
+    spec.apply(w, parsed)
+    w.emit("setup", command=command, args=parsed.model_dump(mode="json"))
