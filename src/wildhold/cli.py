@@ -24,7 +24,7 @@ if not console.is_terminal:
 
 
 def _fail(message: str, code: int = 2) -> None:
-    console.print(f"[red]error:[/red] {message}")
+    console.print(f"[red]error:[/red] {message}", soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -50,10 +50,10 @@ def _summary_table(archive_path: Path) -> Table:
     from wildhold.store.archive import Archive
 
     content = default_content()
-    archive = Archive(archive_path)
-    policies = {a["id"]: a["policy"] for a in archive.manifest["agents"]}
-    rows = summarize(archive.events(), content.needs.max_health)
-    m = archive.manifest
+    with Archive(archive_path) as archive:
+        policies = {a["id"]: a["policy"] for a in archive.manifest["agents"]}
+        rows = summarize(archive.events(), content.needs.max_health)
+        m = archive.manifest
     table = Table(title=f"Wildhold {m['scenario']} seed {m['seed']}: {(m['final_tick'] - m['start_tick']) / 1440:.1f} days, {m['event_count']} events")
     for col in ("agent", "policy", "health", "downs", "actions", "rejected", "crafts", "gathered", "moved", "built", "carried value"):
         table.add_column(col, justify="left" if col in ("agent", "policy") else "right")
@@ -130,15 +130,15 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
     from wildhold.world.serialize import state_hash
 
     try:
-        arc = Archive(archive)
-        logged_head = arc.verify()
+        with Archive(archive) as arc:
+            logged_head = arc.verify()
+            m = arc.manifest
+            content = default_content()
+            if m["content_digest"] != content.digest:
+                _fail(f"the archive was played under other content files ({m['content_digest'][:12]}); this Wildhold has {content.digest[:12]}", 1)
+            world = resimulate(content, m["scenario"], m["seed"], arc.inputs(), m["final_tick"])
     except ArchiveError as exc:
         _fail(str(exc), 1)
-    m = arc.manifest
-    content = default_content()
-    if m["content_digest"] != content.digest:
-        _fail(f"the archive was played under other content files ({m['content_digest'][:12]}); this Wildhold has {content.digest[:12]}", 1)
-    world = resimulate(content, m["scenario"], m["seed"], arc.inputs(), m["final_tick"])
     table = Table(title=f"replay of {archive.name}")
     for col in ("check", "archive", "replay", "match"):
         table.add_column(col)

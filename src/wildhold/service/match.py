@@ -72,6 +72,7 @@ class Match:
         self.snapshot_every = world.scenario.snapshot_every
         self.ended = False
         self.on_ack: Callable[[Input], None] | None = None
+        self._decided: tuple[int, str] | None = None
         self._known_events: dict[int, str] = {}
 
     # ---- lifecycle ----------------------------------------------------------------------------
@@ -121,11 +122,16 @@ class Match:
         for inp in list(store.inputs(after_input)):
             advance_to(world, inp.tick, match._flush_events)
             result = apply_input(world, inp)
+            if inp.kind == "action" and inp.issuer == "direct":
+                match._decided = (inp.tick, inp.agent)
             if inp.kind == "join":
                 match.policies[result] = make_policy(inp.args["policy"], content)
             if inp.kind == "end":
                 match.ended = True
             match._flush_events()
+        reached = store.last_event_tick()
+        if reached is not None and reached > world.tick:
+            advance_to(world, reached, match._flush_events)
         for inp in store.inputs(0):
             if inp.kind == "join" and inp.seq <= after_input:
                 agent = next(c.id for c in world.chars.values() if c.name == inp.args["name"])
@@ -134,7 +140,9 @@ class Match:
         return match
 
     def close(self) -> None:
+        """Stop cleanly: a final snapshot, so a resume starts exactly here."""
         if self.store:
+            self.flush(snapshot=True)
             self.store.close()
 
     # ---- inputs -------------------------------------------------------------------------------
@@ -167,9 +175,19 @@ class Match:
     # ---- time ---------------------------------------------------------------------------------
 
     def act(self) -> None:
-        """Let every idle scripted agent choose one action for this tick."""
+        """Let every idle scripted agent choose one action for this tick.
+
+        Agents decide in a fixed order. After a crash in the middle of a tick, the agents up to
+        the last one whose action was recorded have already decided; they are not asked twice.
+        """
         w = self.world
+        done_through = self._decided[1] if self._decided and self._decided[0] == w.tick else None
+        self._decided = None
         for agent, policy in self.policies.items():
+            if done_through is not None:
+                if agent == done_through:
+                    done_through = None
+                continue
             c = w.chars[agent]
             if c.op is not None:
                 continue

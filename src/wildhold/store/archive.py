@@ -56,6 +56,15 @@ class Archive:
         if self.manifest.get("format") != FORMAT:
             raise ArchiveError(f"{self.path}: archive format {self.manifest.get('format')} is not {FORMAT}")
 
+    def close(self) -> None:
+        self.zip.close()
+
+    def __enter__(self) -> "Archive":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def inputs(self) -> Iterator[Input]:
         for line in self.zip.read("inputs.jsonl").splitlines():
             yield Input(**orjson.loads(line))

@@ -110,6 +110,9 @@ class MatchStore:
     def events(self, after: int = 0) -> Iterator[tuple[int, int, str, bytes, str]]:
         yield from self.db.execute("SELECT seq, tick, kind, payload, hash FROM events WHERE seq > ? ORDER BY seq", (after,))
 
+    def last_event_tick(self) -> int | None:
+        return self.db.execute("SELECT MAX(tick) FROM events").fetchone()[0]
+
     def truncate_events(self, after: int) -> None:
         self.db.execute("DELETE FROM events WHERE seq > ?", (after,))
 
