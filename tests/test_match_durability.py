@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from wildhold.agents.runner import ScriptedRun
 from wildhold.service.match import Match
 from wildhold.store.archive import Archive
 from wildhold.store.sqlite import MatchStore, StoreError
@@ -16,20 +17,20 @@ SCENARIO, SEED = "tiny", 7
 
 @pytest.fixture(scope="module")
 def uninterrupted():
-    match = Match.create(SCENARIO, SEED)
-    match.run()
-    return match.world.events.head, match.world.tick
+    run = ScriptedRun.start(SCENARIO, SEED)
+    run.run()
+    return run.world.events.head, run.world.tick
 
 
 def test_a_stopped_match_resumes_to_the_same_chain_head(tmp_path, uninterrupted):
     db = tmp_path / "m.sqlite"
-    match = Match.create(SCENARIO, SEED, db)
-    match.run(until=match.world.start_tick + 500)
-    match.close()
-    resumed = Match.resume(db)
-    assert resumed.world.tick == match.world.tick
+    run = ScriptedRun.start(SCENARIO, SEED, db)
+    run.run(until=run.world.start_tick + 500)
+    run.match.close()
+    resumed = ScriptedRun.resume(db)
+    assert resumed.world.tick == run.world.tick
     resumed.run()
-    resumed.close()
+    resumed.match.close()
     assert (resumed.world.events.head, resumed.world.tick) == uninterrupted
 
 
@@ -56,11 +57,11 @@ def test_sigkill_loses_no_acknowledged_input_and_resumes_exactly(tmp_path, unint
     store.close()
     assert set(acked) <= stored
 
-    resumed = Match.resume(out / "match.sqlite")
+    resumed = ScriptedRun.resume(out / "match.sqlite")
     resumed.run()
     assert (resumed.world.events.head, resumed.world.tick) == uninterrupted
-    archive = resumed.export(out / "after.wildhold.zip")
-    resumed.close()
+    archive = resumed.match.export(out / "after.wildhold.zip")
+    resumed.match.close()
     with Archive(archive) as arc:
         assert arc.verify() == uninterrupted[0]
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from wildhold.service.match import Match, replay
+from wildhold.agents.runner import ScriptedRun
+from wildhold.service.match import replay
 from wildhold.world.serialize import state_hash
 from wildhold.world.setup import SETUP, SetupError, apply_setup
 from wildhold.world.world import World
@@ -76,11 +77,12 @@ def test_every_setup_command_is_documented():
 
 
 def test_recorded_setup_commands_replay_to_the_same_state(tmp_path):
-    match = Match.create("tiny", 5, tmp_path / "m.sqlite")
+    run = ScriptedRun.start("tiny", 5, tmp_path / "m.sqlite")
+    match = run.match
     match.setup("give_items", {"agent": "a1", "item": "stone_pickaxe"})
     match.setup("set_weather", {"weather": "rain"})
     match.setup("give_items", {"agent": "nobody", "item": "wood"})
-    match.run(until=match.world.tick + 200)
+    run.run(until=match.world.tick + 200)
     inputs = list(match.store.inputs())
     again = replay(match.world.content, "tiny", 5, inputs, match.world.tick)
     assert again.events.head == match.world.events.head

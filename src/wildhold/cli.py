@@ -28,10 +28,10 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-def _play(match, title: str) -> None:
+def _play(run, title: str) -> None:
     from wildhold.world.world import World
 
-    w: World = match.world
+    w: World = run.world
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("ticks"),
                   TimeElapsedColumn(), console=console, transient=False) as progress:
         task = progress.add_task(title, total=w.end_tick - w.start_tick, completed=w.tick - w.start_tick)
@@ -41,7 +41,7 @@ def _play(match, title: str) -> None:
                 progress.update(task, completed=world.tick - world.start_tick,
                                 description=f"{title} day {world.day} {world.tick % 1440 // 60:02d}:00")
 
-        match.run(on_tick=tick)
+        run.run(on_tick=tick)
         progress.update(task, completed=w.end_tick - w.start_tick)
 
 
@@ -73,53 +73,53 @@ def demo(
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Play a match of scripted agents on the fast clock, archive it and print a summary."""
-    from wildhold.service.match import Match
+    from wildhold.agents.runner import ScriptedRun
 
     out.mkdir(parents=True, exist_ok=True)
     db = out / "match.sqlite"
     for stale in out.glob("match.sqlite*"):
         stale.unlink()
     try:
-        match = Match.create(scenario, seed, db, agents=agents)
+        run = ScriptedRun.start(scenario, seed, db, agents=agents)
     except ContentError as exc:
         _fail(str(exc))
     if ack_stdout:
-        match.on_ack = lambda inp: print(f"ack {inp.seq}", flush=True)
+        run.match.on_ack = lambda inp: print(f"ack {inp.seq}", flush=True)
     if quiet or ack_stdout:
-        match.run()
+        run.run()
     else:
-        _play(match, f"{scenario} seed {seed}")
-    archive = match.export(out / "match.wildhold.zip")
-    match.close()
+        _play(run, f"{scenario} seed {seed}")
+    archive = run.match.export(out / "match.wildhold.zip")
+    run.match.close()
     if not ack_stdout:
         console.print(_summary_table(archive))
-        console.print(f"archive: {archive}\nchain head: {match.world.events.head}")
+        console.print(f"archive: {archive}\nchain head: {run.world.events.head}")
 
 
 @app.command()
 def resume(db: Annotated[Path, typer.Argument(help="A match database written by `wildhold demo`.")],
            quiet: bool = False, ack_stdout: Annotated[bool, typer.Option(hidden=True)] = False) -> None:
     """Resume a stored match from its latest snapshot and inputs, play it to the end, and archive it."""
-    from wildhold.service.match import Match
+    from wildhold.agents.runner import ScriptedRun
     from wildhold.store.sqlite import StoreError
 
     if not db.exists():
         _fail(f"{db} does not exist")
     try:
-        match = Match.resume(db)
+        run = ScriptedRun.resume(db)
     except StoreError as exc:
         _fail(str(exc))
     if ack_stdout:
-        match.on_ack = lambda inp: print(f"ack {inp.seq}", flush=True)
+        run.match.on_ack = lambda inp: print(f"ack {inp.seq}", flush=True)
     if quiet or ack_stdout:
-        match.run()
+        run.run()
     else:
-        _play(match, f"resumed at tick {match.world.tick}")
-    archive = match.export(db.parent / "match.wildhold.zip")
-    match.close()
+        _play(run, f"resumed at tick {run.world.tick}")
+    archive = run.match.export(db.parent / "match.wildhold.zip")
+    run.match.close()
     if not ack_stdout:
         console.print(_summary_table(archive))
-    console.print(f"archive: {archive}\nchain head: {match.world.events.head}")
+    console.print(f"archive: {archive}\nchain head: {run.world.events.head}")
 
 
 @app.command()

@@ -71,13 +71,14 @@ _TABLES: dict[str, type[BaseModel]] = {
 _SINGLES: dict[str, type[BaseModel]] = {"needs": NeedsSpec, "calendar": CalendarSpec, "regions": RegionNames}
 
 
-def _read(path: Path, raw_texts: list[bytes]) -> Any:
+def _read(path: Path, raw_texts: list[bytes], data_dir: Path) -> Any:
+    name = path.relative_to(data_dir).as_posix()
     text = path.read_bytes()
-    raw_texts.append(path.name.encode() + b"\0" + text)
+    raw_texts.append(name.encode() + b"\0" + text)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ContentError(path.name, "-", f"not valid YAML: {exc}") from None
+        raise ContentError(name, "-", f"not valid YAML: {exc}") from None
 
 
 def _model(file: str, key: str, model: type[BaseModel], raw: Any) -> Any:
@@ -95,16 +96,16 @@ def load_content(data_dir: Path = DATA_DIR) -> Content:
     parts: dict[str, Any] = {}
     for table, model in _TABLES.items():
         file = f"{table}.yaml"
-        raw = _read(data_dir / file, raw_texts)
+        raw = _read(data_dir / file, raw_texts, data_dir)
         if not isinstance(raw, dict):
             raise ContentError(file, "-", "expected a mapping of names to entries")
         parts[table] = {key: _model(file, key, model, value) for key, value in raw.items()}
     for single, model in _SINGLES.items():
         file = f"{single}.yaml"
-        parts[single] = _model(file, single, model, _read(data_dir / file, raw_texts))
+        parts[single] = _model(file, single, model, _read(data_dir / file, raw_texts, data_dir))
     scenarios = {}
     for path in sorted((data_dir / "scenarios").glob("*.yaml")):
-        scenarios[path.stem] = _model(f"scenarios/{path.name}", path.stem, ScenarioSpec, _read(path, raw_texts))
+        scenarios[path.stem] = _model(f"scenarios/{path.name}", path.stem, ScenarioSpec, _read(path, raw_texts, data_dir))
     parts["scenarios"] = scenarios
     parts["digest"] = hashlib.sha256(b"\1".join(sorted(raw_texts))).hexdigest()
     content = Content(**parts)

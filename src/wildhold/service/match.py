@@ -1,4 +1,4 @@
-"""A match: one world driven by an input log, persisted to a store, with its agents.
+"""A match: one world driven by an input log and persisted to a store.
 
 Every input (join, action, setup, end) is recorded before it takes effect. Replaying the inputs
 from the seed, or from the latest snapshot, rebuilds the world exactly; that is how a match
@@ -11,13 +11,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from wildhold import __version__
-from wildhold.agents.base import AgentView, Policy
-from wildhold.agents.scripted import make_policy
 from wildhold.content import Content, default_content
 from wildhold.store.archive import export_archive
 from wildhold.store.sqlite import Input, MatchStore, StoreError
 from wildhold.world.errors import Accepted, Rejected
-from wildhold.world.observe import observe, status
 from wildhold.world.serialize import dumps, loads, state_hash
 from wildhold.world.setup import SetupError, apply_setup
 from wildhold.world.world import World
@@ -63,53 +60,49 @@ def replay(content: Content, scenario: str, seed: int, inputs: Iterable[Input], 
 
 
 class Match:
-    """A world with its store and its scripted agents, advanced one tick at a time."""
+    """A world with its store: every input recorded before it applies, events and snapshots flushed."""
 
-    def __init__(self, world: World, store: MatchStore | None, policies: dict[str, Policy]):
+    def __init__(self, world: World, store: MatchStore | None):
         self.world = world
         self.store = store
-        self.policies = policies
         self.snapshot_every = world.scenario.snapshot_every
         self.ended = False
+        self.last_input: Input | None = None
         self.on_ack: Callable[[Input], None] | None = None
-        self._decided: tuple[int, str] | None = None
         self._known_events: dict[int, str] = {}
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
     @classmethod
     def create(cls, scenario: str = "default", seed: int = 0, db: Path | str | None = None,
-               content: Content | None = None, policies: list[str] | None = None,
-               agents: int | None = None, clock: str = "fast") -> Match:
+               content: Content | None = None, clock: str = "fast") -> Match:
         content = content or default_content()
         world = World(content, scenario, seed)
         store = None
         if db is not None:
             store = MatchStore(db)
-            if store.last_input:
+            if store.meta():
+                store.close()
                 raise StoreError(f"{db} already holds a match; resume it instead")
             store.set_meta({
                 "wildhold_version": __version__, "scenario": scenario, "seed": seed,
                 "content_digest": content.digest, "clock": clock,
             })
-        match = cls(world, store, {})
-        names = policies or world.scenario.policies
-        count = agents or world.scenario.agents
-        for i in range(count):
-            policy = names[i % len(names)]
-            match.join(f"{policy}-{i + 1}", policy)
+        match = cls(world, store)
         match.flush(snapshot=True)
         return match
 
     @classmethod
     def resume(cls, db: Path | str, content: Content | None = None) -> Match:
-        """Rebuild a stored match from its latest snapshot and the inputs recorded after it."""
+        """Rebuild a stored match from its latest snapshot, the inputs after it, and the ticks its log reached."""
         content = content or default_content()
         store = MatchStore(db)
         meta = store.meta()
         if not meta:
+            store.close()
             raise StoreError(f"{db} holds no match")
         if meta["content_digest"] != content.digest:
+            store.close()
             raise StoreError(f"{db} was played under other content files ({meta['content_digest'][:12]})")
         snap = store.latest_snapshot()
         if snap is None:
@@ -117,26 +110,17 @@ class Match:
         else:
             _, after_input, _, blob = snap
             world = loads(content, blob)
-        match = cls(world, store, {})
+        match = cls(world, store)
         match._known_events = store.event_hashes(world.events.seq)
         for inp in list(store.inputs(after_input)):
             advance_to(world, inp.tick, match._flush_events)
-            result = apply_input(world, inp)
-            if inp.kind == "action" and inp.issuer == "direct":
-                match._decided = (inp.tick, inp.agent)
-            if inp.kind == "join":
-                match.policies[result] = make_policy(inp.args["policy"], content)
-            if inp.kind == "end":
-                match.ended = True
+            apply_input(world, inp)
+            match.last_input = inp
+            match.ended |= inp.kind == "end"
             match._flush_events()
         reached = store.last_event_tick()
         if reached is not None and reached > world.tick:
             advance_to(world, reached, match._flush_events)
-        for inp in store.inputs(0):
-            if inp.kind == "join" and inp.seq <= after_input:
-                agent = next(c.id for c in world.chars.values() if c.name == inp.args["name"])
-                match.policies[agent] = make_policy(inp.args["policy"], content)
-        match.policies = dict(sorted(match.policies.items(), key=lambda kv: int(kv[0][1:])))
         return match
 
     def close(self) -> None:
@@ -145,19 +129,26 @@ class Match:
             self.flush(snapshot=True)
             self.store.close()
 
+    def joins(self) -> dict[str, dict[str, Any]]:
+        """Each character's id and the arguments it joined with, in joining order."""
+        if self.store is None:
+            raise StoreError("the roster of joins is kept by the store")
+        by_name = {c.name: c.id for c in self.world.chars.values()}
+        return {by_name[inp.args["name"]]: inp.args for inp in self.store.inputs(0) if inp.kind == "join"}
+
     # ---- inputs -------------------------------------------------------------------------------
 
     def _record(self, kind: str, agent: str | None, name: str, args: dict[str, Any], issuer: str = "direct") -> Input:
         seq = self.store.record_input(self.world.tick, kind, agent, name, args, issuer) if self.store else 0
         inp = Input(seq, self.world.tick, kind, agent, name, args, issuer)
+        self.last_input = inp
         if self.on_ack:
             self.on_ack(inp)
         return inp
 
-    def join(self, name: str, policy: str) -> str:
-        agent = apply_input(self.world, self._record("join", None, "join", {"name": name, "policy": policy}))
-        self.policies[agent] = make_policy(policy, self.world.content)
-        return agent
+    def join(self, name: str, **extra: Any) -> str:
+        """Add a character; `extra` (for example the policy driving it) is recorded with the join."""
+        return apply_input(self.world, self._record("join", None, "join", {"name": name, **extra}))
 
     def submit(self, agent: str, action: str, args: dict[str, Any], issuer: str = "direct") -> Accepted | Rejected:
         """Record, then apply: once this returns, the action is acknowledged and durable."""
@@ -172,44 +163,9 @@ class Match:
             self.ended = True
         self.flush(snapshot=True)
 
-    # ---- time ---------------------------------------------------------------------------------
-
-    def act(self) -> None:
-        """Let every idle scripted agent choose one action for this tick.
-
-        Agents decide in a fixed order. After a crash in the middle of a tick, the agents up to
-        the last one whose action was recorded have already decided; they are not asked twice.
-        """
-        w = self.world
-        done_through = self._decided[1] if self._decided and self._decided[0] == w.tick else None
-        self._decided = None
-        for agent, policy in self.policies.items():
-            if done_through is not None:
-                if agent == done_through:
-                    done_through = None
-                continue
-            c = w.chars[agent]
-            if c.op is not None:
-                continue
-            view = AgentView(agent, w.tick, w.seed, lambda mem, a=agent: observe(w, a, mem), lambda c=c: status(w, c))
-            decision = policy.decide(view)
-            if decision is not None:
-                self.submit(agent, decision[0], decision[1])
-
     def step(self) -> None:
         self.world.step()
         self.flush(snapshot=self.world.tick % self.snapshot_every == 0)
-
-    def run(self, on_tick: Callable[[World], None] | None = None, until: int | None = None) -> None:
-        """Play the scripted agents until the scenario's end (or `until`), then end the match."""
-        stop = self.world.end_tick if until is None else min(until, self.world.end_tick)
-        while self.world.tick < stop and not self.ended:
-            self.act()
-            self.step()
-            if on_tick:
-                on_tick(self.world)
-        if self.world.finished:
-            self.end("season over")
 
     # ---- persistence --------------------------------------------------------------------------
 
@@ -231,7 +187,7 @@ class Match:
 
     # ---- archive ------------------------------------------------------------------------------
 
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self, agents: list[dict[str, Any]]) -> dict[str, Any]:
         w = self.world
         meta = self.store.meta() if self.store else {}
         return {
@@ -240,9 +196,7 @@ class Match:
             "seed": w.seed,
             "content_digest": w.content.digest,
             "clock": meta.get("clock", "fast"),
-            "agents": [
-                {"id": a, "name": w.chars[a].name, "policy": p.name} for a, p in self.policies.items()
-            ],
+            "agents": agents,
             "start_tick": w.start_tick,
             "final_tick": w.tick,
             "state_hash": state_hash(w),
@@ -255,4 +209,5 @@ class Match:
         if self.store is None:
             raise StoreError("an archive needs a match with a store")
         self.flush()
-        return export_archive(self.store, self.manifest(), dumps(self.world), path)
+        agents = [{"id": agent, **args} for agent, args in self.joins().items()]
+        return export_archive(self.store, self.manifest(agents), dumps(self.world), path)

@@ -6,7 +6,7 @@ import hashlib
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 GENESIS = "0" * 32
 
@@ -108,7 +108,7 @@ class ActionRejected(Ev):
 
 class Moved(Ev):
     agent: str
-    frm: tuple[int, int]
+    frm: tuple[int, int] = Field(alias="from")
     to: tuple[int, int]
 
 
@@ -172,7 +172,7 @@ class CreatureSpawned(Ev):
 
 class CreatureMoved(Ev):
     creature: int
-    frm: tuple[int, int]
+    frm: tuple[int, int] = Field(alias="from")
     to: tuple[int, int]
 
 

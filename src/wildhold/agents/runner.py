@@ -1,0 +1,82 @@
+"""Plays scripted policies in a match: each idle agent decides from its observation, every tick."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from wildhold.agents.base import AgentView, Policy
+from wildhold.agents.scripted import make_policy
+from wildhold.content import Content, default_content
+from wildhold.service.match import Match
+from wildhold.world.observe import observe, status
+from wildhold.world.world import World
+
+
+class ScriptedRun:
+    """A match whose characters are driven by scripted policies, named in each join."""
+
+    def __init__(self, match: Match, policies: dict[str, Policy]):
+        self.match = match
+        self.policies = policies
+        last = match.last_input
+        # After a crash in the middle of a tick, agents up to the last one whose action was
+        # recorded at this tick have decided already; they must not decide twice.
+        self._decided = (last.tick, last.agent) if last and last.kind == "action" and last.issuer == "direct" else None
+
+    @classmethod
+    def start(cls, scenario: str = "default", seed: int = 0, db: Path | str | None = None,
+              agents: int | None = None, policies: list[str] | None = None,
+              content: Content | None = None) -> ScriptedRun:
+        content = content or default_content()
+        match = Match.create(scenario, seed, db, content)
+        names = policies or match.world.scenario.policies
+        count = agents or match.world.scenario.agents
+        chosen = {}
+        for i in range(count):
+            policy = names[i % len(names)]
+            agent = match.join(f"{policy}-{i + 1}", policy=policy)
+            chosen[agent] = make_policy(policy, content)
+        match.flush(snapshot=True)
+        return cls(match, chosen)
+
+    @classmethod
+    def resume(cls, db: Path | str, content: Content | None = None) -> ScriptedRun:
+        content = content or default_content()
+        match = Match.resume(db, content)
+        policies = {agent: make_policy(args["policy"], content) for agent, args in match.joins().items() if "policy" in args}
+        return cls(match, policies)
+
+    @property
+    def world(self) -> World:
+        return self.match.world
+
+    def act(self) -> None:
+        """Every idle agent decides once, in joining order."""
+        w = self.world
+        done_through = self._decided[1] if self._decided and self._decided[0] == w.tick else None
+        self._decided = None
+        for agent, policy in self.policies.items():
+            if done_through is not None:
+                if agent == done_through:
+                    done_through = None
+                continue
+            c = w.chars[agent]
+            if c.op is not None:
+                continue
+            view = AgentView(agent, w.tick, w.seed, lambda mem, a=agent: observe(w, a, mem), lambda c=c: status(w, c))
+            decision = policy.decide(view)
+            if decision is not None:
+                self.match.submit(agent, decision[0], decision[1])
+
+    def run(self, on_tick: Callable[[World], None] | None = None, until: int | None = None) -> None:
+        """Play until the scenario's end (or `until`); at the end, record it."""
+        w = self.world
+        stop = w.end_tick if until is None else min(until, w.end_tick)
+        while w.tick < stop and not self.match.ended:
+            self.act()
+            self.match.step()
+            if on_tick:
+                on_tick(w)
+        if w.finished:
+            self.match.end("season over")
