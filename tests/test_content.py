@@ -226,3 +226,18 @@ def test_an_unregistered_action_in_actions_yaml_fails_with_a_suggestion(data_dir
         check_registry(load_content(data_dir))
     assert (info.value.file, info.value.key) == ("actions.yaml", "gathr")
     assert "Did you mean 'gather'?" in str(info.value)
+
+
+def test_a_table_merges_its_subsystem_files(data_dir: Path):
+    (data_dir / "items").mkdir(exist_ok=True)
+    (data_dir / "items" / "extra.yaml").write_text('relic: {description: "An old relic.", category: valuable, value_cents: 2500}\n')
+    content = load_content(data_dir)
+    assert content.items["relic"].value_cents == 2500 and "wood" in content.items
+
+
+def test_an_entry_defined_in_two_files_names_both(data_dir: Path):
+    (data_dir / "items").mkdir(exist_ok=True)
+    (data_dir / "items" / "extra.yaml").write_text('wood: {description: "Again.", category: material}\n')
+    err = load_fails(data_dir)
+    assert (err.file, err.key) == ("items/extra.yaml", "wood")
+    assert "already defined in items.yaml" in str(err)

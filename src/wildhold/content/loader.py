@@ -90,16 +90,33 @@ def _model(file: str, key: str, model: type[BaseModel], raw: Any) -> Any:
         raise ContentError(file, f"{key}.{where}" if where else key, first["msg"]) from None
 
 
+def _table_files(data_dir: Path, table: str) -> list[Path]:
+    """A table is `<table>.yaml`, plus one file per subsystem in `<table>/`, merged by key."""
+    files = [data_dir / f"{table}.yaml"] if (data_dir / f"{table}.yaml").exists() else []
+    files += sorted((data_dir / table).glob("*.yaml"))
+    if not files:
+        raise ContentError(f"{table}.yaml", "-", "missing: every table needs a file")
+    return files
+
+
 def load_content(data_dir: Path = DATA_DIR) -> Content:
     """Read every content file under `data_dir`; raise `ContentError` naming file and key on any fault."""
     raw_texts: list[bytes] = []
     parts: dict[str, Any] = {}
     for table, model in _TABLES.items():
-        file = f"{table}.yaml"
-        raw = _read(data_dir / file, raw_texts, data_dir)
-        if not isinstance(raw, dict):
-            raise ContentError(file, "-", "expected a mapping of names to entries")
-        parts[table] = {key: _model(file, key, model, value) for key, value in raw.items()}
+        entries: dict[str, Any] = {}
+        origin: dict[str, str] = {}
+        for path in _table_files(data_dir, table):
+            file = path.relative_to(data_dir).as_posix()
+            raw = _read(path, raw_texts, data_dir)
+            if not isinstance(raw, dict):
+                raise ContentError(file, "-", "expected a mapping of names to entries")
+            for key, value in raw.items():
+                if key in origin:
+                    raise ContentError(file, key, f"already defined in {origin[key]}")
+                origin[key] = file
+                entries[key] = _model(file, key, model, value)
+        parts[table] = entries
     for single, model in _SINGLES.items():
         file = f"{single}.yaml"
         parts[single] = _model(file, single, model, _read(data_dir / file, raw_texts, data_dir))
