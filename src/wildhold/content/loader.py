@@ -12,16 +12,27 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from wildhold.content.models import (
     ActionCost,
+    AnimalSpec,
+    AttributeSpec,
     CalendarSpec,
+    ConflictSpec,
     CreatureSpec,
+    CropSpec,
+    EconomySpec,
+    FarmingSpec,
     ItemSpec,
     NeedsSpec,
     NodeSpec,
+    NpcSpec,
+    QuestBoardSpec,
+    QuestSpec,
     RecipeSpec,
     RegionNames,
     ScenarioSpec,
+    SocialSpec,
     StructureSpec,
     TerrainSpec,
+    WealthSpec,
 )
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -47,7 +58,18 @@ class Content(BaseModel):
     needs: NeedsSpec
     calendar: CalendarSpec
     creatures: dict[str, CreatureSpec]
+    crops: dict[str, CropSpec]
+    animals: dict[str, AnimalSpec]
+    npcs: dict[str, NpcSpec]
+    quests: dict[str, QuestSpec]
+    attributes: dict[str, AttributeSpec]
     regions: RegionNames
+    farming: FarmingSpec
+    social: SocialSpec
+    questboard: QuestBoardSpec
+    economy: EconomySpec
+    conflict: ConflictSpec
+    wealth: WealthSpec
     scenarios: dict[str, ScenarioSpec]
     digest: str
 
@@ -67,8 +89,23 @@ _TABLES: dict[str, type[BaseModel]] = {
     "recipes": RecipeSpec,
     "actions": ActionCost,
     "creatures": CreatureSpec,
+    "crops": CropSpec,
+    "animals": AnimalSpec,
+    "npcs": NpcSpec,
+    "quests": QuestSpec,
+    "attributes": AttributeSpec,
 }
-_SINGLES: dict[str, type[BaseModel]] = {"needs": NeedsSpec, "calendar": CalendarSpec, "regions": RegionNames}
+_SINGLES: dict[str, type[BaseModel]] = {
+    "needs": NeedsSpec,
+    "calendar": CalendarSpec,
+    "regions": RegionNames,
+    "farming": FarmingSpec,
+    "social": SocialSpec,
+    "questboard": QuestBoardSpec,
+    "economy": EconomySpec,
+    "conflict": ConflictSpec,
+    "wealth": WealthSpec,
+}
 
 
 def _read(path: Path, raw_texts: list[bytes], data_dir: Path) -> Any:
@@ -167,12 +204,66 @@ def check_references(c: Content) -> None:
             need(where, "start_items", "item", item, c.items)
         for station in scenario.settlement.stations:
             need(where, "settlement.stations", "structure", station, c.structures)
+    _check_breadth(c, need)
     for required in ("meadow", "forest", "hills", "water", "sand", "settlement", "dungeon_entrance"):
         need("terrain.yaml", required, "terrain (the world generator needs it)", required, c.terrain)
     cal = c.calendar
     for key in ("night_start", "night_end"):
         if getattr(cal, key) >= cal.ticks_per_day:
             raise ContentError("calendar.yaml", key, "must be less than ticks_per_day")
+
+
+def _check_breadth(c: Content, need) -> None:
+    """Cross-references of construction, farming, the settlement and the economy."""
+    for name, s in c.structures.items():
+        for spec_name in ("build", "repair"):
+            spec = getattr(s, spec_name)
+            for item in (spec.materials if spec else {}):
+                need("structures", f"{name}.{spec_name}.materials", "item", item, c.items)
+    for name, crop in c.crops.items():
+        need("crops.yaml", f"{name}.seed", "item", crop.seed, c.items)
+        need("crops.yaml", f"{name}.product", "item", crop.product, c.items)
+        for season in crop.seasons:
+            if season not in c.calendar.seasons:
+                raise ContentError("crops.yaml", f"{name}.seasons", f"unknown season '{season}'")
+    f = c.farming
+    for terrain in f.soil:
+        need("farming.yaml", "soil", "terrain", terrain, c.terrain)
+    for key in ("till_tool", "water_tool", "fertilizer"):
+        need("farming.yaml", key, "item", getattr(f, key), c.items)
+    for weather in f.rain_waters:
+        need("farming.yaml", "rain_waters", "weather", weather, c.calendar.weathers)
+    for name, animal in c.animals.items():
+        for key in ("item", "product", "feed"):
+            need("animals.yaml", f"{name}.{key}", "item", getattr(animal, key), c.items)
+        need("animals.yaml", f"{name}.item", "structure (the placed animal)", c.items[animal.item].places, c.structures)
+    for name, npc in c.npcs.items():
+        for entry in npc.schedule:
+            need("npcs.yaml", f"{name}.schedule", "place", entry.place, c.social.places)
+        for key in ("loves", "likes", "dislikes"):
+            for item in getattr(npc, key):
+                need("npcs.yaml", f"{name}.{key}", "item", item, c.items)
+        if npc.shop:
+            for item in [*npc.shop.sells, *npc.shop.buys]:
+                need("npcs.yaml", f"{name}.shop", "item", item, c.items)
+        for unlock in npc.unlocks:
+            for recipe in unlock.recipes:
+                need("npcs.yaml", f"{name}.unlocks", "recipe", recipe, c.recipes)
+    for name, quest in c.quests.items():
+        for npc in quest.issuers:
+            need("quests.yaml", f"{name}.issuers", "villager", npc, c.npcs)
+        for item in quest.items:
+            need("quests.yaml", f"{name}.items", "item", item, c.items)
+        for creature in quest.targets:
+            need("quests.yaml", f"{name}.targets", "creature", creature, c.creatures)
+    for name, attr in c.attributes.items():
+        for node in attr.yield_bonus:
+            need("attributes.yaml", f"{name}.yield_bonus", "node", node, c.nodes)
+    e = c.economy
+    need("economy.yaml", "coin", "item", e.coin, c.items)
+    need("economy.yaml", "artwork_item", "item", e.artwork_item, c.items)
+    for item in e.artwork_materials:
+        need("economy.yaml", "artwork_materials", "item", item, c.items)
 
 
 @lru_cache(maxsize=1)

@@ -47,6 +47,21 @@ class NodeSpec(Spec):
     density: float = Field(ge=0, le=1, description="chance per eligible tile at worldgen")
 
 
+class BuildSpec(Spec):
+    """Built in place from materials over ticks (walls, floors, doors, storehouses...)."""
+
+    materials: dict[str, PositiveInt]
+    duration: PositiveInt
+    energy: NonNegativeInt
+
+
+class RepairSpec(Spec):
+    materials: dict[str, PositiveInt]
+    hp: PositiveInt = Field(description="hit points restored by one repair")
+    duration: PositiveInt
+    energy: NonNegativeInt
+
+
 class StructureSpec(Spec):
     description: str
     hp: PositiveInt
@@ -54,6 +69,13 @@ class StructureSpec(Spec):
     shelter: bool = False
     station: bool = False
     bed: bool = False
+    part: Literal["wall", "floor", "door", "chest", "storehouse", "workshop", "market_stall", "coop"] | None = Field(
+        default=None, description="the building role this structure plays"
+    )
+    value_cents: NonNegativeInt = Field(default=0, description="wealth of an owned, intact structure (scaled by hp)")
+    build: BuildSpec | None = None
+    repair: RepairSpec | None = None
+    demolish_refund: float = Field(default=0.5, ge=0, le=1, description="share of build materials returned, rounded down")
 
 
 class RecipeSpec(Spec):
@@ -130,6 +152,142 @@ class SettlementSpec(Spec):
     stations: list[str] = Field(default_factory=list)
 
 
+class CropSpec(Spec):
+    description: str
+    seed: str
+    product: str
+    yield_qty: PositiveInt
+    stage_days: list[PositiveInt] = Field(min_length=1, description="days of watered growth each stage needs")
+    seasons: list[str] = Field(min_length=1, description="seasons it grows in; out of season it dies")
+
+
+class FarmingSpec(Spec):
+    soil: list[str] = Field(min_length=1, description="terrain that can be tilled")
+    till_tool: str
+    water_tool: str
+    fertilizer: str
+    fertilized_growth_days: PositiveInt = Field(description="days of growth a fertilised crop gains per watered day")
+    dry_days_to_wither: PositiveInt
+    rain_waters: list[str] = Field(description="weathers that water every crop")
+    storm_damage_chance: float = Field(ge=0, le=1, description="chance a storm flattens an unharvested mature crop")
+    till_duration: PositiveInt
+    plant_duration: PositiveInt
+    water_duration: PositiveInt
+    harvest_duration: PositiveInt
+    energy: NonNegativeInt
+
+
+class AnimalSpec(Spec):
+    description: str
+    item: str = Field(description="the item that becomes this animal when placed in a coop")
+    product: str
+    product_qty: PositiveInt
+    feed: str
+    feed_qty: PositiveInt
+    hungry_days_to_leave: PositiveInt
+
+
+class ShopSpec(Spec):
+    sells: dict[str, PositiveInt] = Field(default_factory=dict, description="item -> price in coins")
+    buys: dict[str, PositiveInt] = Field(default_factory=dict, description="item -> price paid in coins")
+    open_hours: tuple[int, int] = (8, 18)
+
+
+class ScheduleEntry(Spec):
+    start_hour: int = Field(ge=0, le=23)
+    place: str = Field(description="a named spot of the settlement: home, shop, square, board, ...")
+
+
+class UnlockSpec(Spec):
+    level: PositiveInt
+    recipes: list[str] = Field(default_factory=list)
+    discount_pct: int = Field(default=0, ge=0, le=90)
+
+
+class NpcSpec(Spec):
+    description: str
+    role: str
+    personality: str
+    schedule: list[ScheduleEntry] = Field(min_length=1)
+    shop: ShopSpec | None = None
+    loves: list[str] = Field(default_factory=list)
+    likes: list[str] = Field(default_factory=list)
+    dislikes: list[str] = Field(default_factory=list)
+    lines: dict[str, list[str]] = Field(description="situation -> lines it may say (greeting, gift_loved, ...)")
+    unlocks: list[UnlockSpec] = Field(default_factory=list)
+
+
+class SocialSpec(Spec):
+    talk_points: NonNegativeInt
+    gift_points: dict[Literal["loved", "liked", "neutral", "disliked"], int]
+    points_per_level: PositiveInt
+    max_level: PositiveInt
+    gifts_per_day: PositiveInt
+    message_max_chars: PositiveInt
+    board_max_posts: PositiveInt
+    say_radius: PositiveInt
+    places: dict[str, tuple[int, int]] = Field(description="named settlement spots as offsets from its centre")
+
+
+class QuestSpec(Spec):
+    description: str
+    kind: Literal["deliver", "gather", "hunt"]
+    issuers: list[str] = Field(min_length=1, description="NPCs that post it")
+    items: list[str] = Field(default_factory=list, description="items it may ask for (deliver, gather)")
+    targets: list[str] = Field(default_factory=list, description="creatures it may ask to hunt")
+    qty: tuple[PositiveInt, PositiveInt]
+    reward_coins: tuple[NonNegativeInt, NonNegativeInt]
+    friendship: NonNegativeInt
+    days: PositiveInt = Field(description="days to complete once accepted")
+
+
+class QuestBoardSpec(Spec):
+    posts_per_day: PositiveInt
+    max_active_per_character: PositiveInt
+
+
+class AttributeSpec(Spec):
+    description: str
+    max_level: PositiveInt
+    train_ticks: PositiveInt = Field(description="ticks of training at a workshop per level")
+    energy: NonNegativeInt
+    coins_per_level: NonNegativeInt = 0
+    yield_bonus: dict[str, NonNegativeInt] = Field(default_factory=dict, description="node -> extra units per level")
+    damage_bonus: NonNegativeInt = 0
+
+
+class EconomySpec(Spec):
+    coin: str = Field(description="the item used as money")
+    trade_max_ticks: PositiveInt
+    contract_max_ticks: PositiveInt
+    market_max_orders: PositiveInt
+    reputation_trade: int
+    reputation_contract: int
+    reputation_default: int
+    reputation_raid: int
+    artwork_item: str
+    artwork_materials: dict[str, PositiveInt]
+    artwork_duration: PositiveInt
+    artwork_title_max: PositiveInt
+    artwork_text_max: PositiveInt
+
+
+class ConflictSpec(Spec):
+    structure_damage: PositiveInt
+    character_damage: PositiveInt
+    attack_duration: PositiveInt
+    attack_energy: NonNegativeInt
+    loot_fraction: float = Field(ge=0, le=1, description="share of each stack a raider takes from a character it knocks down")
+    rubble_fraction: float = Field(ge=0, le=1, description="share of a destroyed structure's build materials left on its tile")
+
+
+class WealthSpec(Spec):
+    """Weights of the public wealth formula (seed 003), in cents so exact ties are exact."""
+
+    reputation_cents: int
+    attribute_level_cents: int
+
+
 class ScenarioSpec(Spec):
     description: str
     width: PositiveInt = 96
@@ -144,4 +302,6 @@ class ScenarioSpec(Spec):
     night_creatures: bool = True
     snapshot_every: PositiveInt = 720
     min_dungeon_distance: PositiveInt = 40
+    conflict: bool = Field(default=False, description="characters may raid structures and attack each other outside the settlement")
+    npcs: bool = True
     settlement: SettlementSpec
