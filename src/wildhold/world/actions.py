@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import difflib
 import inspect
-from collections import deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -176,43 +176,72 @@ class Move:
 
 def known_walkable(w: World, c: Character, p: int) -> bool:
     """Walkable as far as the character knows: live in view, else as remembered."""
-    if not w.walkable_terrain[w.terrain[p]]:
-        return False
-    if w.distance(c.pos, p) <= w.needs.view_radius:
-        s = w.structures.get(p)
-        return s is None or s.kind not in w.blocking
-    seen = c.memory.get(p)
-    return seen is not None and (seen[3] is None or seen[3] not in w.blocking)
+    return passable_for(w, c)(p)
+
+
+def passable_for(w: World, c: Character) -> Callable[[int], bool]:
+    """`known_walkable` for this character as it stands now, its lookups bound once for path search."""
+    walkable, terrain, structures, blocking = w.walkable_terrain, w.terrain, w.structures, w.blocking
+    memory, width, r = c.memory, w.width, w.needs.view_radius
+    cx, cy = c.pos % width, c.pos // width
+
+    def passable(p: int) -> bool:
+        if not walkable[terrain[p]]:
+            return False
+        if abs(p % width - cx) <= r and abs(p // width - cy) <= r:
+            s = structures.get(p)
+            return s is None or s.kind not in blocking
+        seen = memory.get(p)
+        return seen is not None and (seen[3] is None or seen[3] not in blocking)
+
+    return passable
+
+
+@lru_cache(maxsize=4)
+def neighbours(width: int, height: int) -> tuple[tuple[int, ...], ...]:
+    """For each tile, the tiles one step away in `DIRECTIONS` order; shared by every world of a size."""
+    steps = tuple(DIRECTIONS.values())
+    return tuple(
+        tuple((y + dy) * width + x + dx for dx, dy in steps if 0 <= x + dx < width and 0 <= y + dy < height)
+        for y in range(height)
+        for x in range(width)
+    )
 
 
 def find_path(w: World, c: Character, goal: int) -> list[int] | None:
-    """Shortest 8-way path over tiles the character knows, at most `max_path_length` steps."""
-    limit = w.needs.max_path_length
+    """Shortest 8-way path over tiles the character knows, at most `max_path_length` steps.
+
+    Breadth-first, one ring of depth at a time, neighbours in `DIRECTIONS` order: the same
+    world always gives the same path. A tile found impassable is not judged again from its
+    other sides, which on a coast or a wall is most of the work.
+    """
     start = c.pos
     if start == goal:
         return []
-    width, height = w.width, w.height
+    around = neighbours(w.width, w.height)
+    passable = passable_for(w, c)
     parent = {start: start}
-    depth = {start: 0}
-    queue = deque([start])
-    while queue:
-        p = queue.popleft()
-        if depth[p] >= limit:
-            continue
-        x, y = p % width, p // width
-        for dx, dy in DIRECTIONS.values():
-            nx, ny = x + dx, y + dy
-            if 0 <= nx < width and 0 <= ny < height:
-                q = ny * width + nx
-                if q not in parent and known_walkable(w, c, q):
-                    parent[q] = p
-                    depth[q] = depth[p] + 1
-                    if q == goal:
-                        path = [q]
-                        while parent[path[-1]] != start:
-                            path.append(parent[path[-1]])
-                        return path[::-1]
-                    queue.append(q)
+    impassable: set[int] = set()
+    ring = [start]
+    for _ in range(w.needs.max_path_length):
+        next_ring = []
+        for p in ring:
+            for q in around[p]:
+                if q in parent or q in impassable:
+                    continue
+                if not passable(q):
+                    impassable.add(q)
+                    continue
+                parent[q] = p
+                if q == goal:
+                    path = [q]
+                    while parent[path[-1]] != start:
+                        path.append(parent[path[-1]])
+                    return path[::-1]
+                next_ring.append(q)
+        if not next_ring:
+            return None
+        ring = next_ring
     return None
 
 

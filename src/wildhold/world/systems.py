@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wildhold.world.actions import REGISTRY
 from wildhold.world.errors import Rejected
 from wildhold.world.state import Character, Creature, Operation
 
@@ -38,8 +39,6 @@ def advance_calendar(w: World) -> None:
 
 
 def advance_operations(w: World) -> None:
-    from wildhold.world.actions import REGISTRY
-
     t = w.tick
     for op in list(w.ops.values()):
         if op.id not in w.ops:
@@ -68,8 +67,6 @@ def fail_operation(w: World, c: Character, op: Operation, why: Rejected) -> None
 
 
 def finish_operation(w: World, c: Character, op: Operation) -> None:
-    from wildhold.world.actions import REGISTRY
-
     result = REGISTRY[op.action].finish(w, c, op)
     if isinstance(result, Rejected):
         fail_operation(w, c, op, result)

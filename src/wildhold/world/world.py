@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from wildhold.content import Content
 from wildhold.world import systems
+from wildhold.world.actions import REGISTRY, check_registry, suggest
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
@@ -27,8 +28,6 @@ class World:
     """
 
     def __init__(self, content: Content, scenario: str = "default", seed: int = 0, *, _generate: bool = True):
-        from wildhold.world.actions import check_registry
-
         check_registry(content)
         self.content = content
         self.scenario_name = scenario
@@ -46,6 +45,7 @@ class World:
         self.ground: dict[int, dict[str, int]] = {}
         self.occupants: dict[int, list[str]] = {}
         self.regrow_due: dict[int, list[int]] = {}
+        self._bare_snapshot: tuple = (None,)
         self.next_op = 0
         self.next_creature = 0
         self.weather = "clear"
@@ -168,10 +168,18 @@ class World:
     # ---- space ------------------------------------------------------------------------------
 
     def tile_snapshot(self, p: int) -> tuple:
-        """What a character notes about a tile when it sees it (terrain is static)."""
+        """What a character notes about a tile when it sees it (terrain is static).
+
+        Most tiles hold nothing: those seen in the same tick share one snapshot, which spares an
+        allocation (and garbage-collector work) for nearly every tile a walking character passes.
+        """
         n = self.nodes.get(p)
         s = self.structures.get(p)
         g = self.ground.get(p)
+        if n is None and s is None and not g:
+            if self._bare_snapshot[0] != self.tick:
+                self._bare_snapshot = (self.tick, None, 0, None, None, ())
+            return self._bare_snapshot
         return (
             self.tick,
             n.kind if n else None,
@@ -197,16 +205,15 @@ class World:
             nx0, nx1, ny0, ny1 = self.view_bounds(new)
         else:
             nx0, nx1, ny0, ny1 = 1, 0, 1, 0
+        # Rows the new view still covers lose the same columns on each side, so the spans are
+        # computed once per move rather than once per row: this runs on every step of every walk.
+        kept_row_spans = (range(x0, min(x1, nx0 - 1) + 1), range(max(x0, nx1 + 1), x1 + 1))
+        whole_row_spans = (range(x0, x1 + 1),)
         w, mem, snap = self.width, c.memory, self.tile_snapshot
         for y in range(y0, y1 + 1):
             row = y * w
-            if ny0 <= y <= ny1:
-                for x in range(x0, min(x1, nx0 - 1) + 1):
-                    mem[row + x] = snap(row + x)
-                for x in range(max(x0, nx1 + 1), x1 + 1):
-                    mem[row + x] = snap(row + x)
-            else:
-                for x in range(x0, x1 + 1):
+            for span in kept_row_spans if ny0 <= y <= ny1 else whole_row_spans:
+                for x in span:
                     mem[row + x] = snap(row + x)
 
     def relocate(self, c: Character, new: int, event: bool = True) -> None:
@@ -255,9 +262,7 @@ class World:
 
     def submit(self, agent: str, action: str, args: dict[str, Any] | None = None, issuer: str = "direct") -> Accepted | Rejected:
         """Validate an action now; accept it as an operation or reject it without changing state."""
-        from wildhold.world.actions import REGISTRY, suggest
-
-        result = self._check(agent, action, args or {}, REGISTRY, suggest)
+        result = self._check(agent, action, args or {})
         if isinstance(result, Rejected):
             self.emit("action_rejected", agent=agent, action=action, code=result.code, message=result.message, issuer=issuer)
             return result
@@ -274,11 +279,11 @@ class World:
                 spec.begin(self, c, op)
         return Accepted(op.id, action, op.ends)
 
-    def _check(self, agent, action, args, registry, suggest):
+    def _check(self, agent: str, action: str, args: Any):
         c = self.chars.get(agent)
         if c is None:
             return Rejected("unknown_agent", f"No character has id {agent!r}.")
-        spec = registry.get(action)
+        spec = REGISTRY.get(action)
         if spec is None:
             return Rejected("unknown_action", f"There is no action {action!r}.{suggest(action)}")
         if not isinstance(args, dict):

@@ -1,0 +1,1 @@
+"""Benchmarks: engine throughput, world generation and memory, measured against crafter."""

@@ -1,0 +1,75 @@
+"""The engine benchmark runs end to end and reports every figure; no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import deque
+
+from wildhold.bench.engine import bench_engine
+from wildhold.content import default_content
+from wildhold.world.actions import DIRECTIONS, find_path, known_walkable
+from wildhold.world.world import World
+
+
+def test_quick_bench_prints_one_json_object_last_with_every_figure(capsys):
+    returned = bench_engine(as_json=True, quick=True)
+    lines = capsys.readouterr().out.strip().splitlines()
+    figures = json.loads(lines[-1])
+    assert figures == json.loads(json.dumps(returned))
+    assert set(figures["agent_ticks_per_s"]) == {"1", "100", "1000"}
+    for rate in figures["agent_ticks_per_s"].values():
+        assert isinstance(rate, float) and rate > 0
+    keys = [
+        "worldgen_ms", "mb_per_world", "crafter_steps_per_s", "crafter_reset_ms",
+        "ratio_1_agent_vs_crafter", "ratio_100_agents_vs_crafter", "ratio_crafter_reset_vs_worldgen",
+    ]
+    for key in keys:
+        assert isinstance(figures[key], float) and figures[key] > 0, key
+    assert set(figures["pass"]) == set(figures["targets"])
+
+
+def test_bench_without_json_prints_only_the_table(capsys):
+    bench_engine(as_json=False, quick=True)
+    out = capsys.readouterr().out
+    assert "agent-ticks/s" in out and "crafter" in out
+    assert not out.strip().splitlines()[-1].startswith("{")
+
+
+def _plain_bfs(w: World, c, goal: int) -> list[int] | None:
+    """The textbook search `find_path` was tuned from: a FIFO queue, every neighbour judged each time."""
+    limit, start = w.needs.max_path_length, c.pos
+    if start == goal:
+        return []
+    parent, depth, queue = {start: start}, {start: 0}, deque([start])
+    while queue:
+        p = queue.popleft()
+        if depth[p] >= limit:
+            continue
+        x, y = w.xy(p)
+        for dx, dy in DIRECTIONS.values():
+            q = w.pos(x + dx, y + dy)
+            if q is not None and q not in parent and known_walkable(w, c, q):
+                parent[q], depth[q] = p, depth[p] + 1
+                if q == goal:
+                    path = [q]
+                    while parent[path[-1]] != start:
+                        path.append(parent[path[-1]])
+                    return path[::-1]
+                queue.append(q)
+    return None
+
+
+def test_tuned_path_search_returns_exactly_the_plain_search_path():
+    content = default_content()
+    rng = random.Random(5)
+    for seed in range(3):
+        w = World(content, "default", seed)
+        c = w.chars[w.join("walker")]
+        tiles = range(w.width * w.height)
+        walkable = [p for p in tiles if w.is_walkable(p)]
+        for _ in range(30):
+            c.memory = {p: w.tile_snapshot(p) for p in rng.sample(tiles, rng.choice([0, 300, 3000]))}
+            c.pos = rng.choice(walkable)
+            for goal in (rng.choice(tiles), min(max(c.pos + rng.randint(-6, 6) * (w.width + 1), 0), len(tiles) - 1)):
+                assert find_path(w, c, goal) == _plain_bfs(w, c, goal)
