@@ -22,6 +22,7 @@ CODES: dict[str, str] = {
     "missing_tool": "This needs a tool equipped in hand.",
     "unknown_recipe": "No recipe has that name.",
     "wrong_recipe_kind": "That recipe belongs to the other action (craft or cook).",
+    "recipe_locked": "That recipe is not open to this character yet.",
     "no_station": "The recipe's station is not within reach.",
     "missing_materials": "The character does not carry what this needs.",
     "not_enough_energy": "The character has too little energy; eat, rest or sleep.",

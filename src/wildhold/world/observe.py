@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from wildhold.world.parts import PARTS
+
 if TYPE_CHECKING:
     from wildhold.world.state import Character
     from wildhold.world.world import World
@@ -91,6 +93,8 @@ def observe(w: World, agent: str, memory: bool = True) -> dict[str, Any]:
     }
     if memory:
         obs["memory"] = remembered(w, c)
+    for part in PARTS:
+        part.observe(w, c, obs)
     return obs
 
 

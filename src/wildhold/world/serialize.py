@@ -10,10 +10,11 @@ import orjson
 
 from wildhold.content import Content
 from wildhold.world.events import EventLog
+from wildhold.world.parts import PARTS
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.world import World
 
-FORMAT = 1
+FORMAT = 2
 
 
 def _rng_state(r: random.Random) -> list:
@@ -48,6 +49,8 @@ def to_dict(w: World) -> dict[str, Any]:
         "nodes": [[p, n.kind, n.amount, n.regrow_at] for p, n in sorted(w.nodes.items())],
         "structures": [[p, s.kind, s.owner, s.hp] for p, s in sorted(w.structures.items())],
         "ground": [[p, sorted(items.items())] for p, items in sorted(w.ground.items())],
+        "containers": [[h, sorted(items.items())] for h, items in sorted(w.containers.items())],
+        "parts": {part.name: part.dump(w) for part in PARTS},
         "chars": [
             {
                 "id": c.id, "name": c.name, "pos": c.pos, "health": c.health, "energy": c.energy,
@@ -94,13 +97,14 @@ def from_dict(content: Content, d: dict[str, Any]) -> World:
     w.weather, w.next_op, w.next_creature = d["weather"], d["next_op"], d["next_creature"]
     w.nodes, w.structures = {}, {}
     for k, s in d["rngs"].items():
-        _set_rng(w.rngs[k], s)
+        _set_rng(w.rng(k), s)
     for p, kind, amount, regrow_at in d["nodes"]:
         w.nodes[p] = Node(kind, amount, regrow_at)
         if regrow_at is not None:
             w.regrow_due.setdefault(regrow_at, []).append(p)
     w.structures = {p: Structure(kind, owner, hp) for p, kind, owner, hp in d["structures"]}
     w.ground = {p: dict(items) for p, items in d["ground"]}
+    w.containers = {h: dict(items) for h, items in d["containers"]}
     for cd in d["chars"]:
         c = Character(
             cd["id"], cd["name"], cd["pos"], cd["health"], cd["energy"], cd["satiety"],
@@ -112,6 +116,9 @@ def from_dict(content: Content, d: dict[str, Any]) -> World:
     w.creatures = {i: Creature(i, kind, pos, hp, target) for i, kind, pos, hp, target in d["creatures"]}
     for od in d["ops"]:
         w.ops[od["id"]] = Operation(od["id"], od["agent"], od["action"], od["args"], od["started"], od["ends"], od["energy"], od["data"])
+    for part in PARTS:
+        part.init(w)
+        part.load(w, d["parts"][part.name])
     w.events = EventLog(d["events"]["seq"], d["events"]["head"])
     return w
 

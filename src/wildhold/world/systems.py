@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from wildhold.world.actions import REGISTRY
 from wildhold.world.errors import Rejected
+from wildhold.world.parts import PARTS
 from wildhold.world.state import Character, Creature, Operation
 
 if TYPE_CHECKING:
@@ -19,6 +20,8 @@ def start_day(w: World) -> None:
     weathers = w.calendar.weathers
     w.weather = w.rngs["weather"].choices(list(weathers), weights=list(weathers.values()))[0]
     w.emit("day_started", day=w.day, season=w.season, weather=w.weather)
+    for part in PARTS:
+        part.day_started(w)
 
 
 def advance_calendar(w: World) -> None:
@@ -191,6 +194,8 @@ def knock_down(w: World, c: Character, cause: str) -> None:
     """Health 0: the operation ends, part of every stack stays where the character fell, it wakes at its bed or the settlement."""
     if c.op is not None:
         fail_operation(w, c, w.ops[c.op], Rejected("knocked_down", "You were knocked down."))
+    for part in PARTS:
+        part.before_knockdown(w, c)
     fell = c.pos
     for item, qty in sorted(c.inventory.items()):
         lost = w.knockdown_drop(qty)

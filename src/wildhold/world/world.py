@@ -13,6 +13,7 @@ from wildhold.world import systems
 from wildhold.world.actions import REGISTRY, check_registry, suggest
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
+from wildhold.world.parts import PARTS
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.worldgen import generate, stream
 
@@ -43,6 +44,7 @@ class World:
         self.creatures: dict[int, Creature] = {}
         self.ops: dict[str, Operation] = {}
         self.ground: dict[int, dict[str, int]] = {}
+        self.containers: dict[str, dict[str, int]] = {}
         self.occupants: dict[int, list[str]] = {}
         self.regrow_due: dict[int, list[int]] = {}
         self._bare_snapshot: tuple = (None,)
@@ -60,6 +62,8 @@ class World:
             self.nodes, self.structures = m.nodes, m.structures
             self.settlement, self.spawns, self.dungeon = m.settlement, m.spawns, m.dungeon
             self._index_terrain()
+            for part in PARTS:
+                part.init(self)
             systems.start_day(self)
 
     def _index_terrain(self) -> None:
@@ -93,11 +97,28 @@ class World:
         if self.safe_terrain[self.terrain[c.pos]]:
             return True
         s = self.structures.get(c.pos)
-        return s is not None and s.kind in self.sheltering
+        if s is not None and s.kind in self.sheltering:
+            return True
+        return any(part.shelters(self, c) for part in PARTS)
+
+    def barred(self, c: Character, p: int) -> str | None:
+        """Why this character may not step onto a walkable tile (a locked door), or None."""
+        for part in PARTS:
+            why = part.bars(self, c, p)
+            if why:
+                return why
+        return None
 
     def is_night(self, tick: int | None = None) -> bool:
         t = (self.tick if tick is None else tick) % self.calendar.ticks_per_day
         return t >= self.calendar.night_start or t < self.calendar.night_end
+
+    def rng(self, name: str) -> random.Random:
+        """The world's named random stream, created on first use; saved with the state."""
+        r = self.rngs.get(name)
+        if r is None:
+            r = self.rngs[name] = stream(self.seed, self.scenario_name, name)
+        return r
 
     @property
     def day(self) -> int:
@@ -118,9 +139,16 @@ class World:
         return self.events.emit(self.tick, kind, data)
 
     def holder_items(self, holder: str) -> dict[str, int]:
+        """The items of a holder: a character id, `ground@<tile>`, or a part's container
+        (a chest, a storehouse deposit, an escrow) named `<kind>@<key>`."""
         if holder.startswith(GROUND):
             return self.ground.setdefault(int(holder[len(GROUND):]), {})
-        return self.chars[holder].inventory
+        c = self.chars.get(holder)
+        if c is not None:
+            return c.inventory
+        if "@" not in holder:
+            raise KeyError(f"unknown holder {holder!r}")
+        return self.containers.setdefault(holder, {})
 
     def give(self, holder: str, item: str, qty: int, source: str) -> None:
         """The only way items enter a holder (a character or a ground pile)."""
@@ -142,8 +170,11 @@ class World:
             items[item] = left
         else:
             del items[item]
-            if holder.startswith(GROUND) and not items:
-                del self.ground[int(holder[len(GROUND):])]
+            if not items:
+                if holder.startswith(GROUND):
+                    del self.ground[int(holder[len(GROUND):])]
+                elif holder in self.containers:
+                    del self.containers[holder]
             self._unequip_missing(holder, item)
         self.emit("item_lost", holder=holder, item=item, qty=qty, source=source)
 
@@ -256,6 +287,8 @@ class World:
         self.emit("agent_spawned", agent=agent, name=name, x=x, y=y)
         for item, qty in self.scenario.start_items.items():
             self.give(agent, item, qty, "start")
+        for part in PARTS:
+            part.joined(self, c)
         return agent
 
     # ---- actions ----------------------------------------------------------------------------
@@ -303,7 +336,7 @@ class World:
         return spec, c, parsed, plan
 
     def step(self) -> None:
-        """Advance one tick. The systems run in this order, every tick."""
+        """Advance one tick. The systems run in this order, every tick; then each part's tick."""
         self.tick += 1
         systems.advance_calendar(self)
         systems.advance_operations(self)
@@ -311,6 +344,8 @@ class World:
         systems.night_creatures(self)
         systems.resolve_knockdowns(self)
         systems.regrow_nodes(self)
+        for part in PARTS:
+            part.tick(self)
 
     def knockdown_drop(self, qty: int) -> int:
         """Units of a stack left behind on a knockdown (rounded up)."""

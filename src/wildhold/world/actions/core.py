@@ -1,138 +1,31 @@
-"""The action registry: each action defined once (name, arguments, docstring, time, cost).
-
-Every face — HTTP, MCP, programs, gym spaces, the rules document — is generated from
-`REGISTRY`. A handler's `check` looks and never touches state; `finish` re-checks what may
-have changed while the operation ran, then applies it.
-"""
+"""The first actions: movement, production, maintenance, placing, cancelling."""
 
 from __future__ import annotations
 
-import difflib
-import inspect
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from wildhold.content import Content, ContentError
+from wildhold.world.actions.registry import (
+    DIRECTIONS,
+    ActionArgs,
+    Direction,
+    NoArgs,
+    Plan,
+    Target,
+    cost,
+    did_you_mean,
+    register,
+    require_item,
+    target,
+)
 from wildhold.world.errors import Rejected
+from wildhold.world.parts import PARTS
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
-
-DIRECTIONS: dict[str, tuple[int, int]] = {
-    "n": (0, -1), "ne": (1, -1), "e": (1, 0), "se": (1, 1),
-    "s": (0, 1), "sw": (-1, 1), "w": (-1, 0), "nw": (-1, -1),
-}
-Direction = Literal["n", "ne", "e", "se", "s", "sw", "w", "nw"]
-
-
-class ActionArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class NoArgs(ActionArgs):
-    pass
-
-
-class Target(ActionArgs):
-    x: int = Field(description="Target tile column (0 is the west edge).")
-    y: int = Field(description="Target tile row (0 is the north edge).")
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    duration: int
-    energy: int
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-Check = Callable[["World", Character, Any], "Plan | Rejected"]
-Finish = Callable[["World", Character, Operation], "dict | Rejected"]
-Progress = Callable[["World", Character, Operation], "Rejected | None"]
-
-
-@dataclass(frozen=True)
-class ActionDef:
-    name: str
-    args: type[ActionArgs]
-    doc: str
-    category: str
-    check: Check
-    finish: Finish
-    progress: Progress | None = None
-    begin: Callable[["World", Character, Operation], None] | None = None
-    while_busy: bool = False
-    timing: str = "fixed"
-
-    def json_schema(self) -> dict[str, Any]:
-        return self.args.model_json_schema()
-
-
-REGISTRY: dict[str, ActionDef] = {}
-
-
-def register(cls: type) -> type:
-    """Turn an action class (docstring, Args, check, finish, optional progress) into a registry entry."""
-    name = cls.name
-    if name in REGISTRY:
-        raise ValueError(f"action {name!r} registered twice")
-    REGISTRY[name] = ActionDef(
-        name=name,
-        args=getattr(cls, "Args", NoArgs),
-        doc=inspect.getdoc(cls) or "",
-        category=cls.category,
-        check=cls.check,
-        finish=cls.finish,
-        progress=getattr(cls, "progress", None),
-        begin=getattr(cls, "begin", None),
-        while_busy=getattr(cls, "while_busy", False),
-        timing=getattr(cls, "timing", "fixed"),
-    )
-    return cls
-
-
-def check_registry(content: Content) -> None:
-    """Every registered action needs its time and cost in actions.yaml, and nothing else may be there."""
-    for name in REGISTRY:
-        if name not in content.actions:
-            raise ContentError("actions.yaml", name, "registered action has no duration/energy entry")
-    for name in content.actions:
-        if name not in REGISTRY:
-            raise ContentError("actions.yaml", name, f"no such action{suggest(name)}")
-
-
-def suggest(name: str) -> str:
-    close = difflib.get_close_matches(name, list(REGISTRY), n=1)
-    return f" Did you mean {close[0]!r}?" if close else ""
-
-
-def cost(w: World, name: str, data: dict[str, Any] | None = None, duration: int | None = None) -> Plan:
-    base = w.content.actions[name]
-    return Plan(base.duration if duration is None else duration, base.energy, data or {})
-
-
-def target(w: World, c: Character, x: int, y: int) -> int | Rejected:
-    """A tile within the character's reach, or why not."""
-    p = w.pos(x, y)
-    if p is None:
-        return Rejected("out_of_bounds", f"({x}, {y}) is outside the {w.width}x{w.height} map.")
-    if w.distance(c.pos, p) > w.needs.reach:
-        cx, cy = w.xy(c.pos)
-        return Rejected("out_of_range", f"({x}, {y}) is {w.distance(c.pos, p)} tiles from you at ({cx}, {cy}); reach is {w.needs.reach}.")
-    return p
-
-
-def _item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | None:
-    if item not in w.content.items:
-        return Rejected("unknown_item", f"There is no item {item!r}.")
-    have = c.inventory.get(item, 0)
-    if have < qty:
-        return Rejected("not_in_inventory", f"You carry {have} {item}, not {qty}.")
-    return None
-
 
 # ---- movement ------------------------------------------------------------------------------
 
@@ -146,8 +39,12 @@ def _step_target(w: World, c: Character, direction: str) -> int | Rejected:
     if not w.walkable_terrain[w.terrain[p]]:
         return Rejected("not_walkable", f"({x + dx}, {y + dy}) is {w.terrain_names[w.terrain[p]]}, which cannot be walked on.")
     s = w.structures.get(p)
-    if s is not None and s.kind in w.blocking:
-        return Rejected("blocked", f"A {s.kind} stands on ({x + dx}, {y + dy}).")
+    if s is not None:
+        if s.kind in w.blocking:
+            return Rejected("blocked", f"A {s.kind} stands on ({x + dx}, {y + dy}).")
+        why = w.barred(c, p)
+        if why:
+            return Rejected("blocked", why)
     return p
 
 
@@ -190,7 +87,7 @@ def passable_for(w: World, c: Character) -> Callable[[int], bool]:
             return False
         if abs(p % width - cx) <= r and abs(p // width - cy) <= r:
             s = structures.get(p)
-            return s is None or s.kind not in blocking
+            return s is None or (s.kind not in blocking and not w.barred(c, p))
         seen = memory.get(p)
         return seen is not None and (seen[3] is None or seen[3] not in blocking)
 
@@ -277,7 +174,7 @@ class MoveTo:
     def progress(w: World, c: Character, op: Operation) -> Rejected | None:
         path = op.data["path"]
         nxt = path[op.data.get("i", 0)]
-        if w.distance(c.pos, nxt) != 1 or not w.is_walkable(nxt):
+        if w.distance(c.pos, nxt) != 1 or not w.is_walkable(nxt) or w.barred(c, nxt):
             return Rejected("path_blocked", f"The way at {w.xy(nxt)} is blocked; you stopped at {w.xy(c.pos)}.")
         w.relocate(c, nxt)
         op.data["i"] = op.data.get("i", 0) + 1
@@ -307,7 +204,8 @@ def _gather_plan(w: World, c: Character, x: int, y: int) -> tuple[int, int] | Re
     bonus = tool.yield_bonus.get(node.kind) if tool else None
     if spec.requires_tool and bonus is None:
         return Rejected("missing_tool", f"A {node.kind} needs a {spec.requires_tool} (or better) equipped in hand.")
-    return p, min(node.amount, spec.base_yield + (bonus or 0))
+    extra = sum(part.yield_bonus(w, c, node.kind) for part in PARTS)
+    return p, min(node.amount, spec.base_yield + (bonus or 0) + extra)
 
 
 @register
@@ -344,11 +242,13 @@ class Gather:
 def _recipe_plan(w: World, c: Character, name: str, kind: str) -> Rejected | Any:
     recipe = w.content.recipes.get(name)
     if recipe is None:
-        close = difflib.get_close_matches(name, list(w.content.recipes), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        return Rejected("unknown_recipe", f"There is no recipe {name!r}.{hint}")
+        return Rejected("unknown_recipe", f"There is no recipe {name!r}.{did_you_mean(name, w.content.recipes)}")
     if recipe.kind != kind:
         return Rejected("wrong_recipe_kind", f"{name} is made with {recipe.kind}, not {kind}.")
+    for part in PARTS:
+        why = part.recipe_locked(w, c, name)
+        if why:
+            return Rejected("recipe_locked", why)
     if recipe.station and not station_in_reach(w, c, recipe.station):
         return Rejected("no_station", f"{name} needs a {recipe.station} within {w.needs.reach} tile of you.")
     missing = {i: q - c.inventory.get(i, 0) for i, q in recipe.inputs.items() if c.inventory.get(i, 0) < q}
@@ -429,7 +329,7 @@ class Eat:
 
     @staticmethod
     def check(w: World, c: Character, a: ItemArgs) -> Plan | Rejected:
-        bad = _item(w, c, a.item)
+        bad = require_item(w, c, a.item)
         if bad:
             return bad
         if w.content.items[a.item].category != "food":
@@ -439,7 +339,7 @@ class Eat:
     @staticmethod
     def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
         item = op.args["item"]
-        bad = _item(w, c, item)
+        bad = require_item(w, c, item)
         if bad:
             return bad
         spec = w.content.items[item]
@@ -539,7 +439,7 @@ class Equip:
 
     @staticmethod
     def check(w: World, c: Character, a: ItemArgs) -> Plan | Rejected:
-        bad = _item(w, c, a.item)
+        bad = require_item(w, c, a.item)
         if bad:
             return bad
         if w.content.items[a.item].tool is None:
@@ -549,7 +449,7 @@ class Equip:
     @staticmethod
     def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
         item = op.args["item"]
-        bad = _item(w, c, item)
+        bad = require_item(w, c, item)
         if bad:
             return bad
         slot = w.content.items[item].tool.slot
@@ -595,12 +495,12 @@ class Drop:
 
     @staticmethod
     def check(w: World, c: Character, a: QtyArgs) -> Plan | Rejected:
-        return _item(w, c, a.item, a.qty) or cost(w, "drop")
+        return require_item(w, c, a.item, a.qty) or cost(w, "drop")
 
     @staticmethod
     def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
         item, qty = op.args["item"], op.args["qty"]
-        bad = _item(w, c, item, qty)
+        bad = require_item(w, c, item, qty)
         if bad:
             return bad
         w.take(c.id, item, qty, "drop")
@@ -645,7 +545,7 @@ class PlaceArgs(Target):
 
 
 def _place_plan(w: World, c: Character, item: str, x: int, y: int) -> int | Rejected:
-    bad = _item(w, c, item)
+    bad = require_item(w, c, item)
     if bad:
         return bad
     kind = w.content.items[item].places
@@ -710,3 +610,4 @@ class Cancel:
         end_operation(w, c, cancelled)
         w.emit("operation_cancelled", agent=c.id, op=cancelled.id, action=cancelled.action)
         return {"cancelled": cancelled.id}
+

@@ -1,0 +1,142 @@
+"""The action registry: each action defined once (name, arguments, docstring, time, cost).
+
+Every face — HTTP, MCP, programs, gym spaces, the rules document — is generated from
+`REGISTRY`. A handler's `check` looks and never touches state; `finish` re-checks what may
+have changed while the operation ran, then applies it. The helpers here are shared by the
+action modules of every subsystem.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wildhold.content import Content, ContentError
+from wildhold.world.errors import Rejected
+from wildhold.world.state import Character, Operation
+
+if TYPE_CHECKING:
+    from wildhold.world.world import World
+
+DIRECTIONS: dict[str, tuple[int, int]] = {
+    "n": (0, -1), "ne": (1, -1), "e": (1, 0), "se": (1, 1),
+    "s": (0, 1), "sw": (-1, 1), "w": (-1, 0), "nw": (-1, -1),
+}
+Direction = Literal["n", "ne", "e", "se", "s", "sw", "w", "nw"]
+
+
+class ActionArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoArgs(ActionArgs):
+    pass
+
+
+class Target(ActionArgs):
+    x: int = Field(description="Target tile column (0 is the west edge).")
+    y: int = Field(description="Target tile row (0 is the north edge).")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    duration: int
+    energy: int
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+Check = Callable[["World", Character, Any], "Plan | Rejected"]
+Finish = Callable[["World", Character, Operation], "dict | Rejected"]
+Progress = Callable[["World", Character, Operation], "Rejected | None"]
+
+
+@dataclass(frozen=True)
+class ActionDef:
+    name: str
+    args: type[ActionArgs]
+    doc: str
+    category: str
+    check: Check
+    finish: Finish
+    progress: Progress | None = None
+    begin: Callable[["World", Character, Operation], None] | None = None
+    while_busy: bool = False
+    timing: str = "fixed"
+
+    def json_schema(self) -> dict[str, Any]:
+        return self.args.model_json_schema()
+
+
+REGISTRY: dict[str, ActionDef] = {}
+
+
+def register(cls: type) -> type:
+    """Turn an action class (docstring, Args, check, finish, optional progress) into a registry entry."""
+    name = cls.name
+    if name in REGISTRY:
+        raise ValueError(f"action {name!r} registered twice")
+    REGISTRY[name] = ActionDef(
+        name=name,
+        args=getattr(cls, "Args", NoArgs),
+        doc=inspect.getdoc(cls) or "",
+        category=cls.category,
+        check=cls.check,
+        finish=cls.finish,
+        progress=getattr(cls, "progress", None),
+        begin=getattr(cls, "begin", None),
+        while_busy=getattr(cls, "while_busy", False),
+        timing=getattr(cls, "timing", "fixed"),
+    )
+    return cls
+
+
+def check_registry(content: Content) -> None:
+    """Every registered action needs its time and cost in actions.yaml, and nothing else may be there."""
+    for name in REGISTRY:
+        if name not in content.actions:
+            raise ContentError("actions.yaml", name, "registered action has no duration/energy entry")
+    for name in content.actions:
+        if name not in REGISTRY:
+            raise ContentError("actions.yaml", name, f"no such action{suggest(name)}")
+
+
+def did_you_mean(name: str, options) -> str:
+    """A hint naming the closest known name, or nothing."""
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def suggest(name: str) -> str:
+    return did_you_mean(name, REGISTRY)
+
+
+def cost(w: World, name: str, data: dict[str, Any] | None = None, duration: int | None = None) -> Plan:
+    base = w.content.actions[name]
+    return Plan(base.duration if duration is None else duration, base.energy, data or {})
+
+
+def target(w: World, c: Character, x: int, y: int) -> int | Rejected:
+    """A tile within the character's reach, or why not."""
+    p = w.pos(x, y)
+    if p is None:
+        return Rejected("out_of_bounds", f"({x}, {y}) is outside the {w.width}x{w.height} map.")
+    if w.distance(c.pos, p) > w.needs.reach:
+        cx, cy = w.xy(c.pos)
+        return Rejected("out_of_range", f"({x}, {y}) is {w.distance(c.pos, p)} tiles from you at ({cx}, {cy}); reach is {w.needs.reach}.")
+    return p
+
+
+def require_item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | None:
+    """None when the character carries `qty` of a known item, else why not."""
+    if item not in w.content.items:
+        return Rejected("unknown_item", f"There is no item {item!r}.")
+    have = c.inventory.get(item, 0)
+    if have < qty:
+        return Rejected("not_in_inventory", f"You carry {have} {item}, not {qty}.")
+    return None
+
+

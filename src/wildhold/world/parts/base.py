@@ -1,0 +1,59 @@
+"""The contract of a world subsystem (construction, farming, the settlement, the economy, society).
+
+A part keeps its own state on the world (created in `init`, saved by `dump`, restored by `load`),
+registers its actions in the one registry, and joins the tick through the hooks below. Every
+hook has a neutral default, so a part implements only what it changes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wildhold.world.state import Character
+    from wildhold.world.world import World
+
+
+class Part:
+    name: str = ""
+
+    def init(self, w: World) -> None:
+        """Create this part's state on a new world (after worldgen, before anyone joins)."""
+
+    def dump(self, w: World) -> Any:
+        """This part's state as JSON-ready data with a stable order."""
+        return None
+
+    def load(self, w: World, data: Any) -> None:
+        """Restore what `dump` wrote."""
+
+    def joined(self, w: World, c: Character) -> None:
+        """A character entered the world."""
+
+    def day_started(self, w: World) -> None:
+        """Midnight: daily growth, daily postings, deadlines counted in days."""
+
+    def tick(self, w: World) -> None:
+        """Once per tick, after the core systems."""
+
+    def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
+        """Add what this character perceives of this part to its observation."""
+
+    def shelters(self, w: World, c: Character) -> bool:
+        """Whether this part protects the character from night hazards where it stands."""
+        return False
+
+    def bars(self, w: World, c: Character, p: int) -> str | None:
+        """Why the character may not step onto tile `p` (a locked door), or None."""
+        return None
+
+    def yield_bonus(self, w: World, c: Character, node: str) -> int:
+        """Extra units per gather this part grants (trained attributes)."""
+        return 0
+
+    def recipe_locked(self, w: World, c: Character, recipe: str) -> str | None:
+        """Why the character may not use a recipe yet (a villager's friendship unlocks it), or None."""
+        return None
+
+    def before_knockdown(self, w: World, c: Character) -> None:
+        """The character's health reached 0 and it is about to drop items and respawn."""
