@@ -6,11 +6,9 @@ two cannot disagree; `rules_digest` fingerprints it. Rules are described, never 
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import inspect
 import json
-import textwrap
 from typing import Any, Callable
 
 import wildhold
@@ -19,6 +17,7 @@ from wildhold.content.models import NeedsSpec
 from wildhold.world.actions import REGISTRY, ActionDef, check_registry
 from wildhold.world.errors import CODES
 from wildhold.world.events import EVENT_TYPES
+from wildhold.world.parts import PARTS
 from wildhold.world.world import World
 
 RULES_FORMAT = 1
@@ -240,16 +239,8 @@ def _needs(c: Content) -> dict[str, Any]:
 
 
 def _tick_order() -> list[str]:
-    """The systems `World.step` runs, in order, read from its source so the list cannot drift."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(World.step)))
-    return [
-        node.func.attr
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "systems"
-    ]
+    """The systems `World.step` runs, in order: the core systems, then each world part."""
+    return [system.__name__ for system in World.SYSTEMS] + [f"{part.name} (part)" for part in PARTS]
 
 
 # ---- things ---------------------------------------------------------------------------------

@@ -335,15 +335,20 @@ class World:
             return Rejected("not_enough_energy", f"{action} needs {plan.energy} energy and you have {c.energy}; eat, rest or sleep first.")
         return spec, c, parsed, plan
 
+    SYSTEMS = (
+        systems.advance_calendar,
+        systems.advance_operations,
+        systems.decay_needs,
+        systems.night_creatures,
+        systems.resolve_knockdowns,
+        systems.regrow_nodes,
+    )
+
     def step(self) -> None:
-        """Advance one tick. The systems run in this order, every tick; then each part's tick."""
+        """Advance one tick: the core systems in `SYSTEMS` order, then each part's tick in `PARTS` order."""
         self.tick += 1
-        systems.advance_calendar(self)
-        systems.advance_operations(self)
-        systems.decay_needs(self)
-        systems.night_creatures(self)
-        systems.resolve_knockdowns(self)
-        systems.regrow_nodes(self)
+        for system in self.SYSTEMS:
+            system(self)
         for part in PARTS:
             part.tick(self)
 
