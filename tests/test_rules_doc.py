@@ -229,3 +229,18 @@ def test_content_out_of_step_with_the_registry_is_refused(tmp_path):
     changed = edited(tmp_path, "actions.yaml", lambda d: d.pop("gather"))
     with pytest.raises(ContentError):
         rules_json(changed)
+
+
+def test_the_wealth_formula_is_public_with_every_weight(content, doc):
+    wealth = doc["wealth"]
+    assert str(content.wealth.reputation_cents) in wealth["summary"]
+    assert str(content.wealth.attribute_level_cents) in wealth["summary"]
+    assert wealth["item_values_cents"]["wood"] == content.items["wood"].value_cents
+    assert "Wealth" in rules_markdown(content) and wealth["summary"] in rules_markdown(content)
+
+
+def test_villagers_gift_opinions_are_left_to_discover(content, doc):
+    for name, npc in content.npcs.items():
+        entry = doc["villagers"]["people"][name]
+        assert "loves" not in entry and "likes" not in entry and "dislikes" not in entry
+    assert doc["villagers"]["friendship"]["gift_points"] == dict(content.social.gift_points)

@@ -48,6 +48,66 @@ def rules_json(content: Content) -> dict[str, Any]:
         "events": {kind: _event(model) for kind, model in EVENT_TYPES.items()},
         "observation": _observation(content),
         "scenarios": _scenarios(content),
+        **_breadth(content),
+    }
+
+
+def wealth_formula(c: Content) -> dict[str, Any]:
+    """The public wealth formula (seed 003) with every weight, and its one-line summary."""
+    w = c.wealth
+    return {
+        "summary": (
+            "wealth (cents) = carried items x value + escrowed items x value + owned intact structures x value x hp/max_hp"
+            f" + net storehouse deposits x value + reputation x {w.reputation_cents} + attribute levels x {w.attribute_level_cents}"
+        ),
+        "terms": [
+            "carried items: every item in the character's inventory, at its value_cents",
+            "escrowed items: items the character put into escrow (open trade offers, contracts it pays, market orders), at value_cents",
+            "owned intact structures: each structure the character owns, at its value_cents x hp / max hp, rounded down",
+            "net storehouse deposits: items the character deposited in any storehouse and has not withdrawn (a deposit counts for the depositor, never the storehouse owner)",
+            f"reputation x {w.reputation_cents} cents",
+            f"sum of trained attribute levels x {w.attribute_level_cents} cents",
+        ],
+        "ties": "Characters with exactly equal wealth share a rank (standard competition ranking: 1, 1, 3).",
+        "item_values_cents": {k: i.value_cents for k, i in c.items.items()},
+        "structure_values_cents": {k: s.value_cents for k, s in c.structures.items() if s.value_cents},
+    }
+
+
+def _breadth(c: Content) -> dict[str, Any]:
+    """Farming, animals, the settlement's villagers and quests, attributes, the economy, conflict, wealth."""
+    social = c.social
+    return {
+        "farming": {**c.farming.model_dump(mode="json"), "crops": {k: v.model_dump(mode="json") for k, v in c.crops.items()}},
+        "animals": {k: v.model_dump(mode="json") for k, v in c.animals.items()},
+        "villagers": {
+            "friendship": {
+                "talk_points": social.talk_points,
+                "gift_points": dict(social.gift_points),
+                "points_per_level": social.points_per_level,
+                "max_level": social.max_level,
+                "gifts_per_day": social.gifts_per_day,
+                "rule": "Talking adds talk_points once a day per villager; a gift adds the points of the villager's opinion of"
+                " the item (loved, liked, neutral or disliked). Each villager's opinions are learned by giving, not listed here.",
+            },
+            "places": {k: list(v) for k, v in social.places.items()},
+            "people": {
+                name: {
+                    "role": n.role,
+                    "description": n.description,
+                    "schedule": [e.model_dump(mode="json") for e in n.schedule],
+                    "shop": n.shop.model_dump(mode="json") if n.shop else None,
+                    "unlocks": [u.model_dump(mode="json") for u in n.unlocks],
+                }
+                for name, n in c.npcs.items()
+            },
+        },
+        "quests": {"board": c.questboard.model_dump(mode="json"), "templates": {k: v.model_dump(mode="json") for k, v in c.quests.items()}},
+        "attributes": {k: v.model_dump(mode="json") for k, v in c.attributes.items()},
+        "economy": c.economy.model_dump(mode="json"),
+        "messages": {"max_chars": social.message_max_chars, "board_max_posts": social.board_max_posts, "say_radius": social.say_radius},
+        "conflict": c.conflict.model_dump(mode="json"),
+        "wealth": wealth_formula(c),
     }
 
 
@@ -639,4 +699,79 @@ def rules_markdown(content: Content) -> str:
             ],
         ),
     ]
+    md += _md_breadth(doc)
     return "\n".join(md).rstrip() + "\n"
+
+
+def _md_breadth(doc: dict[str, Any]) -> list[str]:
+    farming, villagers, wealth = doc["farming"], doc["villagers"], doc["wealth"]
+    md = [
+        "## Farming",
+        "",
+        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in farming.items() if k != "crops"]),
+        *_table(
+            ["crop", "seed", "product", "yield", "watered days per stage", "seasons"],
+            [[f"`{k}`", f"`{v['seed']}`", f"`{v['product']}`", v["yield_qty"], v["stage_days"], v["seasons"]] for k, v in farming["crops"].items()],
+        ),
+        "## Animals",
+        "",
+        *_table(
+            ["animal", "product", "per day", "feed", "feed per day", "hungry days before it leaves"],
+            [[f"`{k}`", f"`{v['product']}`", v["product_qty"], f"`{v['feed']}`", v["feed_qty"], v["hungry_days_to_leave"]] for k, v in doc["animals"].items()],
+        ),
+        "## Villagers",
+        "",
+        villagers["friendship"]["rule"],
+        "",
+        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in villagers["friendship"].items() if k != "rule"]),
+        *_table(
+            ["villager", "role", "schedule (from hour: place)", "sells (coins)", "buys (coins)", "open hours", "unlocks"],
+            [
+                [
+                    f"`{k}`", v["role"], ", ".join(f"{e['start_hour']}: {e['place']}" for e in v["schedule"]),
+                    v["shop"]["sells"] if v["shop"] else "", v["shop"]["buys"] if v["shop"] else "",
+                    v["shop"]["open_hours"] if v["shop"] else "", v["unlocks"],
+                ]
+                for k, v in villagers["people"].items()
+            ],
+        ),
+        *_table(["place", "offset from the settlement centre"], [[f"`{k}`", v] for k, v in villagers["places"].items()]),
+        "## Quests",
+        "",
+        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in doc["quests"]["board"].items()]),
+        *_table(
+            ["template", "kind", "issuers", "items or targets", "quantity", "reward (coins)", "friendship", "days"],
+            [
+                [f"`{k}`", v["kind"], v["issuers"], v["items"] or v["targets"], v["qty"], v["reward_coins"], v["friendship"], v["days"]]
+                for k, v in doc["quests"]["templates"].items()
+            ],
+        ),
+        "## Attributes",
+        "",
+        *_table(
+            ["attribute", "max level", "ticks per level", "energy", "coins x next level", "yield bonus per level", "damage bonus per level", "description"],
+            [
+                [f"`{k}`", v["max_level"], v["train_ticks"], v["energy"], v["coins_per_level"], v["yield_bonus"], v["damage_bonus"], v["description"]]
+                for k, v in doc["attributes"].items()
+            ],
+        ),
+        "## Economy and messages",
+        "",
+        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in {**doc["economy"], **doc["messages"]}.items()]),
+        "## Conflict",
+        "",
+        "Only in scenarios with conflict on, and never inside the settlement.",
+        "",
+        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in doc["conflict"].items()]),
+        "## Wealth",
+        "",
+        wealth["summary"],
+        "",
+        *_bullets(wealth["terms"]),
+        wealth["ties"],
+        "",
+        "Item and structure values are in the item and structure tables above.",
+        "",
+    ]
+    return md
+
