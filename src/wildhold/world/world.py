@@ -295,7 +295,7 @@ class World:
 
     def submit(self, agent: str, action: str, args: dict[str, Any] | None = None, issuer: str = "direct") -> Accepted | Rejected:
         """Validate an action now; accept it as an operation or reject it without changing state."""
-        result = self._check(agent, action, args or {})
+        result = self._check(agent, action, {} if args is None else args)
         if isinstance(result, Rejected):
             self.emit("action_rejected", agent=agent, action=action, code=result.code, message=result.message, issuer=issuer)
             return result

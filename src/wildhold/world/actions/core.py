@@ -144,7 +144,7 @@ def find_path(w: World, c: Character, goal: int) -> list[int] | None:
 
 @register
 class MoveTo:
-    """Walk to a tile along the shortest path over tiles you have seen, one tile per tick.
+    """Walk to a tile along the shortest path over tiles you have seen, one step per move_to duration.
 
     Fails with path_blocked if something blocks the way while walking; stops where it is.
     """
@@ -172,6 +172,8 @@ class MoveTo:
 
     @staticmethod
     def progress(w: World, c: Character, op: Operation) -> Rejected | None:
+        if (w.tick - op.started) % w.content.actions["move_to"].duration:
+            return None  # between steps: each step takes move_to's duration in ticks
         path = op.data["path"]
         nxt = path[op.data.get("i", 0)]
         if w.distance(c.pos, nxt) != 1 or not w.is_walkable(nxt) or w.barred(c, nxt):
@@ -236,6 +238,8 @@ class Gather:
             node.regrow_at = due
             w.regrow_due.setdefault(due, []).append(p)
         w.give(c.id, item, qty, f"gather:{node.kind}")
+        for part in PARTS:
+            part.gathered(w, c, item, qty)
         return {"item": item, "qty": qty}
 
 
@@ -551,6 +555,8 @@ def _place_plan(w: World, c: Character, item: str, x: int, y: int) -> int | Reje
     kind = w.content.items[item].places
     if kind is None:
         return Rejected("not_placeable", f"{item} cannot be placed.")
+    if any(animal.item == item for animal in w.content.animals.values()):
+        return Rejected("use_settle_animal", f"{item} is an animal: settle it beside a coop with settle_animal, not place.")
     p = target(w, c, x, y)
     if isinstance(p, Rejected):
         return p

@@ -1,0 +1,550 @@
+"""Property checks of the world engine: determinism, rejection, fog of war, conservation, snapshots.
+
+Each property runs random programs (joins, gifts, actions, steps, knockdowns) on the tiny
+scenario and checks an invariant against an oracle rebuilt from the event stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wildhold.content import default_content
+from wildhold.world.actions import DIRECTIONS, REGISTRY
+from wildhold.world.errors import Accepted, Rejected
+from wildhold.world.events import EVENT_TYPES, GENESIS, validate_event, verify_chain
+from wildhold.world.observe import observe
+from wildhold.world.serialize import dumps, loads, state_hash
+from wildhold.world.world import GROUND, World
+
+CONTENT = default_content()
+SCENARIO = "tiny"
+ITEMS = sorted(CONTENT.items)
+RECIPES = sorted(CONTENT.recipes)
+RADIUS = CONTENT.needs.view_radius
+WIDTH, HEIGHT = CONTENT.scenario(SCENARIO).width, CONTENT.scenario(SCENARIO).height
+TOO_MANY_TICKS = max(CONTENT.needs.max_sleep_ticks, CONTENT.needs.max_wait_ticks) + 1
+
+PROPERTY_SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+# ---- programs -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rel:
+    """A coordinate given relative to the acting character, resolved when the action is submitted."""
+
+    axis: str
+    offset: int
+
+
+NEAR_NODE = "near-node"  # args placeholder: the first resource node within reach, else one's own tile
+
+
+def resolve(w: World, agent: str, args: Any) -> Any:
+    if agent not in w.chars:
+        return args
+    x, y = w.xy(w.chars[agent].pos)
+    if args == NEAR_NODE:
+        near = [(x + dx, y + dy) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if w.pos(x + dx, y + dy) in w.nodes]
+        nx, ny = near[0] if near else (x, y)
+        return {"x": nx, "y": ny}
+    if not isinstance(args, dict):
+        return args
+    return {k: (x if v.axis == "x" else y) + v.offset if isinstance(v, Rel) else v for k, v in args.items()}
+
+
+def target(lo: int, hi: int) -> st.SearchStrategy[dict[str, Rel]]:
+    return st.builds(lambda dx, dy: {"x": Rel("x", dx), "y": Rel("y", dy)}, st.integers(lo, hi), st.integers(lo, hi))
+
+
+def with_item(base: st.SearchStrategy[dict], items: st.SearchStrategy[str]) -> st.SearchStrategy[dict]:
+    return st.builds(lambda d, item: {**d, "item": item}, base, items)
+
+
+item_names = st.sampled_from(ITEMS)
+placeables = st.sampled_from(sorted(k for k, v in CONTENT.items.items() if v.places))
+ticks = st.fixed_dictionaries({"ticks": st.integers(1, 30)})
+item_qty = st.fixed_dictionaries({"item": item_names, "qty": st.integers(1, 3)})
+
+plausible_action = st.one_of(
+    st.tuples(st.just("move"), st.fixed_dictionaries({"direction": st.sampled_from(sorted(DIRECTIONS))})),
+    st.tuples(st.just("move_to"), target(-4, 4)),
+    st.tuples(st.just("move_to"), target(-12, 12)),
+    st.tuples(st.just("gather"), target(-1, 1)),
+    st.tuples(st.just("gather"), st.just(NEAR_NODE)),
+    st.tuples(st.just("gather"), st.just(NEAR_NODE)),
+    st.tuples(st.sampled_from(["craft", "cook"]), st.fixed_dictionaries({"recipe": st.sampled_from(RECIPES)})),
+    st.tuples(st.sampled_from(["eat", "equip"]), st.fixed_dictionaries({"item": item_names})),
+    st.tuples(st.sampled_from(["sleep", "rest", "wait"]), ticks),
+    st.tuples(st.just("unequip"), st.fixed_dictionaries({"slot": st.sampled_from(["hand", "body"])})),
+    st.tuples(st.sampled_from(["drop", "pick_up"]), item_qty),
+    st.tuples(st.just("place"), with_item(target(-1, 1), placeables)),
+    st.tuples(st.just("cancel"), st.just({})),
+)
+
+junk_values = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**12), 10**12), st.floats(allow_nan=True),
+    st.text(max_size=6), st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+unknown_names = st.one_of(
+    st.text(max_size=12).filter(lambda s: s not in REGISTRY),
+    st.sampled_from(["mvoe", "gahter", "Move", "move ", "craft!", "sleeep", "pickup", ""]),
+)
+
+
+def _wrong_type(name: str) -> st.SearchStrategy[dict]:
+    fields = list(REGISTRY[name].args.model_fields) or ["x"]
+    return st.dictionaries(st.sampled_from(fields), junk_values, min_size=1)
+
+
+def _extra_arg(pair: tuple[str, dict]) -> st.SearchStrategy[tuple[str, dict]]:
+    name, args = pair
+    if args == NEAR_NODE:
+        args = {"x": Rel("x", 0), "y": Rel("y", 0)}
+    return st.builds(lambda k, v: (name, {**args, k: v}), st.sampled_from(["bogus", "zz_extra", "X"]), junk_values)
+
+
+# Each garbage strategy yields (action, args, must_be_rejected).
+garbage_action = st.one_of(
+    st.builds(lambda n, a: (n, a, True), unknown_names, st.dictionaries(st.text(max_size=3), junk_values, max_size=2)),
+    st.sampled_from(sorted(REGISTRY)).flatmap(lambda n: st.tuples(st.just(n), _wrong_type(n), st.just(False))),
+    st.sampled_from(sorted(n for n, d in REGISTRY.items() if any(f.is_required() for f in d.args.model_fields.values()))).map(lambda n: (n, {}, True)),
+    plausible_action.flatmap(_extra_arg).map(lambda p: (*p, True)),
+    st.builds(
+        lambda n, x, y: (n, {"x": x, "y": y}, True),
+        st.sampled_from(["move_to", "gather"]),
+        st.one_of(st.integers(-200, -1), st.integers(WIDTH, WIDTH + 200)),
+        st.integers(-200, HEIGHT + 200),
+    ),
+    st.builds(lambda n, item, q: (n, {"item": item, "qty": q}, True), st.sampled_from(["drop", "pick_up"]), item_names, st.integers(10**3, 10**9)),
+    st.builds(lambda n, item: (n, {"item": item}, True), st.sampled_from(["eat", "equip", "drop"]), st.text(min_size=1, max_size=8).filter(lambda s: s not in ITEMS)),
+    st.builds(lambda n, t: (n, {"ticks": t}, True), st.sampled_from(["sleep", "rest", "wait"]), st.one_of(st.integers(-5, 0), st.integers(TOO_MANY_TICKS, 10**9))),
+    st.builds(lambda n, a: (n, a, True), st.sampled_from(sorted(REGISTRY)), st.one_of(st.lists(st.integers(), min_size=1), st.text(min_size=1), st.integers(1, 9), st.just(("x", 1)))),
+    plausible_action.map(lambda p: (*p, False)),
+)
+
+gifts = st.dictionaries(item_names, st.integers(1, 6), max_size=5)
+
+
+def program(n_agents: int, max_len: int = 40) -> st.SearchStrategy[list]:
+    who = st.integers(0, n_agents - 1)
+    act = st.builds(lambda i, a: ("act", i, *a), who, plausible_action)
+    element = st.one_of(
+        act, act, act, act,
+        st.builds(lambda i, n: ("forage", i, n), who, st.integers(1, 12)),
+        st.builds(lambda i, d, n: ("walk", i, d, n), who, st.sampled_from(sorted(DIRECTIONS)), st.integers(1, 10)),
+        st.builds(lambda n: ("step", n), st.integers(1, 25)),
+        st.builds(lambda n: ("step", n), st.integers(1, 25)),
+        st.builds(lambda n: ("step", n), st.integers(100, 600)),
+        st.builds(lambda i: ("knockdown", i), who),
+        st.builds(lambda i, g: ("gift", i, g), who, gifts),
+    )
+    return st.lists(element, min_size=min(8, max_len), max_size=max_len)
+
+
+@st.composite
+def scenarios(draw, max_len: int = 40) -> tuple[int, int, list[dict[str, int]], list]:
+    seed = draw(st.integers(0, 2**32 - 1))
+    n_agents = draw(st.integers(1, 3))
+    starting = draw(st.lists(gifts, min_size=n_agents, max_size=n_agents))
+    return seed, n_agents, starting, draw(program(n_agents, max_len))
+
+
+def build(seed: int, n_agents: int, starting: list[dict[str, int]]) -> tuple[World, list[str]]:
+    w = World(CONTENT, SCENARIO, seed)
+    agents = [w.join(f"c{i}") for i in range(n_agents)]
+    for agent, items in zip(agents, starting):
+        for item, qty in sorted(items.items()):
+            w.give(agent, item, qty, "test")
+    return w, agents
+
+
+def run_element(w: World, agents: list[str], element: tuple) -> Accepted | Rejected | None:
+    kind = element[0]
+    if kind == "act":
+        _, i, action, args = element
+        return w.submit(agents[i], action, resolve(w, agents[i], args))
+    if kind == "step":
+        for _ in range(element[1]):
+            w.step()
+    elif kind == "walk":
+        for _ in range(element[3]):
+            w.submit(agents[element[1]], "move", {"direction": element[2]})
+            w.step()
+    elif kind == "forage":
+        forage(w, agents[element[1]], element[2])
+    elif kind == "knockdown":
+        c = w.chars[agents[element[1]]]
+        w.set_needs(c, "test", 0, c.energy, c.satiety)
+        w.step()
+    elif kind == "gift":
+        for item, qty in sorted(element[2].items()):
+            w.give(agents[element[1]], item, qty, "test")
+    return None
+
+
+def forage(w: World, agent: str, max_steps: int) -> None:
+    """Walk up to `max_steps` moves towards the nearest stocked node, then try to gather from it a few times."""
+    c = w.chars[agent]
+    parent: dict[int, int | None] = {c.pos: None}
+    frontier, goal = [c.pos], None
+    while frontier and goal is None:
+        nxt = []
+        for p in frontier:
+            node = w.nodes.get(p)
+            if node is not None and node.amount > 0 and p != c.pos:
+                goal = p
+                break
+            x, y = w.xy(p)
+            for dx, dy in DIRECTIONS.values():
+                q = w.pos(x + dx, y + dy)
+                if q is not None and q not in parent and w.is_walkable(q):
+                    parent[q] = p
+                    nxt.append(q)
+        frontier = nxt
+    if goal is None:
+        return
+    path = [goal]
+    while parent[path[-1]] is not None:
+        path.append(parent[path[-1]])
+    for p in path[-2:0:-1][:max_steps]:
+        (x, y), (px, py) = w.xy(c.pos), w.xy(p)
+        step = next((d for d, delta in DIRECTIONS.items() if delta == (px - x, py - y)), None)
+        if step is not None:
+            w.submit(agent, "move", {"direction": step})
+        w.step()
+    for _ in range(4):
+        w.submit(agent, "gather", dict(zip("xy", w.xy(goal))))
+        for _ in range(w.content.actions["gather"].duration):
+            w.step()
+
+
+# ---- 1. determinism ----------------------------------------------------------------------
+
+
+@PROPERTY_SETTINGS
+@given(scenarios())
+def test_same_seed_and_actions_give_the_same_chain_and_state(case):
+    seed, n_agents, starting, prog = case
+    a, agents_a = build(seed, n_agents, starting)
+    b, agents_b = build(seed, n_agents, starting)
+    for element in prog:
+        assert run_element(a, agents_a, element) == run_element(b, agents_b, element)
+        assert a.events.head == b.events.head
+    assert state_hash(a) == state_hash(b)
+    assert [e[4] for e in a.events.drain()] == [e[4] for e in b.events.drain()]
+
+
+@settings(max_examples=15, deadline=None, database=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 2**32 - 1))
+def test_different_seeds_give_different_worlds(seed, delta):
+    a = World(CONTENT, SCENARIO, seed)
+    b = World(CONTENT, SCENARIO, seed + delta)
+    assert (a.terrain, sorted((p, n.kind) for p, n in a.nodes.items())) != (b.terrain, sorted((p, n.kind) for p, n in b.nodes.items()))
+    assert state_hash(a) != state_hash(b)
+
+
+# ---- 2. rejection changes nothing --------------------------------------------------------
+
+actors = st.one_of(*[st.integers(0, 2)] * 6, st.sampled_from(["a99", "", "A1", "a0"]))
+
+
+@settings(PROPERTY_SETTINGS, max_examples=40)
+@given(scenarios(max_len=20), st.lists(st.tuples(actors, garbage_action), min_size=10, max_size=40), st.data())
+def test_rejected_actions_leave_the_state_unchanged(case, probes, data):
+    seed, n_agents, starting, prog = case
+    w, agents = build(seed, n_agents, starting)
+    for element in prog:
+        run_element(w, agents, element)
+    w.events.drain()
+    for who, (action, args, must_reject) in probes:
+        agent = agents[who % n_agents] if isinstance(who, int) else who
+        must_reject = must_reject or agent not in w.chars
+        before = state_hash(w)
+        result = w.submit(agent, action, resolve(w, agent, args))
+        emitted = w.events.drain()
+        if isinstance(result, Rejected):
+            assert state_hash(w) == before, (action, args, result)
+            assert [e[2] for e in emitted] == ["action_rejected"]
+            assert orjson.loads(emitted[0][3])["data"]["code"] == result.code
+        else:
+            assert not must_reject, (action, args, result)
+            assert agent in w.chars
+        if data.draw(st.booleans()):
+            w.step()
+            w.events.drain()
+
+
+def test_rejection_codes_cover_every_garbage_category():
+    w, (agent,) = build(3, 1, [{}])
+    codes = {
+        w.submit(agent, "teleport", {}).code,
+        w.submit(agent, "move", {"direction": "up"}).code,
+        w.submit(agent, "move", [1]).code,
+        w.submit(agent, "gather", {"x": 500, "y": 0}).code,
+        w.submit(agent, "eat", {"item": "wooden_axe"}).code,
+        w.submit("a9", "wait", {"ticks": 1}).code,
+    }
+    assert codes == {"unknown_action", "bad_arguments", "out_of_bounds", "not_in_inventory", "unknown_agent"}
+
+
+# ---- 3. fog of war -----------------------------------------------------------------------
+
+
+def square(w: World, p: int) -> tuple[int, int, int, int]:
+    """The view square (x0, x1, y0, y1) computed here, independently of the engine."""
+    x, y = w.xy(p)
+    return max(0, x - RADIUS), min(w.width - 1, x + RADIUS), max(0, y - RADIUS), min(w.height - 1, y + RADIUS)
+
+
+def inside(sq: tuple[int, int, int, int], x: int, y: int) -> bool:
+    return sq[0] <= x <= sq[1] and sq[2] <= y <= sq[3]
+
+
+class Shadow:
+    """Tile contents, positions and memories rebuilt from events alone: the oracle for fog of war.
+
+    A character remembers a tile when the tile leaves its view square (on `moved` and on a
+    `knockdown`), as the tile stood at that moment according to the events so far.
+    """
+
+    def __init__(self, w: World):
+        self.w = w
+        self.nodes = {p: (n.kind, n.amount) for p, n in w.nodes.items()}
+        self.structures = {p: (s.kind, s.owner) for p, s in w.structures.items()}
+        self.ground: dict[int, dict[str, int]] = {}
+        self.pos: dict[str, int] = {}
+        self.visited: dict[str, set[int]] = {}
+        self.memory: dict[str, dict[int, dict[str, Any]]] = {}
+
+    def features(self, p: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if p in self.nodes:
+            out["node"] = {"kind": self.nodes[p][0], "amount": self.nodes[p][1]}
+        if p in self.structures:
+            out["structure"] = {"kind": self.structures[p][0], "owner": self.structures[p][1]}
+        if self.ground.get(p):
+            out["items"] = dict(sorted(self.ground[p].items()))
+        return out
+
+    def relocate(self, agent: str, tick: int, old: int, new: int) -> None:
+        w, old_sq, new_sq = self.w, square(self.w, old), square(self.w, new)
+        for y in range(old_sq[2], old_sq[3] + 1):
+            for x in range(old_sq[0], old_sq[1] + 1):
+                if not inside(new_sq, x, y):
+                    p = w.pos(x, y)
+                    self.memory[agent][p] = {"x": x, "y": y, "terrain": w.terrain_names[w.terrain[p]], "seen_tick": tick, **self.features(p)}
+        self.pos[agent] = new
+        self.visited[agent].add(new)
+
+    def feed(self, events: list[tuple]) -> None:
+        w = self.w
+        for _, tick, kind, payload, _ in events:
+            d = orjson.loads(payload)["data"]
+            if kind == "agent_spawned":
+                p = w.pos(d["x"], d["y"])
+                self.pos[d["agent"]], self.visited[d["agent"]], self.memory[d["agent"]] = p, {p}, {}
+            elif kind == "moved":
+                assert w.distance(self.pos[d["agent"]], w.pos(*d["to"])) == 1
+                assert self.pos[d["agent"]] == w.pos(*d["from"])
+                self.relocate(d["agent"], tick, w.pos(*d["from"]), w.pos(*d["to"]))
+            elif kind == "knockdown":
+                assert self.pos[d["agent"]] == w.pos(d["x"], d["y"])
+                self.relocate(d["agent"], tick, w.pos(d["x"], d["y"]), w.pos(*d["respawn"]))
+            elif kind == "node_changed":
+                self.nodes[w.pos(d["x"], d["y"])] = (d["node"], d["amount"])
+            elif kind == "structure_placed":
+                self.structures[w.pos(d["x"], d["y"])] = (d["structure"], d["owner"])
+            elif kind in ("item_gained", "item_lost") and d["holder"].startswith(GROUND):
+                pile = self.ground.setdefault(int(d["holder"][len(GROUND):]), {})
+                pile[d["item"]] = pile.get(d["item"], 0) + (d["qty"] if kind == "item_gained" else -d["qty"])
+                if not pile[d["item"]]:
+                    del pile[d["item"]]
+
+
+def check_observation(w: World, shadow: Shadow, agent: str) -> None:
+    c = w.chars[agent]
+    assert shadow.pos[agent] == c.pos
+    sq = square(w, c.pos)
+    obs = observe(w, agent)
+    view = obs["view"]
+    assert (view["x0"], view["y0"]) == (sq[0], sq[2])
+    assert len(view["rows"]) == sq[3] - sq[2] + 1
+    assert all(len(row) == sq[1] - sq[0] + 1 for row in view["rows"])
+    for tile in view["tiles"]:
+        assert inside(sq, tile["x"], tile["y"])
+        assert {k: v for k, v in tile.items() if k not in ("x", "y")} == shadow.features(w.pos(tile["x"], tile["y"]))
+    listed = {(o["id"], o["x"], o["y"]) for o in view["characters"]}
+    visible = {(o.id, *w.xy(o.pos)) for o in w.chars.values() if o.id != agent and inside(sq, *w.xy(o.pos))}
+    assert listed == visible
+    assert all(inside(sq, cr["x"], cr["y"]) for cr in view["creatures"])
+    assert len(view["creatures"]) == sum(inside(sq, *w.xy(cr.pos)) for cr in w.creatures.values())
+
+    visited_squares = [square(w, p) for p in shadow.visited[agent]]
+    expected = {p: m for p, m in shadow.memory[agent].items() if not inside(sq, m["x"], m["y"])}
+    for entry in obs["memory"]:
+        p = w.pos(entry["x"], entry["y"])
+        assert not inside(sq, entry["x"], entry["y"])
+        assert p in c.memory
+        assert any(inside(s, entry["x"], entry["y"]) for s in visited_squares)
+        assert entry["seen_tick"] <= w.tick
+        assert entry == expected.get(p), "memory differs from the tile as it was when last seen"
+    assert len(obs["memory"]) == len(expected)
+
+
+moving_action = st.one_of(
+    st.tuples(st.just("move"), st.fixed_dictionaries({"direction": st.sampled_from(sorted(DIRECTIONS))})),
+    st.tuples(st.just("move_to"), target(-12, 12)),
+    st.tuples(st.just("gather"), target(-1, 1)),
+    st.tuples(st.just("drop"), st.fixed_dictionaries({"item": st.sampled_from(["wood", "berries"])})),
+    st.tuples(st.just("place"), with_item(target(-1, 1), placeables)),
+)
+
+
+@PROPERTY_SETTINGS
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 3),
+    st.lists(
+        st.one_of(
+            st.builds(lambda i, a: ("act", i, *a), st.integers(0, 2), moving_action),
+            st.builds(lambda i, a: ("act", i, *a), st.integers(0, 2), moving_action),
+            st.builds(lambda i, n: ("forage", i, n), st.integers(0, 2), st.integers(1, 8)),
+            st.builds(lambda i, d, n: ("walk", i, d, n), st.integers(0, 2), st.sampled_from(sorted(DIRECTIONS)), st.integers(1, 10)),
+            st.builds(lambda n: ("step", n), st.integers(1, 15)),
+            st.builds(lambda i: ("knockdown", i), st.integers(0, 2)),
+        ),
+        min_size=5,
+        max_size=40,
+    ),
+)
+def test_observations_show_only_the_view_and_true_memories(seed, n_agents, prog):
+    w, agents = build(seed, n_agents, [{"bed": 1, "lean_to": 1, "wooden_axe": 1}] * n_agents)
+    for agent in agents:
+        w.submit(agent, "equip", {"item": "wooden_axe"})
+    shadow = Shadow(w)
+    for element in prog:
+        if element[0] != "step":
+            element = (element[0], element[1] % n_agents, *element[2:])
+        run_element(w, agents, element)
+        w.step()
+        shadow.feed(w.events.drain())
+        for agent in agents:
+            check_observation(w, shadow, agent)
+
+
+# ---- 4. conservation ---------------------------------------------------------------------
+
+
+def assert_counts_positive(w: World) -> None:
+    n = w.needs
+    for c in w.chars.values():
+        assert all(q > 0 for q in c.inventory.values()), c.inventory
+        assert 0 <= c.health <= n.max_health and 0 <= c.energy <= n.max_energy and 0 <= c.satiety <= n.max_satiety
+        assert all(item in c.inventory for item in c.equipment.values())
+    for pile in [*w.ground.values(), *w.containers.values()]:
+        assert pile and all(q > 0 for q in pile.values())
+    assert all(node.amount >= 0 for node in w.nodes.values())
+
+
+@PROPERTY_SETTINGS
+@given(scenarios())
+def test_item_events_replay_to_every_inventory_and_pile(case):
+    seed, n_agents, starting, prog = case
+    w, agents = build(seed, n_agents, starting)
+    assert w.ground == {}
+    log = w.events.drain()
+    for element in prog:
+        run_element(w, agents, element)
+        assert_counts_positive(w)
+        log += w.events.drain()
+
+    holders: dict[str, dict[str, int]] = {}
+    for record in log:
+        body = orjson.loads(record[3])
+        if body["kind"] in ("item_gained", "item_lost"):
+            d = body["data"]
+            items = holders.setdefault(d["holder"], {})
+            assert d["qty"] > 0
+            items[d["item"]] = items.get(d["item"], 0) + (d["qty"] if body["kind"] == "item_gained" else -d["qty"])
+            assert items[d["item"]] >= 0, f"{d['holder']} went below zero {d['item']}"
+            if not items[d["item"]]:
+                del items[d["item"]]
+    inventories = {h: items for h, items in holders.items() if h in w.chars}
+    piles = {int(h[len(GROUND):]): items for h, items in holders.items() if h.startswith(GROUND) and items}
+    containers = {h: items for h, items in holders.items() if h not in w.chars and not h.startswith(GROUND) and items}
+    assert inventories == {c.id: c.inventory for c in w.chars.values()}
+    assert piles == w.ground
+    assert containers == w.containers
+
+
+@PROPERTY_SETTINGS
+@given(scenarios())
+def test_every_event_validates_and_the_chain_verifies(case):
+    seed, n_agents, starting, prog = case
+    w, agents = build(seed, n_agents, starting)
+    log = w.events.drain()
+    for element in prog:
+        run_element(w, agents, element)
+        log += w.events.drain()
+    for i, (seq, tick, kind, payload, _) in enumerate(log, start=1):
+        body = orjson.loads(payload)
+        assert (body["seq"], body["tick"], body["kind"]) == (seq, tick, kind) and seq == i
+        assert kind in EVENT_TYPES
+        validate_event(kind, body["data"])
+    ok, bad, head = verify_chain([(e[3], e[4]) for e in log])
+    assert (ok, bad, head) == (True, -1, w.events.head)
+    if log:
+        tampered = [(e[3], e[4]) for e in log]
+        tampered[-1] = (tampered[-1][0] + b" ", tampered[-1][1])
+        assert verify_chain(tampered)[:2] == (False, len(log) - 1)
+    else:
+        assert w.events.head == GENESIS
+
+
+def test_movement_events_match_their_schemas():
+    """`moved` and `creature_moved` carry a "from" key: their schemas must accept it."""
+    w, (agent,) = build(1, 1, [{}])
+    w.events.drain()
+    for direction in sorted(DIRECTIONS):
+        if isinstance(w.submit(agent, "move", {"direction": direction}), Accepted):
+            break
+    w.step()
+    moved = [orjson.loads(e[3])["data"] for e in w.events.drain() if e[2] == "moved"]
+    assert moved
+    validate_event("moved", moved[0])
+    validate_event("creature_moved", {"creature": 1, "from": [0, 0], "to": [1, 1]})
+
+
+# ---- 5. snapshots ------------------------------------------------------------------------
+
+
+@PROPERTY_SETTINGS
+@given(scenarios(max_len=30), program(3, max_len=30))
+def test_snapshot_round_trip_resumes_the_same_world(case, further):
+    seed, n_agents, starting, prog = case
+    w, agents = build(seed, n_agents, starting)
+    for element in prog:
+        run_element(w, agents, element)
+    blob = dumps(w)
+    copy = loads(CONTENT, blob)
+    assert state_hash(copy) == state_hash(w)
+    assert dumps(copy) == blob
+    assert copy.events.head == w.events.head
+    for element in further:
+        if element[0] != "step":
+            element = (element[0], element[1] % n_agents, *element[2:])
+        assert run_element(w, agents, element) == run_element(copy, agents, element)
+        assert copy.events.head == w.events.head
+    assert state_hash(copy) == state_hash(w)
