@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
 
 
 class Spec(BaseModel):
@@ -76,6 +76,7 @@ class StructureSpec(Spec):
     build: BuildSpec | None = None
     repair: RepairSpec | None = None
     demolish_refund: float = Field(default=0.5, ge=0, le=1, description="share of build materials returned, rounded down")
+    lock_item: str | None = Field(default=None, description="item a door's owner uses up the first time it locks the door")
 
 
 class RecipeSpec(Spec):
@@ -168,18 +169,15 @@ class FarmingSpec(Spec):
     fertilizer: str
     fertilized_growth_days: PositiveInt = Field(description="days of growth a fertilised crop gains per watered day")
     dry_days_to_wither: PositiveInt
-    rain_waters: list[str] = Field(description="weathers that water every crop")
+    rain_waters: list[str] = Field(description="weathers that water every crop for the day they fall on")
+    storm_weathers: list[str] = Field(description="weathers that may flatten mature crops standing through them")
     storm_damage_chance: float = Field(ge=0, le=1, description="chance a storm flattens an unharvested mature crop")
-    till_duration: PositiveInt
-    plant_duration: PositiveInt
-    water_duration: PositiveInt
-    harvest_duration: PositiveInt
-    energy: NonNegativeInt
+    coop_radius: PositiveInt = Field(description="an animal lives on a tile within this many tiles of a coop")
 
 
 class AnimalSpec(Spec):
     description: str
-    item: str = Field(description="the item that becomes this animal when placed in a coop")
+    item: str = Field(description="the item that becomes this animal when settled beside a coop (settle_animal)")
     product: str
     product_qty: PositiveInt
     feed: str
@@ -190,7 +188,14 @@ class AnimalSpec(Spec):
 class ShopSpec(Spec):
     sells: dict[str, PositiveInt] = Field(default_factory=dict, description="item -> price in coins")
     buys: dict[str, PositiveInt] = Field(default_factory=dict, description="item -> price paid in coins")
-    open_hours: tuple[int, int] = (8, 18)
+    open_hours: tuple[int, int] = Field(default=(8, 18), description="[opens, closes]: open from the first hour up to the second (24 = midnight)")
+
+    @model_validator(mode="after")
+    def _hours(self) -> ShopSpec:
+        opens, closes = self.open_hours
+        if not (0 <= opens <= 23 and 1 <= closes <= 24 and opens != closes):
+            raise ValueError("open_hours must be [opens 0..23, closes 1..24] and differ")
+        return self
 
 
 class ScheduleEntry(Spec):
@@ -202,6 +207,9 @@ class UnlockSpec(Spec):
     level: PositiveInt
     recipes: list[str] = Field(default_factory=list)
     discount_pct: int = Field(default=0, ge=0, le=90)
+
+
+NPC_LINES = ("greeting", "friend", "gift_loved", "gift_liked", "gift_neutral", "gift_disliked", "closed")
 
 
 class NpcSpec(Spec):
@@ -216,6 +224,16 @@ class NpcSpec(Spec):
     lines: dict[str, list[str]] = Field(description="situation -> lines it may say (greeting, gift_loved, ...)")
     unlocks: list[UnlockSpec] = Field(default_factory=list)
 
+    @model_validator(mode="after")
+    def _complete(self) -> NpcSpec:
+        missing = [k for k in NPC_LINES if not self.lines.get(k)]
+        if missing:
+            raise ValueError(f"lines needs at least one line for each of: {', '.join(missing)}")
+        hours = [e.start_hour for e in self.schedule]
+        if len(set(hours)) != len(hours):
+            raise ValueError("schedule has two entries starting at the same hour")
+        return self
+
 
 class SocialSpec(Spec):
     talk_points: NonNegativeInt
@@ -227,6 +245,13 @@ class SocialSpec(Spec):
     board_max_posts: PositiveInt
     say_radius: PositiveInt
     places: dict[str, tuple[int, int]] = Field(description="named settlement spots as offsets from its centre")
+    friend_line_level: PositiveInt = Field(description="friendship level from which a villager answers a talk with its friend lines")
+
+    @model_validator(mode="after")
+    def _levels(self) -> SocialSpec:
+        if self.friend_line_level > self.max_level:
+            raise ValueError("friend_line_level must not exceed max_level")
+        return self
 
 
 class QuestSpec(Spec):
@@ -240,10 +265,23 @@ class QuestSpec(Spec):
     friendship: NonNegativeInt
     days: PositiveInt = Field(description="days to complete once accepted")
 
+    @model_validator(mode="after")
+    def _ranges(self) -> QuestSpec:
+        if self.qty[0] > self.qty[1] or self.reward_coins[0] > self.reward_coins[1]:
+            raise ValueError("qty and reward_coins are [low, high] ranges with low <= high")
+        if self.kind == "hunt" and not self.targets:
+            raise ValueError("a hunt quest names its targets")
+        if self.kind != "hunt" and not self.items:
+            raise ValueError(f"a {self.kind} quest names its items")
+        return self
+
 
 class QuestBoardSpec(Spec):
     posts_per_day: PositiveInt
     max_active_per_character: PositiveInt
+    kinds: list[Literal["deliver", "gather"]] = Field(
+        min_length=1, description="quest kinds the board draws; hunt quests join once creatures can be defeated"
+    )
 
 
 class AttributeSpec(Spec):
@@ -270,6 +308,7 @@ class EconomySpec(Spec):
     artwork_duration: PositiveInt
     artwork_title_max: PositiveInt
     artwork_text_max: PositiveInt
+    inbox_max_messages: PositiveInt = Field(description="messages a character's inbox keeps; older ones drop off")
 
 
 class ConflictSpec(Spec):

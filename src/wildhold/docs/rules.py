@@ -18,6 +18,7 @@ from wildhold.world.actions import REGISTRY, ActionDef, check_registry
 from wildhold.world.errors import CODES
 from wildhold.world.events import EVENT_TYPES
 from wildhold.world.parts import PARTS
+from wildhold.world.wealth import formula_summary
 from wildhold.world.world import World
 
 RULES_FORMAT = 1
@@ -56,10 +57,7 @@ def wealth_formula(c: Content) -> dict[str, Any]:
     """The public wealth formula (seed 003) with every weight, and its one-line summary."""
     w = c.wealth
     return {
-        "summary": (
-            "wealth (cents) = carried items x value + escrowed items x value + owned intact structures x value x hp/max_hp"
-            f" + net storehouse deposits x value + reputation x {w.reputation_cents} + attribute levels x {w.attribute_level_cents}"
-        ),
+        "summary": formula_summary(c),
         "terms": [
             "carried items: every item in the character's inventory, at its value_cents",
             "escrowed items: items the character put into escrow (open trade offers, contracts it pays, market orders), at value_cents",
@@ -371,7 +369,19 @@ def _from_ticks(d: int, e: int) -> dict[str, Any]:
     return {"duration_from": "ticks", "energy": e, "rule": f"Takes as many ticks as its ticks argument; costs {e} energy."}
 
 
+def _from_attribute(d: int, e: int) -> dict[str, Any]:
+    return {"duration_from": "attribute", "energy_from": "attribute",
+            "rule": "Takes the attribute's train_ticks and costs its energy and coins (see Attributes)."}
+
+
+def _from_content(d: int, e: int) -> dict[str, Any]:
+    return {"duration_from": "content", "energy": e,
+            "rule": f"Takes the time its content entry names (see the sections below); costs {e} energy unless stated there."}
+
+
 TIMING_RULES: dict[str, Callable[[int, int], dict[str, Any]]] = {
+    "the attribute's training time": _from_attribute,
+    "set by its content entry": _from_content,
     "fixed": _fixed,
     "one tick per step": _per_step,
     "the recipe's duration": _from_recipe,
@@ -423,76 +433,82 @@ def _event(model: type) -> dict[str, Any]:
 
 
 def _observation(c: Content) -> dict[str, Any]:
+    """The core fields, then each world part's own (`Part.observation_fields`)."""
     r = c.needs.view_radius
     size = 2 * r + 1
+    fields = _core_observation_fields(c, r, size)
     return {
         "summary": "What a character perceives, and all that reaches an agent: the time, itself, "
-        "the tiles in its view now, and its memory of tiles seen before.",
-        "fields": {
-            "time": {
-                "description": "The clock.",
-                "fields": {
-                    "tick": "Ticks (minutes) since the start of day 1.",
-                    "day": "Day number, from 1.",
-                    "hour": "Hour of the day.",
-                    "minute": "Minute of the hour.",
-                    "night": "Whether it is night.",
-                    "season": "The current season.",
-                    "weather": "Today's weather.",
-                    "ends_at_tick": "Tick at which the match ends.",
-                },
-            },
-            "self": {
-                "description": "The character itself.",
-                "fields": {
-                    "id": "Character id.",
-                    "name": "Character name.",
-                    "x": "Column.",
-                    "y": "Row.",
-                    "region": "Name of the region it stands in.",
-                    "health": f"0..{c.needs.max_health}.",
-                    "energy": f"0..{c.needs.max_energy}.",
-                    "satiety": f"0..{c.needs.max_satiety}.",
-                    "asleep": "Whether it is sleeping.",
-                    "sheltered": "Whether it stands on safe terrain or a sheltering structure.",
-                    "inventory": "Item -> quantity carried.",
-                    "equipment": "Slot -> equipped item.",
-                    "bed": "[x, y] of its bed, or null.",
-                    "knockdowns": "How many times it was knocked down.",
-                    "operation": "The running operation {op, action, args, started, ends}, or null.",
-                },
-            },
-            "view": {
-                "description": f"The tiles within {r} of the character (a {size}x{size} square cut off at the map's edges), as they are now.",
-                "fields": {
-                    "x0": "Column of the view's west edge.",
-                    "y0": "Row of the view's north edge.",
-                    "rows": "One string per row, north to south, one terrain glyph per tile (see legend): rows[i][j] is tile (x0 + j, y0 + i).",
-                    "tiles": "Tiles in view with something on them: {x, y} plus node, structure and items when present.",
-                    "characters": "Other characters in view: {id, name, x, y}.",
-                    "creatures": "Creatures in view: {id, kind, x, y, hp}.",
-                },
-            },
-            "legend": {"description": "Glyph -> terrain kind.", "fields": {}},
-            "memory": {
-                "description": "Tiles seen before and out of view now, as last seen.",
-                "fields": {
-                    "x": "Column.",
-                    "y": "Row.",
-                    "terrain": "Terrain kind.",
-                    "seen_tick": "Tick on which the tile was last in view.",
-                    "node": "{kind, amount} of a resource node, when there was one.",
-                    "structure": "{kind, owner} of a structure, when there was one.",
-                    "items": "Item -> quantity on the ground, when there were any.",
-                },
-            },
-        },
+        "the tiles in its view now, its memory of tiles seen before, and what each part of the world adds.",
         "tile_features": {
             "node": "{kind, amount}: a resource node and the units it holds.",
             "structure": "{kind, owner}: a structure and the id of its owner (null: no owner).",
             "items": "Item -> quantity lying on the ground.",
         },
         "glyphs": {t.glyph: name for name, t in c.terrain.items()},
+        "fields": fields | {key: spec for part in PARTS for key, spec in part.observation_fields.items()},
+    }
+
+
+def _core_observation_fields(c: Content, r: int, size: int) -> dict[str, Any]:
+    return {
+        "time": {
+            "description": "The clock.",
+            "fields": {
+                "tick": "Ticks (minutes) since the start of day 1.",
+                "day": "Day number, from 1.",
+                "hour": "Hour of the day.",
+                "minute": "Minute of the hour.",
+                "night": "Whether it is night.",
+                "season": "The current season.",
+                "weather": "Today's weather.",
+                "ends_at_tick": "Tick at which the match ends.",
+            },
+        },
+        "self": {
+            "description": "The character itself.",
+            "fields": {
+                "id": "Character id.",
+                "name": "Character name.",
+                "x": "Column.",
+                "y": "Row.",
+                "region": "Name of the region it stands in.",
+                "health": f"0..{c.needs.max_health}.",
+                "energy": f"0..{c.needs.max_energy}.",
+                "satiety": f"0..{c.needs.max_satiety}.",
+                "asleep": "Whether it is sleeping.",
+                "sheltered": "Whether it stands on safe terrain or a sheltering structure.",
+                "inventory": "Item -> quantity carried.",
+                "equipment": "Slot -> equipped item.",
+                "bed": "[x, y] of its bed, or null.",
+                "knockdowns": "How many times it was knocked down.",
+                "operation": "The running operation {op, action, args, started, ends}, or null.",
+            },
+        },
+        "view": {
+            "description": f"The tiles within {r} of the character (a {size}x{size} square cut off at the map's edges), as they are now.",
+            "fields": {
+                "x0": "Column of the view's west edge.",
+                "y0": "Row of the view's north edge.",
+                "rows": "One string per row, north to south, one terrain glyph per tile (see legend): rows[i][j] is tile (x0 + j, y0 + i).",
+                "tiles": "Tiles in view with something on them: {x, y} plus node, structure and items when present.",
+                "characters": "Other characters in view: {id, name, x, y}.",
+                "creatures": "Creatures in view: {id, kind, x, y, hp}.",
+            },
+        },
+        "legend": {"description": "Glyph -> terrain kind.", "fields": {}},
+        "memory": {
+            "description": "Tiles seen before and out of view now, as last seen.",
+            "fields": {
+                "x": "Column.",
+                "y": "Row.",
+                "terrain": "Terrain kind.",
+                "seen_tick": "Tick on which the tile was last in view.",
+                "node": "{kind, amount} of a resource node, when there was one.",
+                "structure": "{kind, owner} of a structure, when there was one.",
+                "items": "Item -> quantity on the ground, when there were any.",
+            },
+        },
     }
 
 

@@ -21,7 +21,7 @@ from wildhold.world.actions.registry import (
     target,
 )
 from wildhold.world.errors import Rejected
-from wildhold.world.parts import PARTS
+from wildhold.world.hooks import PARTS
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 class Part:
     name: str = ""
+    # Observation keys this part adds, described for the rules document: key -> {description, fields}.
+    observation_fields: dict[str, dict] = {}
 
     def init(self, w: World) -> None:
         """Create this part's state on a new world (after worldgen, before anyone joins)."""
@@ -50,6 +52,9 @@ class Part:
     def yield_bonus(self, w: World, c: Character, node: str) -> int:
         """Extra units per gather this part grants (trained attributes)."""
         return 0
+
+    def gathered(self, w: World, c: Character, item: str, qty: int) -> None:
+        """The character gathered `qty` of `item` from a resource node (gather quests count these)."""
 
     def recipe_locked(self, w: World, c: Character, recipe: str) -> str | None:
         """Why the character may not use a recipe yet (a villager's friendship unlocks it), or None."""

@@ -1,0 +1,1322 @@
+"""The agents' economy and society: escrowed trades, delivery contracts, market orders, reputation,
+trained attributes, artwork, messages, and raids where a scenario allows conflict.
+
+Every item that changes hands passes through an escrow holder `escrow@<id>` (a container of the
+world), so an offer, contract or order is either open with its escrow full or closed with it
+empty: no state exists in which an item is counted twice or lost.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, PositiveInt
+
+from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, register, target
+from wildhold.world.errors import Rejected
+from wildhold.world.events import EVENT_TYPES, Ev
+from wildhold.world.parts.base import Part
+from wildhold.world.parts.construction import damage_structure
+from wildhold.world.state import Character, Operation
+
+if TYPE_CHECKING:
+    from wildhold.world.world import World
+
+ESCROW = "escrow@"
+KINDS = ("trade", "contract", "order", "artwork")
+
+# ---- state ---------------------------------------------------------------------------------
+
+
+@dataclass
+class EconomyState:
+    """This part's state on the world (`w.economy`). Records are JSON-ready dicts."""
+
+    next_id: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    trades: dict[str, dict[str, Any]] = field(default_factory=dict)
+    contracts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    orders: dict[str, dict[str, Any]] = field(default_factory=dict)
+    reputation: dict[str, int] = field(default_factory=dict)
+    attributes: dict[str, dict[str, int]] = field(default_factory=dict)
+    defaults: dict[str, int] = field(default_factory=dict)
+    artworks: list[dict[str, Any]] = field(default_factory=list)
+    inboxes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    board: list[dict[str, Any]] = field(default_factory=list)
+    last_hit: dict[str, list] = field(default_factory=dict)
+
+    def new_id(self, kind: str) -> str:
+        self.next_id[kind] += 1
+        return f"{kind}{self.next_id[kind]}"
+
+
+def state(w: World) -> EconomyState:
+    return w.economy
+
+
+def escrow_holder(record_id: str) -> str:
+    return f"{ESCROW}{record_id}"
+
+
+def escrows_of(w: World, agent: str) -> list[str]:
+    """The escrow holders whose items still belong to `agent`: its open offers, the contracts it
+    pays, its open market orders. The wealth formula counts their items as the agent's."""
+    e = state(w)
+    out = [escrow_holder(t["id"]) for t in e.trades.values() if t["from"] == agent]
+    out += [escrow_holder(k["id"]) for k in e.contracts.values() if k["payer"] == agent]
+    out += [escrow_holder(o["id"]) for o in e.orders.values() if o["agent"] == agent]
+    return out
+
+
+def reputation_of(w: World, agent: str) -> int:
+    return state(w).reputation.get(agent, 0)
+
+
+def level_of(w: World, agent: str, attribute: str) -> int:
+    return state(w).attributes.get(agent, {}).get(attribute, 0)
+
+
+def attribute_levels(w: World, agent: str) -> int:
+    """Sum of the agent's trained attribute levels (a term of the wealth formula)."""
+    return sum(state(w).attributes.get(agent, {}).values())
+
+
+def damage_bonus(w: World, c: Character) -> int:
+    """Extra damage from trained attributes: damage_bonus x level, summed."""
+    levels = state(w).attributes.get(c.id, {})
+    return sum(w.content.attributes[a].damage_bonus * lvl for a, lvl in levels.items())
+
+
+def change_reputation(w: World, agent: str, delta: int, reason: str) -> None:
+    """The only writer of reputation; every change is a `reputation_changed` event."""
+    if not delta:
+        return
+    e = state(w)
+    value = e.reputation.get(agent, 0) + delta
+    e.reputation[agent] = value
+    w.emit("reputation_changed", agent=agent, delta=delta, reason=reason, value=value)
+
+
+# ---- events --------------------------------------------------------------------------------
+
+
+class TradeOffered(Ev):
+    """A trade offer was made; its `give` items are now in escrow@<offer>."""
+
+    offer: str
+    agent: str
+    to: str
+    give: dict[str, int]
+    want: dict[str, int]
+    expires: int
+
+
+class TradeCompleted(Ev):
+    """The recipient accepted: `want` went to the offerer and the escrowed `give` to the recipient."""
+
+    offer: str
+    agent: str
+    to: str
+    give: dict[str, int]
+    want: dict[str, int]
+
+
+class TradeClosed(Ev):
+    """An offer ended unaccepted (declined, cancelled or expired); its escrow went back to the offerer."""
+
+    offer: str
+    agent: str
+    to: str
+    reason: str
+
+
+class ContractOffered(Ev):
+    """A delivery contract was offered; its pay is now in escrow@<contract>."""
+
+    contract: str
+    payer: str
+    deliverer: str
+    deliver: dict[str, int]
+    pay: dict[str, int]
+    deadline: int
+
+
+class ContractAccepted(Ev):
+    """The deliverer committed to deliver before the deadline."""
+
+    contract: str
+    payer: str
+    deliverer: str
+
+
+class ContractFulfilled(Ev):
+    """The goods went to the payer and the escrowed pay to the deliverer."""
+
+    contract: str
+    payer: str
+    deliverer: str
+
+
+class ContractClosed(Ev):
+    """A contract ended before acceptance (declined, cancelled or expired); the pay went back to the payer."""
+
+    contract: str
+    payer: str
+    deliverer: str
+    reason: str
+
+
+class ContractDefaulted(Ev):
+    """An accepted contract passed its deadline undelivered: a default counted against the deliverer."""
+
+    contract: str
+    defaulter: str
+    payer: str
+    deliver: dict[str, int]
+    pay: dict[str, int]
+    defaults: int
+
+
+class OrderPosted(Ev):
+    """A market order was posted at a stall; its escrow (items to sell, coins to buy) is in escrow@<order>."""
+
+    order: str
+    agent: str
+    x: int
+    y: int
+    side: str
+    item: str
+    qty: int
+    price: int
+
+
+class OrderFilled(Ev):
+    """Another character filled part or all of an order at the order's price."""
+
+    order: str
+    agent: str
+    by: str
+    side: str
+    item: str
+    qty: int
+    price: int
+    remaining: int
+
+
+class OrderClosed(Ev):
+    """An order ended (filled, cancelled, or its stall is gone); what was left in escrow went back."""
+
+    order: str
+    agent: str
+    reason: str
+    remaining: int
+
+
+class ReputationChanged(Ev):
+    agent: str
+    delta: int
+    reason: str
+    value: int
+
+
+class AttributeTrained(Ev):
+    agent: str
+    attribute: str
+    level: int
+    coins: int
+
+
+class ArtworkCreated(Ev):
+    artwork: str
+    agent: str
+    title: str
+    text: str
+
+
+class MessageSaid(Ev):
+    """Spoken aloud: heard by the characters within say_radius."""
+
+    agent: str
+    text: str
+    x: int
+    y: int
+    heard_by: list[str]
+
+
+class MessageWhispered(Ev):
+    agent: str
+    to: str
+    text: str
+
+
+class MessagePosted(Ev):
+    """Pinned to the public board, which every character reads."""
+
+    agent: str
+    text: str
+
+
+class CharacterAttacked(Ev):
+    agent: str
+    target: str
+    damage: int
+    health: int
+
+
+class Looted(Ev):
+    """A character knocked down by an attacker lost part of each stack to that attacker."""
+
+    agent: str
+    victim: str
+    items: dict[str, int]
+
+
+EVENT_TYPES.update({
+    "trade_offered": TradeOffered,
+    "trade_completed": TradeCompleted,
+    "trade_closed": TradeClosed,
+    "contract_offered": ContractOffered,
+    "contract_accepted": ContractAccepted,
+    "contract_fulfilled": ContractFulfilled,
+    "contract_closed": ContractClosed,
+    "contract_defaulted": ContractDefaulted,
+    "order_posted": OrderPosted,
+    "order_filled": OrderFilled,
+    "order_closed": OrderClosed,
+    "reputation_changed": ReputationChanged,
+    "attribute_trained": AttributeTrained,
+    "artwork_created": ArtworkCreated,
+    "message_said": MessageSaid,
+    "message_whispered": MessageWhispered,
+    "message_posted": MessagePosted,
+    "character_attacked": CharacterAttacked,
+    "looted": Looted,
+})
+
+
+# ---- shared checks and item moves ----------------------------------------------------------
+
+
+def _other(w: World, c: Character, agent: str) -> Character | Rejected:
+    other = w.chars.get(agent)
+    if other is None:
+        return Rejected("unknown_character", f"No character has id {agent!r}.{did_you_mean(agent, w.chars)}")
+    if other.id == c.id:
+        return Rejected("self_target", "That needs another character, not yourself.")
+    return other
+
+
+def _known_items(w: World, items: dict[str, int], what: str) -> Rejected | None:
+    for item in items:
+        if item not in w.content.items:
+            return Rejected("unknown_item", f"{what}: there is no item {item!r}.{did_you_mean(item, w.content.items)}")
+    return None
+
+
+def _shortfall(w: World, holder: Character, items: dict[str, int], what: str) -> Rejected | None:
+    missing = {i: q - holder.inventory.get(i, 0) for i, q in sorted(items.items()) if holder.inventory.get(i, 0) < q}
+    if missing:
+        need = ", ".join(f"{q} more {i}" for i, q in missing.items())
+        return Rejected("missing_materials", f"{what} needs {need}.")
+    return None
+
+
+def _move(w: World, src: str, dst: str, items: dict[str, int], source: str) -> None:
+    """Move items between two holders; callers have checked that `src` holds them."""
+    for item, qty in sorted(items.items()):
+        w.take(src, item, qty, source)
+        w.give(dst, item, qty, source)
+
+
+def _ticks_within(n: int, limit: int, action: str, name: str) -> Rejected | None:
+    if n > limit:
+        return Rejected("bad_arguments", f"{action}: {name} must be at most {limit}.")
+    return None
+
+
+def _text_ok(text: str, limit: int, what: str) -> Rejected | None:
+    if not text.strip():
+        return Rejected("empty_message", f"The {what} is empty.")
+    if len(text) > limit:
+        return Rejected("too_long", f"The {what} has {len(text)} characters; at most {limit} are allowed.")
+    return None
+
+
+ItemMap = dict[str, PositiveInt]
+
+
+# ---- trades --------------------------------------------------------------------------------
+
+
+def _public_trade(t: dict[str, Any]) -> dict[str, Any]:
+    return {k: t[k] for k in ("id", "from", "to", "give", "want", "expires")}
+
+
+def _open_trade(w: World, offer: str) -> dict[str, Any] | Rejected:
+    t = state(w).trades.get(offer)
+    if t is None:
+        return Rejected("unknown_offer", f"No open trade offer {offer!r}: it may never have existed or was accepted, declined, cancelled or expired.")
+    if w.tick >= t["expires"]:
+        return Rejected("unknown_offer", f"Trade offer {offer!r} expired at tick {t['expires']}.")
+    return t
+
+
+def close_trade(w: World, t: dict[str, Any], reason: str) -> None:
+    """End an unaccepted offer: the escrow goes back to the offerer, then the record is removed."""
+    _move(w, escrow_holder(t["id"]), t["from"], t["give"], f"refund:{t['id']}")
+    del state(w).trades[t["id"]]
+    w.emit("trade_closed", offer=t["id"], agent=t["from"], to=t["to"], reason=reason)
+
+
+@register
+class OfferTrade:
+    """Offer another character a swap: your `give` items go into escrow at once; it may accept (getting
+    them for its `want` items), decline, or let the offer expire after `ticks`; you may cancel it.
+    Trades need no proximity: the characters may be anywhere (no courier is modelled). A completed
+    trade raises both sides' reputation."""
+
+    name, category = "offer_trade", "social"
+
+    class Args(ActionArgs):
+        to: str = Field(description="Id of the character the offer is for.")
+        give: ItemMap = Field(default_factory=dict, description="Item -> quantity you hand over (put in escrow now).")
+        want: ItemMap = Field(default_factory=dict, description="Item -> quantity you ask for in return.")
+        ticks: int = Field(ge=1, description="Ticks the offer stays open.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        other = _other(w, c, a["to"])
+        if isinstance(other, Rejected):
+            return other
+        if not a["give"] and not a["want"]:
+            return Rejected("empty_trade", "A trade offer must give or want at least one item.")
+        return (
+            _ticks_within(a["ticks"], w.content.economy.trade_max_ticks, "offer_trade", "ticks")
+            or _known_items(w, a["give"], "give")
+            or _known_items(w, a["want"], "want")
+            or _shortfall(w, c, a["give"], "This offer")
+        )
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        return OfferTrade._plan(w, c, a.model_dump()) or cost(w, "offer_trade")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        a = op.args
+        bad = OfferTrade._plan(w, c, a)
+        if bad:
+            return bad
+        e = state(w)
+        tid = e.new_id("trade")
+        give, want = dict(sorted(a["give"].items())), dict(sorted(a["want"].items()))
+        t = {"id": tid, "from": c.id, "to": a["to"], "give": give, "want": want, "expires": w.tick + a["ticks"]}
+        e.trades[tid] = t
+        _move(w, c.id, escrow_holder(tid), give, f"escrow:{tid}")
+        w.emit("trade_offered", offer=tid, agent=c.id, to=t["to"], give=give, want=want, expires=t["expires"])
+        return {"offer": tid, "expires": t["expires"]}
+
+
+class OfferArgs(ActionArgs):
+    offer: str = Field(description="Id of the trade offer (e.g. trade3).")
+
+
+@register
+class AcceptTrade:
+    """Accept a trade offer made to you, from anywhere: in one step your `want` items go to the
+    offerer and the escrowed `give` items to you. Refused (nothing moves) if you do not carry the
+    wanted items, or once the offer has expired (an offer is open until the tick it expires)."""
+
+    name, category = "accept_trade", "social"
+    Args = OfferArgs
+
+    @staticmethod
+    def _plan(w: World, c: Character, offer: str) -> dict[str, Any] | Rejected:
+        t = _open_trade(w, offer)
+        if isinstance(t, Rejected):
+            return t
+        if t["to"] != c.id:
+            return Rejected("not_party", f"Trade offer {offer} is for {t['to']}, not you.")
+        return _shortfall(w, c, t["want"], f"Accepting {offer}") or t
+
+    @staticmethod
+    def check(w: World, c: Character, a: OfferArgs) -> Plan | Rejected:
+        t = AcceptTrade._plan(w, c, a.offer)
+        return t if isinstance(t, Rejected) else cost(w, "accept_trade")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        t = AcceptTrade._plan(w, c, op.args["offer"])
+        if isinstance(t, Rejected):
+            return t
+        tid = t["id"]
+        del state(w).trades[tid]
+        _move(w, c.id, t["from"], t["want"], f"trade:{tid}")
+        _move(w, escrow_holder(tid), c.id, t["give"], f"trade:{tid}")
+        w.emit("trade_completed", offer=tid, agent=t["from"], to=c.id, give=t["give"], want=t["want"])
+        rep = w.content.economy.reputation_trade
+        change_reputation(w, t["from"], rep, f"trade:{tid}")
+        change_reputation(w, c.id, rep, f"trade:{tid}")
+        return {"offer": tid, "received": t["give"], "paid": t["want"]}
+
+
+@register
+class DeclineTrade:
+    """Decline a trade offer made to you; its escrow goes back to the offerer."""
+
+    name, category = "decline_trade", "social"
+    Args = OfferArgs
+
+    @staticmethod
+    def _plan(w: World, c: Character, offer: str) -> dict[str, Any] | Rejected:
+        t = _open_trade(w, offer)
+        if not isinstance(t, Rejected) and t["to"] != c.id:
+            return Rejected("not_party", f"Trade offer {offer} is for {t['to']}, not you.")
+        return t
+
+    @staticmethod
+    def check(w: World, c: Character, a: OfferArgs) -> Plan | Rejected:
+        t = DeclineTrade._plan(w, c, a.offer)
+        return t if isinstance(t, Rejected) else cost(w, "decline_trade")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        t = DeclineTrade._plan(w, c, op.args["offer"])
+        if isinstance(t, Rejected):
+            return t
+        close_trade(w, t, "declined")
+        return {"offer": t["id"]}
+
+
+@register
+class CancelTrade:
+    """Withdraw a trade offer you made; its escrow comes back to you."""
+
+    name, category = "cancel_trade", "social"
+    Args = OfferArgs
+
+    @staticmethod
+    def _plan(w: World, c: Character, offer: str) -> dict[str, Any] | Rejected:
+        t = _open_trade(w, offer)
+        if not isinstance(t, Rejected) and t["from"] != c.id:
+            return Rejected("not_party", f"Trade offer {offer} was made by {t['from']}; only they may cancel it.")
+        return t
+
+    @staticmethod
+    def check(w: World, c: Character, a: OfferArgs) -> Plan | Rejected:
+        t = CancelTrade._plan(w, c, a.offer)
+        return t if isinstance(t, Rejected) else cost(w, "cancel_trade")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        t = CancelTrade._plan(w, c, op.args["offer"])
+        if isinstance(t, Rejected):
+            return t
+        close_trade(w, t, "cancelled")
+        return {"offer": t["id"]}
+
+
+# ---- delivery contracts --------------------------------------------------------------------
+
+
+def _public_contract(k: dict[str, Any]) -> dict[str, Any]:
+    return {key: k[key] for key in ("id", "payer", "deliverer", "deliver", "pay", "deadline", "stage")}
+
+
+def _open_contract(w: World, contract: str, stage: str) -> dict[str, Any] | Rejected:
+    k = state(w).contracts.get(contract)
+    if k is None:
+        return Rejected("unknown_contract", f"No open contract {contract!r}: it may never have existed or was fulfilled, declined, cancelled, expired or defaulted.")
+    if w.tick >= k["deadline"]:
+        return Rejected("unknown_contract", f"Contract {contract!r} passed its deadline at tick {k['deadline']}.")
+    if k["stage"] != stage:
+        return Rejected("wrong_stage", f"Contract {contract} is {k['stage']}; this needs it {stage}.")
+    return k
+
+
+def _close_contract(w: World, k: dict[str, Any], reason: str) -> None:
+    _move(w, escrow_holder(k["id"]), k["payer"], k["pay"], f"refund:{k['id']}")
+    del state(w).contracts[k["id"]]
+    w.emit("contract_closed", contract=k["id"], payer=k["payer"], deliverer=k["deliverer"], reason=reason)
+
+
+def _default_contract(w: World, k: dict[str, Any]) -> None:
+    """An accepted contract's deadline passed: the pay returns to the payer and the deliverer, who
+    committed to deliver, is counted a defaulter and loses reputation."""
+    e = state(w)
+    _move(w, escrow_holder(k["id"]), k["payer"], k["pay"], f"refund:{k['id']}")
+    del e.contracts[k["id"]]
+    who = k["deliverer"]
+    e.defaults[who] = e.defaults.get(who, 0) + 1
+    w.emit("contract_defaulted", contract=k["id"], defaulter=who, payer=k["payer"], deliver=k["deliver"], pay=k["pay"], defaults=e.defaults[who])
+    change_reputation(w, who, w.content.economy.reputation_default, f"default:{k['id']}")
+
+
+@register
+class OfferContract:
+    """Offer another character a delivery contract: you pay `pay` (usually coins, put in escrow now)
+    for `deliver` items handed to you before `deadline_ticks` pass. Once it accepts, the deliverer
+    is committed: if the deadline passes undelivered, the pay returns to you and the default is
+    counted against the deliverer (the party who committed to deliver, never the payer who
+    offered), which loses reputation. An offer not accepted by the deadline lapses with no default.
+    Before acceptance you may cancel it. No proximity is needed (no courier is modelled)."""
+
+    name, category = "offer_contract", "social"
+
+    class Args(ActionArgs):
+        to: str = Field(description="Id of the character asked to deliver.")
+        deliver: ItemMap = Field(description="Item -> quantity to be delivered to you.")
+        pay: ItemMap = Field(description="Item -> quantity you pay on delivery (put in escrow now).")
+        deadline_ticks: int = Field(ge=1, description="Ticks from now until the delivery deadline.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        other = _other(w, c, a["to"])
+        if isinstance(other, Rejected):
+            return other
+        if not a["deliver"] or not a["pay"]:
+            return Rejected("empty_trade", "A contract must name items to deliver and items to pay.")
+        return (
+            _ticks_within(a["deadline_ticks"], w.content.economy.contract_max_ticks, "offer_contract", "deadline_ticks")
+            or _known_items(w, a["deliver"], "deliver")
+            or _known_items(w, a["pay"], "pay")
+            or _shortfall(w, c, a["pay"], "This contract's pay")
+        )
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        return OfferContract._plan(w, c, a.model_dump()) or cost(w, "offer_contract")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        a = op.args
+        bad = OfferContract._plan(w, c, a)
+        if bad:
+            return bad
+        e = state(w)
+        kid = e.new_id("contract")
+        deliver, pay = dict(sorted(a["deliver"].items())), dict(sorted(a["pay"].items()))
+        k = {"id": kid, "payer": c.id, "deliverer": a["to"], "deliver": deliver, "pay": pay,
+             "deadline": w.tick + a["deadline_ticks"], "stage": "offered"}
+        e.contracts[kid] = k
+        _move(w, c.id, escrow_holder(kid), pay, f"escrow:{kid}")
+        w.emit("contract_offered", contract=kid, payer=c.id, deliverer=k["deliverer"], deliver=deliver, pay=pay, deadline=k["deadline"])
+        return {"contract": kid, "deadline": k["deadline"]}
+
+
+class ContractArgs(ActionArgs):
+    contract: str = Field(description="Id of the contract (e.g. contract2).")
+
+
+def _contract_action(name: str, doc: str, party: str, stage: str, apply):
+    """Accept, decline, cancel and fulfil share one shape: an open contract at a stage, one party."""
+
+    def plan(w: World, c: Character, contract: str) -> dict[str, Any] | Rejected:
+        k = _open_contract(w, contract, stage)
+        if isinstance(k, Rejected):
+            return k
+        if k[party] != c.id:
+            return Rejected("not_party", f"Only the {party} of {contract} ({k[party]}) may {name.split('_')[0]} it.")
+        return k
+
+    def check(w: World, c: Character, a: ContractArgs) -> Plan | Rejected:
+        k = plan(w, c, a.contract)
+        if isinstance(k, Rejected):
+            return k
+        if name == "fulfil_contract":
+            bad = _shortfall(w, c, k["deliver"], f"Fulfilling {k['id']}")
+            if bad:
+                return bad
+        return cost(w, name)
+
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        k = plan(w, c, op.args["contract"])
+        if isinstance(k, Rejected):
+            return k
+        return apply(w, c, k)
+
+    cls = type(name, (), {"__doc__": doc, "name": name, "category": "social", "Args": ContractArgs,
+                          "check": staticmethod(check), "finish": staticmethod(finish)})
+    return register(cls)
+
+
+def _accept(w: World, c: Character, k: dict[str, Any]) -> dict:
+    k["stage"] = "accepted"
+    w.emit("contract_accepted", contract=k["id"], payer=k["payer"], deliverer=c.id)
+    return {"contract": k["id"], "deadline": k["deadline"]}
+
+
+def _fulfil(w: World, c: Character, k: dict[str, Any]) -> dict | Rejected:
+    bad = _shortfall(w, c, k["deliver"], f"Fulfilling {k['id']}")
+    if bad:
+        return bad
+    kid = k["id"]
+    del state(w).contracts[kid]
+    _move(w, c.id, k["payer"], k["deliver"], f"contract:{kid}")
+    _move(w, escrow_holder(kid), c.id, k["pay"], f"contract:{kid}")
+    w.emit("contract_fulfilled", contract=kid, payer=k["payer"], deliverer=c.id)
+    change_reputation(w, c.id, w.content.economy.reputation_contract, f"contract:{kid}")
+    return {"contract": kid, "delivered": k["deliver"], "paid": k["pay"]}
+
+
+def _closing(reason: str):
+    def apply(w: World, c: Character, k: dict[str, Any]) -> dict:
+        _close_contract(w, k, reason)
+        return {"contract": k["id"]}
+
+    return apply
+
+
+_contract_action(
+    "accept_contract",
+    "Accept a delivery contract offered to you. From then on you are committed: deliver with\n"
+    "fulfil_contract before the deadline, or it defaults (counted against you, reputation lost).",
+    "deliverer", "offered", _accept,
+)
+_contract_action(
+    "decline_contract",
+    "Decline a delivery contract offered to you (before accepting it); its pay returns to the payer.",
+    "deliverer", "offered", _closing("declined"),
+)
+_contract_action(
+    "cancel_contract",
+    "Withdraw a contract you offered, before it is accepted; its pay comes back to you.",
+    "payer", "offered", _closing("cancelled"),
+)
+_contract_action(
+    "fulfil_contract",
+    "Deliver the goods of a contract you accepted, before its deadline: they go to the payer and the\n"
+    "escrowed pay comes to you; your reputation rises. No proximity is needed.",
+    "deliverer", "accepted", _fulfil,
+)
+
+
+# ---- market orders -------------------------------------------------------------------------
+
+
+def _stall_at(w: World, p: int) -> bool:
+    s = w.structures.get(p)
+    return s is not None and s.hp > 0 and w.content.structures[s.kind].part == "market_stall"
+
+
+def _order_escrow(w: World, o: dict[str, Any], qty: int) -> dict[str, int]:
+    """What backs `qty` units of an order: the items of a sell order, qty x price coins of a buy."""
+    if o["side"] == "sell":
+        return {o["item"]: qty}
+    return {w.content.economy.coin: qty * o["price"]}
+
+
+def _public_order(w: World, o: dict[str, Any]) -> dict[str, Any]:
+    return {k: o[k] for k in ("id", "agent", "x", "y", "side", "item", "qty", "price")}
+
+
+def close_order(w: World, o: dict[str, Any], reason: str) -> None:
+    left = o["qty"]
+    _move(w, escrow_holder(o["id"]), o["agent"], _order_escrow(w, o, left), f"refund:{o['id']}")
+    del state(w).orders[o["id"]]
+    w.emit("order_closed", order=o["id"], agent=o["agent"], reason=reason, remaining=left)
+
+
+@register
+class PostOrder:
+    """Post a buy or sell order at a market stall within reach. A sell order puts its items in escrow;
+    a buy order puts qty x price coins in escrow. Anyone within reach of the same stall may fill it
+    at its price; you may cancel it from anywhere. At most market_max_orders open orders each."""
+
+    name, category = "post_order", "social"
+
+    class Args(ActionArgs):
+        x: int = Field(description="Column of the market stall.")
+        y: int = Field(description="Row of the market stall.")
+        side: Literal["buy", "sell"] = Field(description="buy: you pay coins for the item; sell: you sell the item for coins.")
+        item: str = Field(description="The item bought or sold.")
+        qty: PositiveInt = Field(description="Units.")
+        price: PositiveInt = Field(description="Coins per unit.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
+        p = target(w, c, a["x"], a["y"])
+        if isinstance(p, Rejected):
+            return p
+        if not _stall_at(w, p):
+            return Rejected("no_market", f"There is no market stall at ({a['x']}, {a['y']}).")
+        e = w.content.economy
+        bad = _known_items(w, {a["item"]: 1}, "item")
+        if bad:
+            return bad
+        if a["item"] == e.coin:
+            return Rejected("not_tradeable", f"Orders are priced in {e.coin}; {e.coin} itself cannot be bought or sold.")
+        mine = sum(1 for o in state(w).orders.values() if o["agent"] == c.id)
+        if mine >= e.market_max_orders:
+            return Rejected("too_many_orders", f"You have {mine} open orders, the most allowed; cancel one first.")
+        escrow = {a["item"]: a["qty"]} if a["side"] == "sell" else {e.coin: a["qty"] * a["price"]}
+        return _shortfall(w, c, escrow, f"This {a['side']} order") or p
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        p = PostOrder._plan(w, c, a.model_dump())
+        return p if isinstance(p, Rejected) else cost(w, "post_order")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        a = op.args
+        p = PostOrder._plan(w, c, a)
+        if isinstance(p, Rejected):
+            return p
+        e = state(w)
+        oid = e.new_id("order")
+        o = {"id": oid, "agent": c.id, "tile": p, "x": a["x"], "y": a["y"], "side": a["side"], "item": a["item"],
+             "qty": a["qty"], "price": a["price"]}
+        e.orders[oid] = o
+        _move(w, c.id, escrow_holder(oid), _order_escrow(w, o, o["qty"]), f"escrow:{oid}")
+        w.emit("order_posted", order=oid, agent=c.id, x=a["x"], y=a["y"], side=a["side"], item=a["item"], qty=a["qty"], price=a["price"])
+        return {"order": oid}
+
+
+@register
+class FillOrder:
+    """Fill another character's market order, in part or whole, standing within reach of its stall.
+    Filling a sell order: you pay qty x price coins and get the items from escrow. Filling a buy
+    order: you hand over the items and get qty x price coins from escrow."""
+
+    name, category = "fill_order", "social"
+
+    class Args(ActionArgs):
+        order: str = Field(description="Id of the order (e.g. order4).")
+        qty: PositiveInt = Field(description="Units to fill.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, oid: str, qty: int) -> dict[str, Any] | Rejected:
+        o = state(w).orders.get(oid)
+        if o is None:
+            return Rejected("unknown_order", f"No open order {oid!r}: it may never have existed or was filled or cancelled.")
+        if o["agent"] == c.id:
+            return Rejected("own_order", f"{oid} is your own order; cancel it instead.")
+        if not _stall_at(w, o["tile"]) or w.distance(c.pos, o["tile"]) > w.needs.reach:
+            return Rejected("out_of_range", f"Order {oid} is at the stall at ({o['x']}, {o['y']}); stand within {w.needs.reach} of it.")
+        if qty > o["qty"]:
+            return Rejected("exceeds_order", f"Order {oid} has {o['qty']} left, not {qty}.")
+        coin = w.content.economy.coin
+        pays = {coin: qty * o["price"]} if o["side"] == "sell" else {o["item"]: qty}
+        return _shortfall(w, c, pays, f"Filling {oid}") or o
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        o = FillOrder._plan(w, c, a.order, a.qty)
+        return o if isinstance(o, Rejected) else cost(w, "fill_order")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        qty = op.args["qty"]
+        o = FillOrder._plan(w, c, op.args["order"], qty)
+        if isinstance(o, Rejected):
+            return o
+        oid, coin = o["id"], w.content.economy.coin
+        pays = {coin: qty * o["price"]} if o["side"] == "sell" else {o["item"]: qty}
+        o["qty"] -= qty
+        _move(w, c.id, o["agent"], pays, f"order:{oid}")
+        _move(w, escrow_holder(oid), c.id, _order_escrow(w, o, qty), f"order:{oid}")
+        w.emit("order_filled", order=oid, agent=o["agent"], by=c.id, side=o["side"], item=o["item"], qty=qty, price=o["price"], remaining=o["qty"])
+        if o["qty"] == 0:
+            del state(w).orders[oid]
+            w.emit("order_closed", order=oid, agent=o["agent"], reason="filled", remaining=0)
+        return {"order": oid, "qty": qty, "paid": pays}
+
+
+@register
+class CancelOrder:
+    """Cancel one of your open market orders, from anywhere; what is left in its escrow comes back."""
+
+    name, category = "cancel_order", "social"
+
+    class Args(ActionArgs):
+        order: str = Field(description="Id of your order.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, oid: str) -> dict[str, Any] | Rejected:
+        o = state(w).orders.get(oid)
+        if o is None:
+            return Rejected("unknown_order", f"No open order {oid!r}: it may never have existed or was filled or cancelled.")
+        if o["agent"] != c.id:
+            return Rejected("not_party", f"Order {oid} belongs to {o['agent']}; only they may cancel it.")
+        return o
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        o = CancelOrder._plan(w, c, a.order)
+        return o if isinstance(o, Rejected) else cost(w, "cancel_order")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        o = CancelOrder._plan(w, c, op.args["order"])
+        if isinstance(o, Rejected):
+            return o
+        left = o["qty"]
+        close_order(w, o, "cancelled")
+        return {"order": o["id"], "returned": left}
+
+
+# ---- trained attributes --------------------------------------------------------------------
+
+
+def _workshop_in_reach(w: World, c: Character) -> bool:
+    x0, y0 = w.xy(c.pos)
+    r = w.needs.reach
+    for y in range(y0 - r, y0 + r + 1):
+        for x in range(x0 - r, x0 + r + 1):
+            p = w.pos(x, y)
+            s = w.structures.get(p) if p is not None else None
+            if s is not None and s.hp > 0 and w.content.structures[s.kind].part == "workshop":
+                return True
+    return False
+
+
+@register
+class Train:
+    """Train an attribute one level at a workshop within reach. It takes the attribute's train_ticks
+    and energy (attributes table) and costs coins_per_level x the next level in coins. Levels raise
+    gather yields (yield_bonus x level) or attack damage (damage_bonus x level)."""
+
+    name, category, timing = "train", "production", "the attribute's training time"
+
+    class Args(ActionArgs):
+        attribute: str = Field(description="Attribute name, as listed in the rules.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, attribute: str) -> tuple[int, int] | Rejected:
+        spec = w.content.attributes.get(attribute)
+        if spec is None:
+            return Rejected("unknown_attribute", f"There is no attribute {attribute!r}.{did_you_mean(attribute, w.content.attributes)}")
+        level = level_of(w, c.id, attribute)
+        if level >= spec.max_level:
+            return Rejected("max_level", f"{attribute} is already at its maximum level {spec.max_level}.")
+        if not _workshop_in_reach(w, c):
+            return Rejected("no_workshop", f"Training needs a workshop within {w.needs.reach} tile of you.")
+        coins = spec.coins_per_level * (level + 1)
+        coin = w.content.economy.coin
+        if c.inventory.get(coin, 0) < coins:
+            return Rejected("not_enough_coins", f"Level {level + 1} of {attribute} costs {coins} {coin}; you carry {c.inventory.get(coin, 0)}.")
+        return level + 1, coins
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        got = Train._plan(w, c, a.attribute)
+        if isinstance(got, Rejected):
+            return got
+        spec = w.content.attributes[a.attribute]
+        return Plan(spec.train_ticks, spec.energy)
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        attribute = op.args["attribute"]
+        got = Train._plan(w, c, attribute)
+        if isinstance(got, Rejected):
+            return got
+        level, coins = got
+        w.take(c.id, w.content.economy.coin, coins, f"train:{attribute}")
+        state(w).attributes.setdefault(c.id, {})[attribute] = level
+        w.emit("attribute_trained", agent=c.id, attribute=attribute, level=level, coins=coins)
+        return {"attribute": attribute, "level": level}
+
+
+# ---- artwork -------------------------------------------------------------------------------
+
+
+@register
+class CreateArtwork:
+    """Create a named work of art: uses the artwork materials over the artwork duration (economy
+    rules) and gives you one artwork item. The title and text are kept in a registry with you as
+    author."""
+
+    name, category = "create_artwork", "production"
+
+    class Args(ActionArgs):
+        title: str = Field(description="The work's title.")
+        text: str = Field(description="The work itself, or a description of it.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, title: str, text: str) -> Rejected | None:
+        e = w.content.economy
+        return (
+            _text_ok(title, e.artwork_title_max, "title")
+            or _text_ok(text, e.artwork_text_max, "text")
+            or _shortfall(w, c, e.artwork_materials, "An artwork")
+        )
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        bad = CreateArtwork._plan(w, c, a.title, a.text)
+        if bad:
+            return bad
+        return Plan(w.content.economy.artwork_duration, w.content.actions["create_artwork"].energy)
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        title, text = op.args["title"], op.args["text"]
+        bad = CreateArtwork._plan(w, c, title, text)
+        if bad:
+            return bad
+        e, spec = state(w), w.content.economy
+        aid = e.new_id("artwork")
+        for item, qty in sorted(spec.artwork_materials.items()):
+            w.take(c.id, item, qty, f"artwork:{aid}")
+        w.give(c.id, spec.artwork_item, 1, f"artwork:{aid}")
+        e.artworks.append({"id": aid, "title": title, "text": text, "author": c.id, "tick": w.tick})
+        w.emit("artwork_created", artwork=aid, agent=c.id, title=title, text=text)
+        return {"artwork": aid, "title": title}
+
+
+# ---- messages ------------------------------------------------------------------------------
+
+
+def _deliver(w: World, agent: str, entry: dict[str, Any]) -> None:
+    box = state(w).inboxes.setdefault(agent, [])
+    box.append(entry)
+    over = len(box) - w.content.economy.inbox_max_messages
+    if over > 0:
+        del box[:over]
+
+
+class TextArgs(ActionArgs):
+    text: str = Field(description="The message.")
+
+
+def _message_ok(w: World, text: str) -> Rejected | None:
+    return _text_ok(text, w.content.social.message_max_chars, "message")
+
+
+@register
+class Say:
+    """Say something aloud: every character within say_radius of you hears it (in its inbox)."""
+
+    name, category = "say", "social"
+    Args = TextArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: TextArgs) -> Plan | Rejected:
+        return _message_ok(w, a.text) or cost(w, "say")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        text = op.args["text"]
+        bad = _message_ok(w, text)
+        if bad:
+            return bad
+        radius = w.content.social.say_radius
+        heard = [o.id for o in w.chars.values() if o.id != c.id and w.distance(o.pos, c.pos) <= radius]
+        for other in heard:
+            _deliver(w, other, {"tick": w.tick, "from": c.id, "kind": "say", "text": text})
+        x, y = w.xy(c.pos)
+        w.emit("message_said", agent=c.id, text=text, x=x, y=y, heard_by=heard)
+        return {"heard_by": heard}
+
+
+@register
+class Whisper:
+    """Send a private message to one character, wherever it is; only it receives it."""
+
+    name, category = "whisper", "social"
+
+    class Args(ActionArgs):
+        to: str = Field(description="Id of the character.")
+        text: str = Field(description="The message.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, to: str, text: str) -> Rejected | None:
+        other = _other(w, c, to)
+        return other if isinstance(other, Rejected) else _message_ok(w, text)
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        return Whisper._plan(w, c, a.to, a.text) or cost(w, "whisper")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        to, text = op.args["to"], op.args["text"]
+        bad = Whisper._plan(w, c, to, text)
+        if bad:
+            return bad
+        _deliver(w, to, {"tick": w.tick, "from": c.id, "kind": "whisper", "text": text})
+        w.emit("message_whispered", agent=c.id, to=to, text=text)
+        return {"to": to}
+
+
+@register
+class Post:
+    """Post a message on the public board, which every character reads; the oldest posts drop off
+    beyond board_max_posts."""
+
+    name, category = "post", "social"
+    Args = TextArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: TextArgs) -> Plan | Rejected:
+        return _message_ok(w, a.text) or cost(w, "post")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        text = op.args["text"]
+        bad = _message_ok(w, text)
+        if bad:
+            return bad
+        board = state(w).board
+        board.append({"tick": w.tick, "from": c.id, "text": text})
+        over = len(board) - w.content.social.board_max_posts
+        if over > 0:
+            del board[:over]
+        w.emit("message_posted", agent=c.id, text=text)
+        return {"posts": len(board)}
+
+
+# ---- raids ---------------------------------------------------------------------------------
+
+
+def _conflict_on(w: World) -> Rejected | None:
+    if not w.scenario.conflict:
+        return Rejected("conflict_off", f"The {w.scenario_name} scenario does not allow attacking characters or their structures.")
+    return None
+
+
+def _safe(w: World, p: int) -> bool:
+    return w.safe_terrain[w.terrain[p]]
+
+
+@register
+class AttackStructure:
+    """Raid another character's structure within reach: it loses conflict.structure_damage hit
+    points (plus your strength damage bonus). Only where the scenario allows conflict, never inside
+    the settlement's safe terrain, never your own or an unowned structure. Each raid lowers your
+    reputation."""
+
+    name, category = "attack_structure", "combat"
+
+    class Args(ActionArgs):
+        x: int = Field(description="Column of the structure.")
+        y: int = Field(description="Row of the structure.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, x: int, y: int) -> int | Rejected:
+        bad = _conflict_on(w)
+        if bad:
+            return bad
+        p = target(w, c, x, y)
+        if isinstance(p, Rejected):
+            return p
+        s = w.structures.get(p)
+        if s is None or s.hp <= 0:
+            return Rejected("no_structure", f"There is no structure at ({x}, {y}).")
+        if s.owner is None or s.owner == c.id:
+            whose = "yours" if s.owner == c.id else "owned by no one"
+            return Rejected("not_raidable", f"The {s.kind} at ({x}, {y}) is {whose}; only another character's structure can be raided.")
+        if _safe(w, p):
+            return Rejected("safe_zone", f"({x}, {y}) is in the settlement's safe ground, where no one may be attacked.")
+        return p
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        p = AttackStructure._plan(w, c, a.x, a.y)
+        if isinstance(p, Rejected):
+            return p
+        k = w.content.conflict
+        return Plan(k.attack_duration, k.attack_energy)
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        x, y = op.args["x"], op.args["y"]
+        p = AttackStructure._plan(w, c, x, y)
+        if isinstance(p, Rejected):
+            return p
+        s = w.structures[p]
+        kind, owner = s.kind, s.owner
+        damage = w.content.conflict.structure_damage + damage_bonus(w, c)
+        destroyed = damage_structure(w, p, damage, c.id)
+        change_reputation(w, c.id, w.content.economy.reputation_raid, f"raid:{owner}")
+        return {"structure": kind, "owner": owner, "damage": damage, "hp": 0 if destroyed else s.hp, "destroyed": destroyed}
+
+
+@register
+class Attack:
+    """Attack an adjacent character: it loses conflict.character_damage health (plus your strength
+    damage bonus). Only where the scenario allows conflict, and neither of you may stand on the
+    settlement's safe terrain. If it is knocked down the same tick, you take loot_fraction of each
+    of its stacks. Each attack lowers your reputation."""
+
+    name, category = "attack", "combat"
+
+    class Args(ActionArgs):
+        character: str = Field(description="Id of the character to attack.")
+
+    @staticmethod
+    def _plan(w: World, c: Character, agent: str) -> Character | Rejected:
+        bad = _conflict_on(w)
+        if bad:
+            return bad
+        other = _other(w, c, agent)
+        if isinstance(other, Rejected):
+            return other
+        if w.distance(c.pos, other.pos) > w.needs.reach:
+            return Rejected("out_of_range", f"{agent} is {w.distance(c.pos, other.pos)} tiles away; attacks reach {w.needs.reach}.")
+        if _safe(w, c.pos) or _safe(w, other.pos):
+            return Rejected("safe_zone", "No one may be attacked on or from the settlement's safe ground.")
+        return other
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        other = Attack._plan(w, c, a.character)
+        if isinstance(other, Rejected):
+            return other
+        k = w.content.conflict
+        return Plan(k.attack_duration, k.attack_energy)
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        other = Attack._plan(w, c, op.args["character"])
+        if isinstance(other, Rejected):
+            return other
+        damage = w.content.conflict.character_damage + damage_bonus(w, c)
+        health = max(other.health - damage, 0)
+        w.set_needs(other, f"attack:{c.id}", health, other.energy, other.satiety)
+        state(w).last_hit[other.id] = [c.id, w.tick]
+        w.emit("character_attacked", agent=c.id, target=other.id, damage=damage, health=health)
+        change_reputation(w, c.id, w.content.economy.reputation_raid, f"attack:{other.id}")
+        return {"target": other.id, "damage": damage, "health": health}
+
+
+# ---- the part ------------------------------------------------------------------------------
+
+
+def _tick_expiries(w: World) -> None:
+    """Offers past their ticks close, contracts past their deadline close or default, and orders
+    whose stall is gone close; each returns its escrow to whoever put it in."""
+    e, t = state(w), w.tick
+    for tr in [x for x in e.trades.values() if x["expires"] <= t]:
+        close_trade(w, tr, "expired")
+    for k in [x for x in e.contracts.values() if x["deadline"] <= t]:
+        if k["stage"] == "accepted":
+            _default_contract(w, k)
+        else:
+            _close_contract(w, k, "expired")
+    for o in [x for x in e.orders.values() if not _stall_at(w, x["tile"])]:
+        close_order(w, o, "stall_gone")
+
+
+class Economy(Part):
+    name = "economy"
+
+    observation_fields = {
+        "economy": {
+            "description": "This character's economy: reputation, defaults, attributes, wealth, and the offers, contracts and orders it is party to.",
+            "fields": {
+                "reputation": "Reputation (starts 0; trades and delivered contracts raise it, defaults and raids lower it).",
+                "defaults": "Accepted contracts it failed to deliver before their deadline.",
+                "attributes": "Attribute -> trained level.",
+                "wealth": "{cents, formula}: its own wealth under the public formula, and the formula in one line.",
+                "trades": "Open trade offers it made or received: {id, from, to, give, want, expires}.",
+                "contracts": "Open contracts it pays or delivers: {id, payer, deliverer, deliver, pay, deadline, stage}.",
+                "orders": "Its own open market orders: {id, agent, x, y, side, item, qty, price}.",
+                "market": "Other characters' open orders at stalls in view: {id, agent, x, y, side, item, qty, price}.",
+                "artworks": "Artworks it created: {id, title, text, author, tick}.",
+            },
+        },
+        "messages": {
+            "description": "Messages it heard and the public board.",
+            "fields": {
+                "inbox": "The latest messages it heard: {tick, from, kind (say or whisper), text}.",
+                "board": "The public board, oldest first: {tick, from, text}.",
+            },
+        },
+    }
+
+
+    def init(self, w: World) -> None:
+        w.economy = EconomyState()
+
+    def dump(self, w: World) -> Any:
+        e = state(w)
+        return copy.deepcopy({
+            "next_id": sorted(e.next_id.items()),
+            "trades": list(e.trades.values()),
+            "contracts": list(e.contracts.values()),
+            "orders": list(e.orders.values()),
+            "reputation": sorted(e.reputation.items()),
+            "attributes": [[a, sorted(levels.items())] for a, levels in sorted(e.attributes.items())],
+            "defaults": sorted(e.defaults.items()),
+            "artworks": e.artworks,
+            "inboxes": sorted(e.inboxes.items()),
+            "board": e.board,
+            "last_hit": sorted(e.last_hit.items()),
+        })
+
+    def load(self, w: World, data: Any) -> None:
+        data = copy.deepcopy(data)  # the records are mutated in place; never share them with the caller
+        w.economy = EconomyState(
+            next_id=dict(data["next_id"]),
+            trades={t["id"]: t for t in data["trades"]},
+            contracts={k["id"]: k for k in data["contracts"]},
+            orders={o["id"]: o for o in data["orders"]},
+            reputation=dict(data["reputation"]),
+            attributes={a: dict(levels) for a, levels in data["attributes"]},
+            defaults=dict(data["defaults"]),
+            artworks=list(data["artworks"]),
+            inboxes={a: list(box) for a, box in data["inboxes"]},
+            board=list(data["board"]),
+            last_hit={a: list(hit) for a, hit in data["last_hit"]},
+        )
+
+    def tick(self, w: World) -> None:
+        _tick_expiries(w)
+        hits = state(w).last_hit
+        for victim in [v for v, (_, t) in hits.items() if t < w.tick]:
+            del hits[victim]
+
+    def yield_bonus(self, w: World, c: Character, node: str) -> int:
+        levels = state(w).attributes.get(c.id)
+        if not levels:
+            return 0
+        return sum(w.content.attributes[a].yield_bonus.get(node, 0) * lvl for a, lvl in levels.items())
+
+    def before_knockdown(self, w: World, c: Character) -> None:
+        """Knocked down by an attacker this tick: the attacker takes loot_fraction of each stack
+        (rounded up, like the knockdown drop) before the ordinary drop."""
+        hit = state(w).last_hit.pop(c.id, None)
+        if hit is None or hit[1] != w.tick or hit[0] not in w.chars:
+            return
+        attacker = hit[0]
+        fraction = w.content.conflict.loot_fraction
+        taken: dict[str, int] = {}
+        for item, qty in sorted(c.inventory.items()):
+            n = min(qty, math.ceil(qty * fraction))
+            if n:
+                w.take(c.id, item, n, f"loot:{attacker}")
+                w.give(attacker, item, n, f"loot:{attacker}")
+                taken[item] = n
+        if taken:
+            w.emit("looted", agent=attacker, victim=c.id, items=taken)
+
+    def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
+        from wildhold.world.wealth import formula_summary, wealth_cents
+
+        e, me = state(w), c.id
+        x0, x1, y0, y1 = w.view_bounds(c.pos)
+        market = [
+            _public_order(w, o) for o in e.orders.values()
+            if o["agent"] != me and x0 <= o["x"] <= x1 and y0 <= o["y"] <= y1
+        ]
+        # copies: an observation must never alias the records the world mutates
+        obs["economy"] = copy.deepcopy({
+            "reputation": e.reputation.get(me, 0),
+            "defaults": e.defaults.get(me, 0),
+            "attributes": {a: level_of(w, me, a) for a in w.content.attributes},
+            "wealth": {"cents": wealth_cents(w, me), "formula": formula_summary(w.content)},
+            "trades": [_public_trade(t) for t in e.trades.values() if me in (t["from"], t["to"])],
+            "contracts": [_public_contract(k) for k in e.contracts.values() if me in (k["payer"], k["deliverer"])],
+            "orders": [_public_order(w, o) for o in e.orders.values() if o["agent"] == me],
+            "market": market,
+            "artworks": [a for a in e.artworks if a["author"] == me],
+        })
+        obs["messages"] = copy.deepcopy({"inbox": e.inboxes.get(me, []), "board": e.board})
+
+
+ECONOMY = Economy()

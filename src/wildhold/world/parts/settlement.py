@@ -1,0 +1,890 @@
+"""The settlement's villagers: where they stand each hour, their shops, friendship with each
+character (talk, gifts, unlocked recipes and discounts), and the daily quest board.
+
+All of it lives on `w.village`. Villagers are not characters: they carry nothing, need nothing
+and block no one; coins and goods enter and leave the world through their shops, by rule, and
+every such move names its source (`shop:<npc>`, `gift:<npc>`, `quest:<id>`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, register, require_item
+from wildhold.world.errors import Rejected
+from wildhold.world.events import EVENT_TYPES, Ev
+from wildhold.world.parts.base import Part
+
+if TYPE_CHECKING:
+    from wildhold.content.models import NpcSpec, ShopSpec
+    from wildhold.world.state import Character, Operation
+    from wildhold.world.world import World
+
+MINUTES_PER_HOUR = 60  # a tick is one in-game minute
+
+
+# ---- state -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Quest:
+    """A request drawn from a template: on the board until accepted or expired, then in one character's log."""
+
+    id: str
+    template: str
+    kind: str
+    issuer: str
+    item: str
+    qty: int
+    reward_coins: int
+    friendship: int
+    days: int
+    posted_day: int
+    agent: str | None = None
+    accepted_tick: int | None = None
+    deadline_tick: int | None = None
+    gathered: int = 0
+    ended_tick: int | None = None
+
+
+@dataclass(slots=True)
+class QuestLog:
+    active: dict[str, Quest] = field(default_factory=dict)
+    completed: list[Quest] = field(default_factory=list)
+    failed: list[Quest] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Village:
+    """The settlement part's state. Pairs are keyed (character, villager)."""
+
+    day: int = 0
+    hour: tuple[int, int] = (0, -1)
+    villagers: dict[str, tuple[str, int]] = field(default_factory=dict)
+    friendship: dict[tuple[str, str], int] = field(default_factory=dict)
+    talked: dict[tuple[str, str], int] = field(default_factory=dict)
+    gifts: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    board: dict[str, Quest] = field(default_factory=dict)
+    logs: dict[str, QuestLog] = field(default_factory=dict)
+    next_quest: int = 0
+    next_deadline: int | None = None  # derived from the logs, never saved
+
+
+# ---- events ----------------------------------------------------------------------------------
+
+
+class NpcMoved(Ev):
+    """A villager went to the place its schedule names for this hour (or to the nearest free tile)."""
+
+    npc: str
+    place: str
+    x: int
+    y: int
+
+
+class Talked(Ev):
+    """A character talked with a villager; delta is the friendship it gained (0 after the first talk of the day)."""
+
+    agent: str
+    npc: str
+    line: str
+    delta: int
+    points: int
+
+
+class GiftGiven(Ev):
+    """A character gave a villager one item; opinion is the villager's view of it, delta the friendship change."""
+
+    agent: str
+    npc: str
+    item: str
+    opinion: str
+    delta: int
+    points: int
+    line: str
+
+
+class FriendshipLevel(Ev):
+    """A character's friendship level with a villager changed."""
+
+    agent: str
+    npc: str
+    level: int
+    previous: int
+    points: int
+
+
+class Bought(Ev):
+    """A character bought items from a villager's shop; total coins left its inventory."""
+
+    agent: str
+    npc: str
+    item: str
+    qty: int
+    unit_price: int
+    total: int
+    discount_pct: int
+
+
+class Sold(Ev):
+    """A character sold items to a villager's shop; total coins entered its inventory."""
+
+    agent: str
+    npc: str
+    item: str
+    qty: int
+    unit_price: int
+    total: int
+
+
+class QuestPosted(Ev):
+    """A villager posted a quest on the board; it expires at midnight unless accepted."""
+
+    quest: str
+    template: str
+    kind: str
+    issuer: str
+    item: str
+    qty: int
+    reward_coins: int
+    friendship: int
+    days: int
+
+
+class QuestAccepted(Ev):
+    """A character took a quest from the board; it must be turned in by deadline_tick."""
+
+    agent: str
+    quest: str
+    deadline_tick: int
+
+
+class QuestProgress(Ev):
+    """A gather quest counted items its holder gathered since accepting it."""
+
+    agent: str
+    quest: str
+    gathered: int
+    qty: int
+
+
+class QuestCompleted(Ev):
+    """A character turned a quest in; completed is how many quests it has completed in all."""
+
+    agent: str
+    quest: str
+    kind: str
+    issuer: str
+    item: str
+    qty: int
+    reward_coins: int
+    friendship: int
+    completed: int
+
+
+class QuestFailed(Ev):
+    """An accepted quest's deadline passed before it was turned in."""
+
+    agent: str
+    quest: str
+    issuer: str
+    reason: str
+
+
+class QuestExpired(Ev):
+    """A posted quest nobody accepted left the board at midnight."""
+
+    quest: str
+    issuer: str
+    posted_day: int
+
+
+EVENT_TYPES.update({
+    "npc_moved": NpcMoved,
+    "talked": Talked,
+    "gift_given": GiftGiven,
+    "friendship_level": FriendshipLevel,
+    "bought": Bought,
+    "sold": Sold,
+    "quest_posted": QuestPosted,
+    "quest_accepted": QuestAccepted,
+    "quest_progress": QuestProgress,
+    "quest_completed": QuestCompleted,
+    "quest_failed": QuestFailed,
+    "quest_expired": QuestExpired,
+})
+
+
+# ---- rules -----------------------------------------------------------------------------------
+
+
+def hour_of_day(w: World) -> int:
+    return w.tick % w.calendar.ticks_per_day // MINUTES_PER_HOUR
+
+
+def scheduled_place(npc: NpcSpec, hour: int) -> str:
+    """The place of the latest schedule entry started by `hour`; before the first, yesterday's last."""
+    entries = sorted(npc.schedule, key=lambda e: e.start_hour)
+    place = entries[-1].place
+    for e in entries:
+        if e.start_hour <= hour:
+            place = e.place
+    return place
+
+
+def place_tile(w: World, place: str) -> int:
+    """The settlement tile of a named place: centre + offset, or the nearest free settlement tile.
+
+    A tile is free when it can be walked on (no wall or station). Nearest means fewest steps, then
+    the smallest Manhattan distance, then the northmost and westmost tile: the choice depends on
+    the map alone.
+    """
+    dx, dy = w.content.social.places[place]
+    cx, cy = w.xy(w.settlement)
+    tx, ty = cx + dx, cy + dy
+    r = w.scenario.settlement.radius
+    best: tuple[tuple[int, int, int, int], int] | None = None
+    for y in range(cy - r, cy + r + 1):
+        for x in range(cx - r, cx + r + 1):
+            p = w.pos(x, y)
+            if p is None or not w.is_walkable(p):
+                continue
+            key = (max(abs(x - tx), abs(y - ty)), abs(x - tx) + abs(y - ty), y, x)
+            if best is None or key < best[0]:
+                best = (key, p)
+    return w.settlement if best is None else best[1]
+
+
+def level_of(w: World, points: int) -> int:
+    s = w.content.social
+    return min(points // s.points_per_level, s.max_level)
+
+
+def friendship(w: World, agent: str, npc: str) -> tuple[int, int]:
+    """(points, level) of a character with a villager."""
+    points = w.village.friendship.get((agent, npc), 0)
+    return points, level_of(w, points)
+
+
+def _points_after(w: World, agent: str, npc: str, delta: int) -> int:
+    """Points after a change: never below 0, never above what the top level needs."""
+    s = w.content.social
+    points = w.village.friendship.get((agent, npc), 0)
+    return min(max(points + delta, 0), s.max_level * s.points_per_level)
+
+
+def _set_points(w: World, agent: str, npc: str, points: int) -> None:
+    before, previous = friendship(w, agent, npc)
+    if points == before:
+        return
+    w.village.friendship[(agent, npc)] = points
+    level = level_of(w, points)
+    if level != previous:
+        w.emit("friendship_level", agent=agent, npc=npc, level=level, previous=previous, points=points)
+
+
+def discount_pct(w: World, agent: str, npc: str) -> int:
+    """The best discount this character has earned with this villager."""
+    _, level = friendship(w, agent, npc)
+    return max((u.discount_pct for u in w.content.npcs[npc].unlocks if u.level <= level), default=0)
+
+
+def buy_price(w: World, agent: str, npc: str, item: str) -> int:
+    """A shop's price for this character: the listed price less its discount, rounded up (the seller's favour)."""
+    base = w.content.npcs[npc].shop.sells[item]
+    return -(-base * (100 - discount_pct(w, agent, npc)) // 100)
+
+
+def shop_open(shop: ShopSpec, hour: int) -> bool:
+    opens, closes = shop.open_hours
+    if opens < closes:
+        return opens <= hour < closes
+    return hour >= opens or hour < closes
+
+
+def opinion(npc: NpcSpec, item: str) -> str:
+    if item in npc.loves:
+        return "loved"
+    if item in npc.likes:
+        return "liked"
+    if item in npc.dislikes:
+        return "disliked"
+    return "neutral"
+
+
+def _line(w: World, npc: str, situation: str) -> str:
+    lines = w.content.npcs[npc].lines[situation]
+    return lines[w.rng("settlement").randrange(len(lines))]
+
+
+# ---- checks shared by the actions --------------------------------------------------------------
+
+
+def _villager(w: World, c: Character, npc: str) -> Rejected | None:
+    """None when the villager exists and stands within the character's reach, else why not."""
+    if not w.scenario.npcs:
+        return Rejected("unknown_npc", "This scenario has no villagers.")
+    if npc not in w.content.npcs:
+        return Rejected("unknown_npc", f"There is no villager {npc!r}.{did_you_mean(npc, w.content.npcs)}")
+    place, p = w.village.villagers[npc]
+    d = w.distance(c.pos, p)
+    if d > w.needs.reach:
+        x, y = w.xy(p)
+        cx, cy = w.xy(c.pos)
+        return Rejected(
+            "out_of_range",
+            f"{npc} is at the {place} ({x}, {y}) at this hour, {d} tiles from you at ({cx}, {cy}); "
+            f"stand within {w.needs.reach} tile of them.",
+        )
+    return None
+
+
+def _open_shop(w: World, c: Character, npc: str) -> ShopSpec | Rejected:
+    bad = _villager(w, c, npc)
+    if bad:
+        return bad
+    shop = w.content.npcs[npc].shop
+    if shop is None:
+        return Rejected("no_shop", f"{npc} ({w.content.npcs[npc].role}) keeps no shop.")
+    if not shop_open(shop, hour_of_day(w)):
+        opens, closes = shop.open_hours
+        said = w.content.npcs[npc].lines["closed"][0]
+        return Rejected("shop_closed", f'{npc}: "{said}" The shop is open from {opens}:00 to {closes}:00; it is {hour_of_day(w)}:00 now.')
+    return shop
+
+
+def _known_item(w: World, item: str) -> Rejected | None:
+    if item not in w.content.items:
+        return Rejected("unknown_item", f"There is no item {item!r}.{did_you_mean(item, w.content.items)}")
+    return None
+
+
+def _buy_plan(w: World, c: Character, npc: str, item: str, qty: int) -> tuple[int, int] | Rejected:
+    """(unit price, total) of a purchase the character can make now."""
+    shop = _open_shop(w, c, npc)
+    if isinstance(shop, Rejected):
+        return shop
+    bad = _known_item(w, item)
+    if bad:
+        return bad
+    if item not in shop.sells:
+        return Rejected("not_sold", f"{npc} does not sell {item}; they sell {', '.join(sorted(shop.sells))}.")
+    unit = buy_price(w, c.id, npc, item)
+    total = unit * qty
+    coin = w.content.economy.coin
+    have = c.inventory.get(coin, 0)
+    if have < total:
+        return Rejected("not_enough_coins", f"{qty} {item} cost {total} {coin} ({unit} each) and you carry {have}.")
+    return unit, total
+
+
+def _sell_plan(w: World, c: Character, npc: str, item: str, qty: int) -> int | Rejected:
+    """The price per unit the shop pays for an item the character can sell now."""
+    shop = _open_shop(w, c, npc)
+    if isinstance(shop, Rejected):
+        return shop
+    bad = _known_item(w, item)
+    if bad:
+        return bad
+    if item not in shop.buys:
+        return Rejected("not_bought", f"{npc} does not buy {item}; they buy {', '.join(sorted(shop.buys))}.")
+    bad = require_item(w, c, item, qty)
+    if bad:
+        return bad
+    return shop.buys[item]
+
+
+def _gift_plan(w: World, c: Character, npc: str, item: str) -> Rejected | None:
+    bad = _villager(w, c, npc) or require_item(w, c, item)
+    if bad:
+        return bad
+    day, given = w.village.gifts.get((c.id, npc), (0, 0))
+    limit = w.content.social.gifts_per_day
+    if day == w.day and given >= limit:
+        return Rejected("gift_limit", f"{npc} has taken {given} gift(s) from you today, the most they take; try again tomorrow.")
+    return None
+
+
+def _accept_plan(w: World, c: Character, quest: str) -> Quest | Rejected:
+    if not w.scenario.npcs:
+        return Rejected("unknown_quest", "This scenario has no villagers and no quest board.")
+    q = w.village.board.get(quest)
+    if q is None:
+        posted = ", ".join(w.village.board) or "none"
+        return Rejected("unknown_quest", f"No quest {quest!r} is on the board (taken or expired?); posted now: {posted}.")
+    log = w.village.logs[c.id]
+    limit = w.content.questboard.max_active_per_character
+    if len(log.active) >= limit:
+        return Rejected("too_many_quests", f"You already have {len(log.active)} active quests ({', '.join(log.active)}); finish one first.")
+    return q
+
+
+def _turn_in_plan(w: World, c: Character, quest: str, done_at: int) -> Quest | Rejected:
+    """The quest the character can hand in now, to complete at tick `done_at`, or why not."""
+    q = w.village.logs[c.id].active.get(quest) if c.id in w.village.logs else None
+    if q is None:
+        active = ", ".join(w.village.logs[c.id].active) if c.id in w.village.logs else ""
+        return Rejected("unknown_quest", f"{quest!r} is not one of your active quests ({active or 'you have none'}).")
+    if done_at > q.deadline_tick:
+        return Rejected("quest_overdue", f"{quest} had to be turned in by tick {q.deadline_tick}; a turn-in now would complete at tick {done_at}.")
+    bad = _villager(w, c, q.issuer)
+    if bad:
+        return Rejected(bad.code, f"Turn {quest} in to {q.issuer}. {bad.message}")
+    if q.kind == "gather" and q.gathered < q.qty:
+        return Rejected("quest_incomplete", f"{quest} asks you to gather {q.qty} {q.item} yourself; you have gathered {q.gathered} since accepting it.")
+    have = c.inventory.get(q.item, 0)
+    if have < q.qty:
+        return Rejected("quest_incomplete", f"{quest} needs {q.qty} {q.item} handed over; you carry {have}.")
+    return q
+
+
+# ---- actions ---------------------------------------------------------------------------------
+
+
+class NpcArgs(ActionArgs):
+    npc: str = Field(description="Villager name, as listed under villagers in your observation.")
+
+
+class TradeArgs(NpcArgs):
+    item: str = Field(description="Item name.")
+    qty: int = Field(default=1, ge=1, description="How many.")
+
+
+class QuestArgs(ActionArgs):
+    quest: str = Field(description="Quest id, as on the quest board or in your quest log (q1, q2, ...).")
+
+
+@register
+class Talk:
+    """Talk with a villager within reach. The first talk each day with each villager raises your friendship with them; they always answer with a line."""
+
+    name, category = "talk", "social"
+    Args = NpcArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: NpcArgs) -> Plan | Rejected:
+        return _villager(w, c, a.npc) or cost(w, "talk")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        npc = op.args["npc"]
+        bad = _villager(w, c, npc)
+        if bad:
+            return bad
+        v = w.village
+        first = v.talked.get((c.id, npc)) != w.day
+        before, level = friendship(w, c.id, npc)
+        points = _points_after(w, c.id, npc, w.content.social.talk_points) if first else before
+        line = _line(w, npc, "friend" if level >= w.content.social.friend_line_level else "greeting")
+        if first:
+            v.talked[(c.id, npc)] = w.day
+        w.emit("talked", agent=c.id, npc=npc, line=line, delta=points - before, points=points)
+        _set_points(w, c.id, npc, points)
+        return {"npc": npc, "line": line, "friendship_gained": points - before, "points": points, "level": level_of(w, points)}
+
+
+@register
+class Gift:
+    """Give a villager within reach one item you carry. Their opinion of it (loved, liked, neutral, disliked) moves your friendship; each villager takes a limited number of gifts from you a day."""
+
+    name, category = "gift", "social"
+
+    class Args(NpcArgs):
+        item: str = Field(description="An item you carry; one unit is given.")
+
+    @staticmethod
+    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
+        return _gift_plan(w, c, a.npc, a.item) or cost(w, "gift")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        npc, item = op.args["npc"], op.args["item"]
+        bad = _gift_plan(w, c, npc, item)
+        if bad:
+            return bad
+        v = w.village
+        day, given = v.gifts.get((c.id, npc), (0, 0))
+        v.gifts[(c.id, npc)] = (w.day, given + 1 if day == w.day else 1)
+        w.take(c.id, item, 1, f"gift:{npc}")
+        felt = opinion(w.content.npcs[npc], item)
+        before, _ = friendship(w, c.id, npc)
+        points = _points_after(w, c.id, npc, w.content.social.gift_points[felt])
+        line = _line(w, npc, f"gift_{felt}")
+        w.emit("gift_given", agent=c.id, npc=npc, item=item, opinion=felt, delta=points - before, points=points, line=line)
+        _set_points(w, c.id, npc, points)
+        return {"npc": npc, "item": item, "opinion": felt, "line": line, "friendship_gained": points - before, "points": points, "level": level_of(w, points)}
+
+
+@register
+class Buy:
+    """Buy items from a villager's shop within reach, during its open hours, paying coins. Friendship discounts lower the price (rounded up)."""
+
+    name, category = "buy", "social"
+    Args = TradeArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: TradeArgs) -> Plan | Rejected:
+        plan = _buy_plan(w, c, a.npc, a.item, a.qty)
+        return plan if isinstance(plan, Rejected) else cost(w, "buy")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        npc, item, qty = op.args["npc"], op.args["item"], op.args["qty"]
+        plan = _buy_plan(w, c, npc, item, qty)
+        if isinstance(plan, Rejected):
+            return plan
+        unit, total = plan
+        w.take(c.id, w.content.economy.coin, total, f"shop:{npc}")
+        w.give(c.id, item, qty, f"shop:{npc}")
+        pct = discount_pct(w, c.id, npc)
+        w.emit("bought", agent=c.id, npc=npc, item=item, qty=qty, unit_price=unit, total=total, discount_pct=pct)
+        return {"npc": npc, "item": item, "qty": qty, "paid": total, "unit_price": unit, "discount_pct": pct}
+
+
+@register
+class Sell:
+    """Sell items you carry to a villager's shop within reach, during its open hours, for coins at its listed price."""
+
+    name, category = "sell", "social"
+    Args = TradeArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: TradeArgs) -> Plan | Rejected:
+        plan = _sell_plan(w, c, a.npc, a.item, a.qty)
+        return plan if isinstance(plan, Rejected) else cost(w, "sell")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        npc, item, qty = op.args["npc"], op.args["item"], op.args["qty"]
+        unit = _sell_plan(w, c, npc, item, qty)
+        if isinstance(unit, Rejected):
+            return unit
+        w.take(c.id, item, qty, f"shop:{npc}")
+        w.give(c.id, w.content.economy.coin, unit * qty, f"shop:{npc}")
+        w.emit("sold", agent=c.id, npc=npc, item=item, qty=qty, unit_price=unit, total=unit * qty)
+        return {"npc": npc, "item": item, "qty": qty, "received": unit * qty, "unit_price": unit}
+
+
+@register
+class AcceptQuest:
+    """Take a quest posted on the board (from anywhere). It leaves the board; turn it in to its issuer before its deadline."""
+
+    name, category = "accept_quest", "social"
+    Args = QuestArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: QuestArgs) -> Plan | Rejected:
+        q = _accept_plan(w, c, a.quest)
+        return q if isinstance(q, Rejected) else cost(w, "accept_quest")
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        q = _accept_plan(w, c, op.args["quest"])
+        if isinstance(q, Rejected):
+            return q
+        v = w.village
+        del v.board[q.id]
+        q.agent, q.accepted_tick = c.id, w.tick
+        q.deadline_tick = w.tick + q.days * w.calendar.ticks_per_day
+        v.logs[c.id].active[q.id] = q
+        _update_next_deadline(v)
+        w.emit("quest_accepted", agent=c.id, quest=q.id, deadline_tick=q.deadline_tick)
+        return {"quest": q.id, "deadline_tick": q.deadline_tick}
+
+
+@register
+class TurnIn:
+    """Complete an active quest with its issuer within reach: hand over the items it asks for (a gather quest also needs them gathered by you since accepting). Pays coins and friendship."""
+
+    name, category = "turn_in", "social"
+    Args = QuestArgs
+
+    @staticmethod
+    def check(w: World, c: Character, a: QuestArgs) -> Plan | Rejected:
+        plan = cost(w, "turn_in")
+        q = _turn_in_plan(w, c, a.quest, w.tick + plan.duration)
+        return q if isinstance(q, Rejected) else plan
+
+    @staticmethod
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        q = _turn_in_plan(w, c, op.args["quest"], w.tick)
+        if isinstance(q, Rejected):
+            return q
+        v = w.village
+        log = v.logs[c.id]
+        source = f"quest:{q.id}"
+        w.take(c.id, q.item, q.qty, source)
+        w.give(c.id, w.content.economy.coin, q.reward_coins, source)
+        del log.active[q.id]
+        q.ended_tick = w.tick
+        log.completed.append(q)
+        _update_next_deadline(v)
+        before, _ = friendship(w, c.id, q.issuer)
+        points = _points_after(w, c.id, q.issuer, q.friendship)
+        w.emit(
+            "quest_completed", agent=c.id, quest=q.id, kind=q.kind, issuer=q.issuer, item=q.item, qty=q.qty,
+            reward_coins=q.reward_coins, friendship=points - before, completed=len(log.completed),
+        )
+        _set_points(w, c.id, q.issuer, points)
+        return {"quest": q.id, "reward_coins": q.reward_coins, "friendship_gained": points - before, "quests_completed": len(log.completed)}
+
+
+# ---- the board and the clock -------------------------------------------------------------------
+
+
+def _update_next_deadline(v: Village) -> None:
+    v.next_deadline = min((q.deadline_tick for log in v.logs.values() for q in log.active.values()), default=None)
+
+
+def _draw_quest(w: World) -> Quest:
+    rng = w.rng("settlement")
+    kinds = w.content.questboard.kinds
+    templates = [name for name, t in w.content.quests.items() if t.kind in kinds]
+    name = templates[rng.randrange(len(templates))]
+    t = w.content.quests[name]
+    v = w.village
+    v.next_quest += 1
+    return Quest(
+        id=f"q{v.next_quest}",
+        template=name,
+        kind=t.kind,
+        issuer=t.issuers[rng.randrange(len(t.issuers))],
+        item=t.items[rng.randrange(len(t.items))],
+        qty=rng.randint(*t.qty),
+        reward_coins=rng.randint(*t.reward_coins),
+        friendship=t.friendship,
+        days=t.days,
+        posted_day=w.day,
+    )
+
+
+def _new_day(w: World) -> None:
+    """Yesterday's untaken quests expire; today's are posted."""
+    v = w.village
+    v.day = w.day
+    for qid in [qid for qid, q in v.board.items() if q.posted_day < w.day]:
+        q = v.board.pop(qid)
+        w.emit("quest_expired", quest=qid, issuer=q.issuer, posted_day=q.posted_day)
+    if not any(t.kind in w.content.questboard.kinds for t in w.content.quests.values()):
+        return
+    for _ in range(w.content.questboard.posts_per_day):
+        q = _draw_quest(w)
+        v.board[q.id] = q
+        w.emit(
+            "quest_posted", quest=q.id, template=q.template, kind=q.kind, issuer=q.issuer, item=q.item, qty=q.qty,
+            reward_coins=q.reward_coins, friendship=q.friendship, days=q.days,
+        )
+
+
+def _place_villagers(w: World) -> None:
+    """Each villager goes to the place its schedule names for this hour."""
+    v = w.village
+    v.hour = (w.day, hour_of_day(w))
+    for name, npc in w.content.npcs.items():
+        place = scheduled_place(npc, v.hour[1])
+        p = place_tile(w, place)
+        if v.villagers.get(name) != (place, p):
+            v.villagers[name] = (place, p)
+            x, y = w.xy(p)
+            w.emit("npc_moved", npc=name, place=place, x=x, y=y)
+
+
+def _catch_up(w: World) -> None:
+    """Roll the board on a new day and move villagers on a new hour (also after a setup jump in time)."""
+    v = w.village
+    if v.day != w.day:
+        _new_day(w)
+    if v.hour != (w.day, hour_of_day(w)):
+        _place_villagers(w)
+
+
+def _fail_overdue(w: World) -> None:
+    v = w.village
+    for agent, log in v.logs.items():
+        for qid in [qid for qid, q in log.active.items() if q.deadline_tick < w.tick]:
+            q = log.active.pop(qid)
+            q.ended_tick = w.tick
+            log.failed.append(q)
+            w.emit("quest_failed", agent=agent, quest=qid, issuer=q.issuer, reason=f"the deadline (tick {q.deadline_tick}) passed")
+    _update_next_deadline(v)
+
+
+# ---- snapshots -------------------------------------------------------------------------------
+
+
+def _quest_dump(q: Quest) -> dict[str, Any]:
+    return asdict(q)
+
+
+def _quest_load(d: dict[str, Any]) -> Quest:
+    return Quest(**d)
+
+
+def _public(w: World, q: Quest) -> dict[str, Any]:
+    return {
+        "id": q.id, "kind": q.kind, "issuer": q.issuer, "item": q.item, "qty": q.qty, "reward_coins": q.reward_coins,
+        "friendship": q.friendship, "days": q.days, "description": w.content.quests[q.template].description,
+    }
+
+
+# ---- the part --------------------------------------------------------------------------------
+
+
+class Settlement(Part):
+    """Villagers, shops, friendship and quests (only where the scenario has villagers)."""
+
+    name = "settlement"
+
+    observation_fields = {
+        "villagers": {
+            "description": "Villagers in view (they keep to their schedule and cannot be blocked or harmed).",
+            "fields": {
+                "npc": "Villager name: use it in talk, gift, buy, sell.",
+                "role": "What they do.",
+                "x": "Column.",
+                "y": "Row.",
+                "place": "The named settlement place they stand at this hour.",
+                "shop": "null, or {open, hours [opens, closes], sells: item -> your price in coins, buys: item -> coins paid}.",
+            },
+        },
+        "quest_board": {
+            "description": "Quests posted today and not yet taken: {id, kind, issuer, item, qty, reward_coins, friendship, days, description}. Untaken quests expire at midnight.",
+            "fields": {},
+        },
+        "quest_log": {
+            "description": "The character's quests.",
+            "fields": {
+                "active": "Accepted quests: the board fields plus accepted_tick, deadline_tick (turn in by this tick) and gathered (gather quests).",
+                "completed": "Ids of completed quests.",
+                "failed": "Ids of quests whose deadline passed.",
+                "quests_completed": "How many quests the character has completed.",
+            },
+        },
+        "friendship": {
+            "description": "Villager -> {points, level, discount_pct, talked_today, gifts_today} for this character.",
+            "fields": {},
+        },
+    }
+
+    def init(self, w: World) -> None:
+        w.village = Village()
+
+    def dump(self, w: World) -> Any:
+        v = w.village
+        return {
+            "day": v.day,
+            "hour": list(v.hour),
+            "villagers": [[n, place, p] for n, (place, p) in sorted(v.villagers.items())],
+            "friendship": [[a, n, pts] for (a, n), pts in sorted(v.friendship.items())],
+            "talked": [[a, n, day] for (a, n), day in sorted(v.talked.items())],
+            "gifts": [[a, n, day, count] for (a, n), (day, count) in sorted(v.gifts.items())],
+            "board": [_quest_dump(q) for q in sorted(v.board.values(), key=lambda q: int(q.id[1:]))],
+            "logs": [
+                [agent, {
+                    "active": [_quest_dump(q) for q in sorted(log.active.values(), key=lambda q: int(q.id[1:]))],
+                    "completed": [_quest_dump(q) for q in log.completed],
+                    "failed": [_quest_dump(q) for q in log.failed],
+                }]
+                for agent, log in sorted(v.logs.items())
+            ],
+            "next_quest": v.next_quest,
+        }
+
+    def load(self, w: World, data: Any) -> None:
+        v = w.village = Village(day=data["day"], hour=tuple(data["hour"]), next_quest=data["next_quest"])
+        v.villagers = {n: (place, p) for n, place, p in data["villagers"]}
+        v.friendship = {(a, n): pts for a, n, pts in data["friendship"]}
+        v.talked = {(a, n): day for a, n, day in data["talked"]}
+        v.gifts = {(a, n): (day, count) for a, n, day, count in data["gifts"]}
+        v.board = {d["id"]: _quest_load(d) for d in data["board"]}
+        for agent, log in data["logs"]:
+            v.logs[agent] = QuestLog(
+                {d["id"]: _quest_load(d) for d in log["active"]},
+                [_quest_load(d) for d in log["completed"]],
+                [_quest_load(d) for d in log["failed"]],
+            )
+        _update_next_deadline(v)
+
+    def joined(self, w: World, c: Character) -> None:
+        w.village.logs[c.id] = QuestLog()
+
+    def day_started(self, w: World) -> None:
+        if w.scenario.npcs:
+            _catch_up(w)
+
+    def tick(self, w: World) -> None:
+        if not w.scenario.npcs:
+            return
+        _catch_up(w)
+        v = w.village
+        if v.next_deadline is not None and v.next_deadline < w.tick:
+            _fail_overdue(w)
+
+    def gathered(self, w: World, c: Character, item: str, qty: int) -> None:
+        log = w.village.logs.get(c.id)
+        if log is None:
+            return
+        for q in log.active.values():
+            if q.kind == "gather" and q.item == item and q.gathered < q.qty:
+                q.gathered = min(q.qty, q.gathered + qty)
+                w.emit("quest_progress", agent=c.id, quest=q.id, gathered=q.gathered, qty=q.qty)
+
+    def recipe_locked(self, w: World, c: Character, recipe: str) -> str | None:
+        if not w.scenario.npcs:
+            return None
+        needs = [(name, u.level) for name, npc in w.content.npcs.items() for u in npc.unlocks if recipe in u.recipes]
+        if not needs or any(friendship(w, c.id, name)[1] >= level for name, level in needs):
+            return None
+        said = " or ".join(f"level {level} with {name} (yours: {friendship(w, c.id, name)[1]})" for name, level in needs)
+        return f"{recipe} opens at friendship {said}. Talk with villagers daily, bring gifts and finish their quests."
+
+    def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
+        v = w.village
+        npcs = w.content.npcs if w.scenario.npcs else {}
+        x0, x1, y0, y1 = w.view_bounds(c.pos)
+        hour = hour_of_day(w)
+        seen = []
+        for name, npc in npcs.items():
+            place, p = v.villagers[name]
+            x, y = w.xy(p)
+            if not (x0 <= x <= x1 and y0 <= y <= y1):
+                continue
+            shop = None
+            if npc.shop is not None:
+                shop = {
+                    "open": shop_open(npc.shop, hour),
+                    "hours": list(npc.shop.open_hours),
+                    "sells": {item: buy_price(w, c.id, name, item) for item in npc.shop.sells},
+                    "buys": dict(npc.shop.buys),
+                }
+            seen.append({"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shop})
+        obs["villagers"] = seen
+        obs["quest_board"] = [_public(w, q) for q in v.board.values()]
+        log = v.logs.get(c.id) or QuestLog()
+        obs["quest_log"] = {
+            "active": [
+                {**_public(w, q), "accepted_tick": q.accepted_tick, "deadline_tick": q.deadline_tick, "gathered": q.gathered}
+                for q in log.active.values()
+            ],
+            "completed": [q.id for q in log.completed],
+            "failed": [q.id for q in log.failed],
+            "quests_completed": len(log.completed),
+        }
+        friends = {}
+        for name in npcs:
+            points, level = friendship(w, c.id, name)
+            day, given = v.gifts.get((c.id, name), (0, 0))
+            friends[name] = {
+                "points": points,
+                "level": level,
+                "discount_pct": discount_pct(w, c.id, name),
+                "talked_today": v.talked.get((c.id, name)) == w.day,
+                "gifts_today": given if day == w.day else 0,
+            }
+        obs["friendship"] = friends
+
+
+SETTLEMENT = Settlement()
