@@ -141,6 +141,19 @@ def test_accept_swaps_both_sides_in_one_step_and_raises_both_reputations(content
     assert observe(w, a)["economy"]["trades"] == []
 
 
+def test_a_pair_earns_trade_reputation_once_a_day_so_churn_does_not_pay(content):
+    w, (a, b) = make_world(content)
+    for _ in range(3):
+        r = act(w, a, "offer_trade", to=b, give={"wood": 1}, want={"berries": 1}, ticks=30)
+        act(w, b, "accept_trade", offer=r["offer"])
+    assert len(of_kind(w, "trade_completed")) == 3
+    assert observe(w, a)["economy"]["reputation"] == content.economy.reputation_trade
+    apply_setup(w, "set_time", {"day": w.day + 1, "hour": 8})
+    r = act(w, a, "offer_trade", to=b, give={"wood": 1}, want={"berries": 1}, ticks=30)
+    act(w, b, "accept_trade", offer=r["offer"])
+    assert observe(w, a)["economy"]["reputation"] == 2 * content.economy.reputation_trade
+
+
 def test_decline_returns_the_escrow_to_the_offerer(content):
     w, (a, b) = make_world(content)
     r = act(w, a, "offer_trade", to=b, give={"wood": 4}, want={}, ticks=30)

@@ -20,7 +20,7 @@ bench_app = typer.Typer(help="Benchmarks that print their figures (a table; --js
 app.add_typer(bench_app, name="bench")
 console = Console()
 if not console.is_terminal:
-    console = Console(width=max(console.width, 120))
+    console = Console(width=max(console.width, 160))
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -48,18 +48,27 @@ def _play(run, title: str) -> None:
 def _summary_table(archive_path: Path) -> Table:
     from wildhold.eval.summary import summarize
     from wildhold.store.archive import Archive
+    from wildhold.world.serialize import loads
+    from wildhold.world.wealth import rank_standard, wealth_cents
 
     content = default_content()
     with Archive(archive_path) as archive:
-        policies = {a["id"]: a["policy"] for a in archive.manifest["agents"]}
+        policies = {a["id"]: a.get("policy", "-") for a in archive.manifest["agents"]}
         rows = summarize(archive.events(), content.needs.max_health)
         m = archive.manifest
+        final = loads(content, archive.final_state())
+    wealth = {agent: wealth_cents(final, agent) for agent in rows}
+    ranks = rank_standard(wealth)
     table = Table(title=f"Wildhold {m['scenario']} seed {m['seed']}: {(m['final_tick'] - m['start_tick']) / 1440:.1f} days, {m['event_count']} events")
-    for col in ("agent", "policy", "health", "downs", "actions", "rejected", "crafts", "gathered", "moved", "built", "carried value"):
+    for col in ("rank", "agent", "policy", "wealth", "health", "downs", "actions", "rejected", "crafts", "gathered",
+                "moved", "built", "trades", "raids", "quests", "defaults"):  # noqa: E501
         table.add_column(col, justify="left" if col in ("agent", "policy") else "right")
-    for agent, s in rows.items():
-        table.add_row(s.name, policies.get(agent, "?"), str(s.health), str(s.knockdowns), str(s.actions), str(s.rejected),
-                      str(s.crafts), str(s.gathered), str(s.tiles_moved), str(s.structures), f"{s.carried_value_cents(content) / 100:.2f}")
+    for agent in sorted(rows, key=lambda a: (ranks[a], a)):
+        s = rows[agent]
+        table.add_row(str(ranks[agent]), s.name, policies.get(agent, "?"), f"{wealth[agent] / 100:.2f}", str(s.health),
+                      str(s.knockdowns), str(s.actions), str(s.rejected), str(s.crafts), str(s.gathered), str(s.tiles_moved),
+                      str(s.structures), str(s.trades), str(s.raids), str(s.quests), str(s.defaults))
+    table.caption = "wealth: the public formula (wealth section of `wildhold rules`); exact ties share a rank (1, 1, 3)"
     return table
 
 

@@ -187,8 +187,24 @@ class Survivor:
             return "move_to", {"x": goal[0], "y": goal[1]}
         return "move", {"direction": rng.choice(sorted(DIRECTIONS))}
 
+    def value(self, items: dict[str, int]) -> int:
+        return sum(self.content.items[i].value_cents * q for i, q in items.items())
+
+    def answer_trades(self, view: AgentView) -> Decision:
+        """Accept an offer made to us when we carry what it asks and it gives at least as much value; decline others."""
+        obs = view.observation()
+        me = obs["self"]
+        for trade in obs.get("economy", {}).get("trades", []):
+            if trade["to"] != me["id"]:
+                continue
+            affordable = all(me["inventory"].get(i, 0) >= q for i, q in trade["want"].items())
+            if affordable and self.value(trade["give"]) >= self.value(trade["want"]):
+                return "accept_trade", {"offer": trade["id"]}
+            return "decline_trade", {"offer": trade["id"]}
+        return None
+
     def decide(self, view: AgentView) -> Decision:
-        urgent = self.needs(view)
+        urgent = self.needs(view) or self.answer_trades(view)
         if urgent:
             return urgent
         inv = view.observation()["self"]["inventory"]
@@ -204,7 +220,7 @@ class Producer(Survivor):
     goals = ("wooden_axe", "stone_pickaxe", "bed", "fishing_rod", "sickle")
 
     def decide(self, view: AgentView) -> Decision:
-        urgent = self.needs(view)
+        urgent = self.needs(view) or self.answer_trades(view)
         if urgent:
             return urgent
         obs = view.observation()
@@ -279,7 +295,105 @@ class Producer(Survivor):
         return self.explore(view, known, here)
 
 
-POLICIES: dict[str, type] = {"random": RandomAgent, "idle": IdleAgent, "survivor": Survivor, "producer": Producer}
+class Trader(Producer):
+    """Gathers, then sells its surplus: to characters it meets (escrowed offers for coins) and to villagers' shops."""
+
+    name = "trader"
+    goods = ("wood", "stone", "fiber", "berries")
+    surplus = 6
+    lot = 3
+
+    def decide(self, view: AgentView) -> Decision:
+        urgent = self.needs(view) or self.answer_trades(view)
+        if urgent:
+            return urgent
+        obs = view.observation()
+        me = obs["self"]
+        inv = me["inventory"]
+        if not inv.get("wooden_axe"):
+            return self.make(view, "wooden_axe") or self.forage(view, "berries")
+        spare = [g for g in self.goods if inv.get(g, 0) >= self.surplus]
+        if spare:
+            return self.sell(view, spare) or self.forage(view, view.rng.choice(self.goods))
+        return self.forage(view, view.rng.choice(self.goods))
+
+    def sell(self, view: AgentView, spare: list[str]) -> Decision:
+        obs = view.observation()
+        me = obs["self"]
+        coin = self.content.economy.coin
+        open_offer = any(t["from"] == me["id"] for t in obs.get("economy", {}).get("trades", []))
+        others = sorted(obs["view"]["characters"], key=lambda ch: ch["id"])
+        if others and not open_offer:
+            item = spare[0]
+            price = max(1, self.value({item: self.lot}) // self.content.items[coin].value_cents)
+            return "offer_trade", {"to": others[0]["id"], "give": {item: self.lot}, "want": {coin: price}, "ticks": 240}
+        here = (me["x"], me["y"])
+        for v in obs.get("villagers", []):
+            shop = v.get("shop")
+            if not shop or not shop["open"]:
+                continue
+            wanted = [g for g in spare if g in shop["buys"]]
+            if not wanted:
+                continue
+            if _near(here, (v["x"], v["y"])):
+                return "sell", {"npc": v["npc"], "item": wanted[0], "qty": self.lot}
+            return "move_to", {"x": v["x"], "y": v["y"]}
+        return None
+
+
+class Raider(Producer):
+    """Takes what others hold: attacks characters and their structures outside the settlement when strong enough."""
+
+    name = "raider"
+    brave_health = 50
+
+    def decide(self, view: AgentView) -> Decision:
+        urgent = self.needs(view) or self.answer_trades(view)
+        if urgent:
+            return urgent
+        obs = view.observation()
+        me = obs["self"]
+        if me["health"] < self.brave_health:
+            return "rest", {"ticks": 20}
+        known = KnownMap(obs, self.walkable, self.blocking)
+        here = (me["x"], me["y"])
+        outside = lambda xy: known.tiles.get(xy, {}).get("terrain") not in self.safe  # noqa: E731
+        if not outside(here):
+            return self.leave_settlement(view, known, here)
+        for other in sorted(obs["view"]["characters"], key=lambda ch: ch["id"]):
+            spot = (other["x"], other["y"])
+            if not outside(spot):
+                continue
+            if _near(here, spot):
+                return "attack", {"character": other["id"]}
+            return "move_to", {"x": spot[0], "y": spot[1]}
+        for t in obs["view"]["tiles"]:
+            s = t.get("structure")
+            spot = (t["x"], t["y"])
+            if s and s["owner"] not in (None, me["id"]) and outside(spot):
+                if _near(here, spot):
+                    return "attack_structure", {"x": spot[0], "y": spot[1]}
+                beside = known.beside(here, spot)
+                if beside:
+                    return "move_to", {"x": beside[0], "y": beside[1]}
+        return Producer.decide(self, view)
+
+    def leave_settlement(self, view: AgentView, known: KnownMap, here) -> Decision:
+        out = known.find(here, lambda t: t["terrain"] not in self.safe and self.walkable.get(t["terrain"], False))
+        for spot in out[:3]:
+            if known.can_stand(spot):
+                return "move_to", {"x": spot[0], "y": spot[1]}
+        return self.explore(view, known, here)
+
+
+POLICIES: dict[str, type] = {
+    "random": RandomAgent,
+    "idle": IdleAgent,
+    "survivor": Survivor,
+    "producer": Producer,
+    "trader": Trader,
+    "raider": Raider,
+}
 
 
 def make_policy(name: str, content: Content) -> Policy:

@@ -20,6 +20,10 @@ class AgentSummary:
     knockdowns: int = 0
     tiles_moved: int = 0
     structures: int = 0
+    trades: int = 0
+    raids: int = 0
+    quests: int = 0
+    defaults: int = 0
     health: int = 0
     inventory: Counter = field(default_factory=Counter)
 
@@ -35,6 +39,9 @@ def summarize(events: Iterable[dict[str, Any]], max_health: int) -> dict[str, Ag
         kind, d = e["kind"], e["data"]
         if kind == "agent_spawned":
             out[d["agent"]] = AgentSummary(d["agent"], d["name"], health=max_health)
+            continue
+        if kind == "contract_defaulted" and d["defaulter"] in out:
+            out[d["defaulter"]].defaults += 1
             continue
         agent = d.get("agent") or d.get("holder")
         s = out.get(agent)
@@ -58,8 +65,18 @@ def summarize(events: Iterable[dict[str, Any]], max_health: int) -> dict[str, Ag
             s.tiles_moved += 1
         elif kind == "needs":
             s.health = d["health"]
-        elif kind == "operation_completed" and d["action"] == "place":
+        elif kind == "operation_completed" and d["action"] in ("place", "build"):
             owners[agent] += 1
+        elif kind == "trade_completed":
+            s.trades += 1
+            if d["to"] in out:
+                out[d["to"]].trades += 1
+        elif kind == "character_attacked":
+            s.raids += 1
+        elif kind == "structure_damaged" and d["by"] in out:
+            out[d["by"]].raids += 1
+        elif kind == "quest_completed":
+            s.quests += 1
     for agent, s in out.items():
         s.structures = owners[agent]
         s.inventory = +s.inventory

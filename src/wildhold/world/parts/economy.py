@@ -46,6 +46,7 @@ class EconomyState:
     inboxes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     board: list[dict[str, Any]] = field(default_factory=list)
     last_hit: dict[str, list] = field(default_factory=dict)
+    trade_credit: dict[str, int] = field(default_factory=dict)  # "a|b" -> last day that pair earned trade reputation
 
     def new_id(self, kind: str) -> str:
         self.next_id[kind] += 1
@@ -456,9 +457,13 @@ class AcceptTrade:
         _move(w, c.id, t["from"], t["want"], f"trade:{tid}")
         _move(w, escrow_holder(tid), c.id, t["give"], f"trade:{tid}")
         w.emit("trade_completed", offer=tid, agent=t["from"], to=c.id, give=t["give"], want=t["want"])
-        rep = w.content.economy.reputation_trade
-        change_reputation(w, t["from"], rep, f"trade:{tid}")
-        change_reputation(w, c.id, rep, f"trade:{tid}")
+        # Reputation rewards dealing, not churn: a pair earns it for their first trade of each day only.
+        pair = "|".join(sorted((t["from"], c.id)))
+        if state(w).trade_credit.get(pair) != w.day:
+            state(w).trade_credit[pair] = w.day
+            rep = w.content.economy.reputation_trade
+            change_reputation(w, t["from"], rep, f"trade:{tid}")
+            change_reputation(w, c.id, rep, f"trade:{tid}")
         return {"offer": tid, "received": t["give"], "paid": t["want"]}
 
 
@@ -1247,6 +1252,7 @@ class Economy(Part):
             "inboxes": sorted(e.inboxes.items()),
             "board": e.board,
             "last_hit": sorted(e.last_hit.items()),
+            "trade_credit": sorted(e.trade_credit.items()),
         })
 
     def load(self, w: World, data: Any) -> None:
@@ -1263,6 +1269,7 @@ class Economy(Part):
             inboxes={a: list(box) for a, box in data["inboxes"]},
             board=list(data["board"]),
             last_hit={a: list(hit) for a, hit in data["last_hit"]},
+            trade_credit=dict(data["trade_credit"]),
         )
 
     def tick(self, w: World) -> None:
