@@ -456,6 +456,19 @@ def test_a_hungry_animal_leaves_after_its_hungry_days(calm):
     assert refused(w, "feed", x=x, y=y) == "no_animal"
 
 
+def test_an_animal_whose_structure_is_destroyed_leaves_with_it(calm):
+    from wildhold.world.parts.construction import damage_structure
+
+    w, at = farm_world(calm)
+    x, y = settle_chicken(w, at)
+    p = w.pos(x, y)
+    drain(w)
+    assert damage_structure(w, p, 10_000, "raider")
+    events = drain(w)
+    assert [e["cause"] for e in of(events, "animal_left")] == ["structure_lost"]
+    assert p not in w.structures and observe(w, A)["farming"]["animals"] == []
+
+
 def test_feeding_resets_the_hungry_count(calm):
     w, at = farm_world(calm)
     x, y = settle_chicken(w, at)

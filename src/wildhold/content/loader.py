@@ -216,6 +216,7 @@ def check_references(c: Content) -> None:
 def _check_breadth(c: Content, need) -> None:
     """Cross-references of construction, farming, the settlement and the economy."""
     for name, s in c.structures.items():
+        need("structures", f"{name}.lock_item", "item", s.lock_item, c.items)
         for spec_name in ("build", "repair"):
             spec = getattr(s, spec_name)
             for item in (spec.materials if spec else {}):

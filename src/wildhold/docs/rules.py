@@ -18,6 +18,7 @@ from wildhold.world.actions import REGISTRY, ActionDef, check_registry
 from wildhold.world.errors import CODES
 from wildhold.world.events import EVENT_TYPES
 from wildhold.world.parts import PARTS
+from wildhold.world.parts.construction import rules as construction_rules
 from wildhold.world.wealth import formula_summary
 from wildhold.world.world import World
 
@@ -231,6 +232,7 @@ def _world(c: Content) -> dict[str, Any]:
         "The character that places a structure owns it; placing a bed makes it that character's bed.",
         "A bed can be slept in by its owner, or by anyone if it has no owner. The settlement's stations have no owner.",
         "Structures that are not walkable block movement.",
+        *construction_rules(c),
     ]
     start = [
         f"A character joins at a spawn point in the settlement with health {n.max_health}, energy "

@@ -166,6 +166,10 @@ def _hunt(w: World) -> None:
             _creature_step(w, cr, prey.pos)
 
 
+def _creature_barred(w: World, p: int) -> bool:
+    return p in w.structures and any(part.blocks_creatures(w, p) for part in PARTS)
+
+
 def _creature_step(w: World, cr: Creature, goal: int) -> None:
     x, y = w.xy(cr.pos)
     gx, gy = w.xy(goal)
@@ -175,7 +179,7 @@ def _creature_step(w: World, cr: Creature, goal: int) -> None:
         if dx == dy == 0:
             continue
         p = w.pos(x + dx, y + dy)
-        if p is not None and w.is_walkable(p) and not w.safe_terrain[w.terrain[p]]:
+        if p is not None and w.is_walkable(p) and not w.safe_terrain[w.terrain[p]] and not _creature_barred(w, p):
             w.emit("creature_moved", creature=cr.id, **{"from": (x, y)}, to=(x + dx, y + dy))
             cr.pos = p
             return

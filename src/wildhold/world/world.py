@@ -268,6 +268,13 @@ class World:
         self.emit("structure_placed", x=x, y=y, structure=kind, owner=owner, hp=s.hp)
         return s
 
+    def remove_structure(self, p: int) -> Structure:
+        """Take a structure off its tile; every part forgets what it kept about it. Callers emit the event."""
+        s = self.structures.pop(p)
+        for part in PARTS:
+            part.structure_removed(self, p, s)
+        return s
+
     def set_node(self, p: int, node: Node, amount: int) -> None:
         node.amount = amount
         x, y = self.xy(p)

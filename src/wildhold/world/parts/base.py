@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from wildhold.world.state import Character
+    from wildhold.world.state import Character, Structure
     from wildhold.world.world import World
 
 
@@ -49,6 +49,10 @@ class Part:
         """Why the character may not step onto tile `p` (a locked door), or None."""
         return None
 
+    def blocks_creatures(self, w: World, p: int) -> bool:
+        """Whether creatures may not step onto walkable tile `p` (a locked door)."""
+        return False
+
     def yield_bonus(self, w: World, c: Character, node: str) -> int:
         """Extra units per gather this part grants (trained attributes)."""
         return 0
@@ -59,6 +63,9 @@ class Part:
     def recipe_locked(self, w: World, c: Character, recipe: str) -> str | None:
         """Why the character may not use a recipe yet (a villager's friendship unlocks it), or None."""
         return None
+
+    def structure_removed(self, w: World, p: int, s: Structure) -> None:
+        """The structure on tile `p` is gone (demolished, destroyed, or an animal left): drop what you kept about it."""
 
     def before_knockdown(self, w: World, c: Character) -> None:
         """The character's health reached 0 and it is about to drop items and respawn."""

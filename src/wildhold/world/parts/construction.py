@@ -275,11 +275,8 @@ def _held_at(w: World, p: int) -> list[str]:
 
 
 def _remove(w: World, p: int) -> Structure:
-    """Take the structure off its tile with its lock and allow list; callers emit the event."""
-    s = w.structures.pop(p)
-    w.construction.locks.pop(p, None)
-    w.construction.access.pop(p, None)
-    return s
+    """Take the structure off its tile (its lock and allow list go with it); callers emit the event."""
+    return w.remove_structure(p)
 
 
 def damage_structure(w: World, p: int, amount: int, by: str) -> bool:
@@ -462,7 +459,7 @@ class Build:
     fails and nothing is taken. Blocking structures need the tile free of characters and items.
     """
 
-    name, category, timing = "build", "construction", "the recipe's duration"
+    name, category, timing = "build", "construction", "set by its content entry"
     Args = BuildArgs
 
     @staticmethod
@@ -514,7 +511,7 @@ class Repair:
     allows, and anyone for an unowned structure may repair.
     """
 
-    name, category, timing = "repair", "construction", "the recipe's duration"
+    name, category, timing = "repair", "construction", "set by its content entry"
     Args = Target
 
     @staticmethod
@@ -941,6 +938,10 @@ class ConstructionPart(Part):
         },
     }
 
+    def structure_removed(self, w: World, p: int, s: Structure) -> None:
+        w.construction.locks.pop(p, None)
+        w.construction.access.pop(p, None)
+
     def init(self, w: World) -> None:
         _check_content(w)
         w.construction = ConstructionState(roles={k: s.part for k, s in w.content.structures.items()})
@@ -963,6 +964,9 @@ class ConstructionPart(Part):
 
     def bars(self, w: World, c: Character, p: int) -> str | None:
         return door_barred(w, c, p)
+
+    def blocks_creatures(self, w: World, p: int) -> bool:
+        return bool(w.construction.locks.get(p))
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         home = home_of(w, c.id)

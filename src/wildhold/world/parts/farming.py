@@ -20,7 +20,7 @@ from wildhold.world.actions.registry import Plan, Target, cost, did_you_mean, re
 from wildhold.world.errors import Rejected
 from wildhold.world.events import EVENT_TYPES, Ev
 from wildhold.world.parts.base import Part
-from wildhold.world.state import Character, Operation
+from wildhold.world.state import Character, Operation, Structure
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
@@ -660,7 +660,7 @@ def _leave(w: World, p: int, a: Animal, cause: str) -> None:
     here = w.structures.get(p)
     removed = here is not None and here.kind == animal_structure(w, w.content.animals[a.kind])
     if removed:
-        del w.structures[p]
+        w.remove_structure(p)
     x, y = w.xy(p)
     w.emit("animal_left", x=x, y=y, animal=a.kind, owner=a.owner, cause=cause, structure_removed=removed)
 
@@ -681,6 +681,12 @@ class FarmingPart(Part):
             },
         },
     }
+
+    def structure_removed(self, w: World, p: int, s: Structure) -> None:
+        """An animal whose structure was destroyed (a raid) leaves with it."""
+        animal = farm(w).animals.get(p)
+        if animal is not None:
+            _leave(w, p, animal, "structure_lost")
 
     def init(self, w: World) -> None:
         c = w.content
