@@ -1,4 +1,4 @@
-"""The `wildhold` command line: demo, resume, replay, rules, bench."""
+"""The `wildhold` command line: demo, resume, replay, rules, serve, bench."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -45,7 +45,7 @@ def _play(run, title: str) -> None:
         progress.update(task, completed=w.end_tick - w.start_tick)
 
 
-def _summary_table(archive_path: Path) -> Table:
+def _summary_table(archive_path: Path) -> Table | Group:
     from wildhold.eval.summary import summarize
     from wildhold.store.archive import Archive
     from wildhold.world.serialize import loads
@@ -69,6 +69,23 @@ def _summary_table(archive_path: Path) -> Table:
                       str(s.knockdowns), str(s.actions), str(s.rejected), str(s.crafts), str(s.gathered), str(s.tiles_moved),
                       str(s.structures), str(s.trades), str(s.raids), str(s.quests), str(s.defaults))
     table.caption = "wealth: the public formula (wealth section of `wildhold rules`); exact ties share a rank (1, 1, 3)"
+    return Group(table, _season_table(archive_path)) if m["scenario"] == "season" else table
+
+
+def _season_table(archive_path: Path) -> Table:
+    """Seed 000's Table 3 for a season: the two tasks, depth, activity, native trial progress, knockdowns."""
+    from wildhold.eval.season import COLUMNS, season_rows
+    from wildhold.store.archive import Archive
+    from wildhold.world.parts.trial import STAGES
+
+    with Archive(archive_path) as archive:
+        rows = season_rows(archive.events(), default_content(), archive.manifest["scenario"])
+    table = Table(title="Season: the tasks and the trial (seed 000, Table 3)")
+    table.add_column("agent", justify="left")
+    for col in COLUMNS:
+        table.add_column(col, justify="right")
+    for row in rows.values():
+        table.add_row(row.name, *row.cells(len(STAGES)))
     return table
 
 
@@ -169,10 +186,16 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
 def rules(
     format: Annotated[str, typer.Option("--format", help="md or json.")] = "md",
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
+    tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print only the hash of the served tool surface (names, schemas, descriptions).")] = False,
 ) -> None:
     """Print the rules document agents read, generated from the content files and the action registry."""
     from wildhold.docs.rules import rules_json, rules_markdown
 
+    if tools_hash:
+        from wildhold.server.mcp import tools_hash as surface_hash
+
+        sys.stdout.write(surface_hash() + "\n")
+        return
     content = default_content()
     if format == "md":
         text = rules_markdown(content)
@@ -184,6 +207,65 @@ def rules(
         out.write_text(text + "\n")
     else:
         sys.stdout.write(text + "\n")
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8765,
+    data: Annotated[Path, typer.Option(help="Folder for the match database and archive; an existing match there resumes.")] = Path("runs/serve"),
+    scenario: Annotated[str, typer.Option(help="Scenario name (see `wildhold rules`).")] = "default",
+    seed: Annotated[int, typer.Option(help="World seed.")] = 1,
+    clock: Annotated[str, typer.Option(help="realtime (the world never waits), lockstep (each tick waits for every agent or the deadline) or fast.")] = "realtime",
+    tick_seconds: Annotated[float, typer.Option(help="realtime: wall-clock seconds per tick.")] = 1.0,
+    turn_deadline: Annotated[float, typer.Option(help="lockstep: the longest a tick waits for an agent, in seconds.")] = 30.0,
+    lobby: Annotated[bool, typer.Option(help="Agents register while the map is hidden; POST /api/admin/start starts everyone together.")] = False,
+    late_join: Annotated[bool, typer.Option(help="Let agents register after the start (off needs --lobby).")] = True,
+    signup_token: Annotated[Optional[str], typer.Option(envvar="WILDHOLD_SIGNUP_TOKEN", help="Token that registers agents (default: a random one, printed).")] = None,
+    admin_token: Annotated[Optional[str], typer.Option(envvar="WILDHOLD_ADMIN_TOKEN", help="Token for /api/admin (default: a random one, printed).")] = None,
+    rate: Annotated[float, typer.Option(help="Requests a second per token (0: no limit).")] = 20.0,
+    idle_after: Annotated[int, typer.Option(help="Ticks of silence after which an agent is logged as idle.")] = 120,
+) -> None:
+    """Serve one world to remote agents: HTTP API and MCP (streamable HTTP) on 127.0.0.1."""
+    import secrets
+
+    import uvicorn
+
+    from wildhold.server.http import create_app
+    from wildhold.server.mcp import tools_hash
+    from wildhold.service.host import Host, HostConfig
+    from wildhold.store.sqlite import StoreError
+
+    config = HostConfig(signup_token=signup_token or secrets.token_urlsafe(16), admin_token=admin_token or secrets.token_urlsafe(16),
+                        clock=clock, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
+                        late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after)
+    try:
+        host = Host.open(data, config, scenario, seed, manifest_extra={"tools_hash": tools_hash()})
+    except (ValueError, StoreError, ContentError) as exc:
+        _fail(str(exc))
+    base = f"http://127.0.0.1:{port}"
+    console.print(f"Wildhold {scenario} seed {seed}, clock {clock}, {'lobby' if lobby else 'no lobby'}; match in {data}", soft_wrap=True)
+    console.print(f"HTTP  {base}/api   (OpenAPI {base}/openapi.json, briefing {base}/llms.txt)", soft_wrap=True)
+    console.print(f"MCP   {base}/mcp   (streamable HTTP, header 'Authorization: Bearer <agent token>')", soft_wrap=True)
+    console.print(f"signup token: {config.signup_token}\nadmin token:  {config.admin_token}", soft_wrap=True)
+    console.print(f"get an agent token: curl -s -X POST {base}/api/agents -H 'Authorization: Bearer {config.signup_token}' "
+                  "-H 'Content-Type: application/json' -d '{\"name\": \"my-agent\"}'", soft_wrap=True)
+    if lobby:
+        console.print(f"start the match:    curl -s -X POST {base}/api/admin/start -H 'Authorization: Bearer {config.admin_token}'", soft_wrap=True)
+    try:
+        uvicorn.run(create_app(host), host="127.0.0.1", port=port, log_level="warning")
+    finally:
+        host.close()
+        if host.archive:
+            console.print(f"archive: {host.archive}")
+
+
+@bench_app.command("server")
+def bench_server(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+                 quick: Annotated[bool, typer.Option(help="Short runs: a rough figure, fast.")] = False) -> None:
+    """Actions/s and p50/p99 latency over HTTP and MCP at 1 and 32 clients, beside a bare FastAPI echo endpoint."""
+    from wildhold.bench.server import bench_server as run
+
+    run(as_json=json_out, quick=quick)
 
 
 @bench_app.command("engine")

@@ -18,7 +18,9 @@ from wildhold.content.models import (
     ConflictSpec,
     CreatureSpec,
     CropSpec,
+    DungeonSpec,
     EconomySpec,
+    EnemySpec,
     FarmingSpec,
     ItemSpec,
     NeedsSpec,
@@ -32,6 +34,7 @@ from wildhold.content.models import (
     SocialSpec,
     StructureSpec,
     TerrainSpec,
+    TrialSpec,
     WealthSpec,
 )
 
@@ -70,6 +73,9 @@ class Content(BaseModel):
     economy: EconomySpec
     conflict: ConflictSpec
     wealth: WealthSpec
+    enemies: dict[str, EnemySpec]
+    dungeon: DungeonSpec
+    trial: TrialSpec
     scenarios: dict[str, ScenarioSpec]
     digest: str
 
@@ -94,6 +100,7 @@ _TABLES: dict[str, type[BaseModel]] = {
     "npcs": NpcSpec,
     "quests": QuestSpec,
     "attributes": AttributeSpec,
+    "enemies": EnemySpec,
 }
 _SINGLES: dict[str, type[BaseModel]] = {
     "needs": NeedsSpec,
@@ -105,6 +112,8 @@ _SINGLES: dict[str, type[BaseModel]] = {
     "economy": EconomySpec,
     "conflict": ConflictSpec,
     "wealth": WealthSpec,
+    "trial": TrialSpec,
+    "dungeon": DungeonSpec,
 }
 
 
@@ -205,6 +214,8 @@ def check_references(c: Content) -> None:
         for station in scenario.settlement.stations:
             need(where, "settlement.stations", "structure", station, c.structures)
     _check_breadth(c, need)
+    _check_trial(c, need)
+    _check_dungeon(c, need)
     for required in ("meadow", "forest", "hills", "water", "sand", "settlement", "dungeon_entrance"):
         need("terrain.yaml", required, "terrain (the world generator needs it)", required, c.terrain)
     cal = c.calendar
@@ -265,6 +276,39 @@ def _check_breadth(c: Content, need) -> None:
     need("economy.yaml", "artwork_item", "item", e.artwork_item, c.items)
     for item in e.artwork_materials:
         need("economy.yaml", "artwork_materials", "item", item, c.items)
+
+
+def _check_dungeon(c: Content, need) -> None:
+    """Cross-references of the dungeon: enemy kinds, drops, rewards, weapons and consumables."""
+    d = c.dungeon
+    need("dungeon.yaml", "coin", "item", d.coin, c.items)
+    for name, tier in d.tiers.items():
+        need("dungeon.yaml", f"tiers.{name}.boss", "enemy", tier.boss, c.enemies)
+        for kind in tier.enemies:
+            need("dungeon.yaml", f"tiers.{name}.enemies", "enemy", kind, c.enemies)
+        for item in tier.drops:
+            need("dungeon.yaml", f"tiers.{name}.drops", "item", item, c.items)
+    need("dungeon.yaml", "shadow_king.enemy", "enemy", d.shadow_king.enemy, c.enemies)
+    for item in d.shadow_king.reward:
+        need("dungeon.yaml", "shadow_king.reward", "item", item, c.items)
+    for name, item in c.items.items():
+        if item.category == "consumable" and not (item.health or item.energy or item.satiety):
+            raise ContentError("items", name, "a consumable must restore health, energy or satiety")
+
+
+def _check_trial(c: Content, need) -> None:
+    """The trial's recipe and stations exist, and its requirement sentences name only its numbers."""
+    t = c.trial
+    need("trial.yaml", "outfit_recipe", "recipe", t.outfit_recipe, c.recipes)
+    for station in t.cooking_stations:
+        need("trial.yaml", "cooking_stations", "structure", station, c.structures)
+    numbers = t.numbers()
+    for name, stage in t.stages.items():
+        for key, text in stage.requirements.items():
+            try:
+                text.format(**numbers)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ContentError("trial.yaml", f"stages.{name}.requirements.{key}", f"names an unknown number {exc}") from None
 
 
 @lru_cache(maxsize=1)

@@ -16,11 +16,13 @@ class ToolSpec(Spec):
 
     slot: Literal["hand", "body"] = "hand"
     yield_bonus: dict[str, NonNegativeInt] = Field(default_factory=dict, description="node -> extra units per gather")
+    damage: NonNegativeInt = Field(default=0, description="a weapon's strike damage in the dungeon (0: not a weapon)")
+    defense: NonNegativeInt = Field(default=0, description="an armour's reduction of every enemy hit in the dungeon")
 
 
 class ItemSpec(Spec):
     description: str
-    category: Literal["material", "food", "tool", "placeable", "valuable"]
+    category: Literal["material", "food", "tool", "placeable", "valuable", "consumable"]
     value_cents: NonNegativeInt = 0
     satiety: NonNegativeInt = 0
     health: int = 0
@@ -325,6 +327,139 @@ class WealthSpec(Spec):
 
     reputation_cents: int
     attribute_level_cents: int
+
+
+class EnemyMoveSpec(Spec):
+    """One tick of an enemy's pattern; a move that deals damage is announced the tick before it lands."""
+
+    move: str
+    text: str = Field(description="what the character sees the enemy do")
+    damage: NonNegativeInt = 0
+    vulnerable: bool = Field(default=False, description="strikes landing during this move deal vulnerable_damage_pct")
+
+
+class EnemySpec(Spec):
+    description: str
+    hp: PositiveInt
+    pattern: list[EnemyMoveSpec] = Field(min_length=2, description="moves the enemy cycles through, one per tick")
+
+    @model_validator(mode="after")
+    def _telegraphed(self) -> EnemySpec:
+        for i, m in enumerate(self.pattern):
+            if m.damage and self.pattern[i - 1].damage:
+                raise ValueError(f"pattern move {i} ({m.move}) deals damage right after another damaging move; put a telegraph move before it")
+        return self
+
+
+class DropSpec(Spec):
+    chance: float = Field(ge=0, le=1)
+    qty: tuple[PositiveInt, PositiveInt]
+
+    @model_validator(mode="after")
+    def _range(self) -> DropSpec:
+        if self.qty[0] > self.qty[1]:
+            raise ValueError("qty is a [low, high] range with low <= high")
+        return self
+
+
+class TierSpec(Spec):
+    level: PositiveInt = Field(description="1 for the first tier; tier n+1 opens once tier n's boss is defeated")
+    description: str
+    rooms: PositiveInt = Field(description="rooms of ordinary enemies before the boss room")
+    enemies_per_room: tuple[PositiveInt, PositiveInt]
+    enemies: dict[str, PositiveInt] = Field(min_length=1, description="enemy kind -> relative weight when a room is filled")
+    boss: str
+    coins: tuple[NonNegativeInt, NonNegativeInt] = Field(description="T-coins given when the boss falls: [low, high]")
+    drops: dict[str, DropSpec] = Field(default_factory=dict, description="item -> chance and quantity given when the boss falls")
+
+    @model_validator(mode="after")
+    def _ranges(self) -> TierSpec:
+        if self.enemies_per_room[0] > self.enemies_per_room[1] or self.coins[0] > self.coins[1]:
+            raise ValueError("enemies_per_room and coins are [low, high] ranges with low <= high")
+        return self
+
+
+class ShadowKingSpec(Spec):
+    tier: str = Field(description="the tier whose cleared boss room holds the altar")
+    enemy: str
+    reward: dict[str, PositiveInt]
+
+
+class DungeonSpec(Spec):
+    coin: str = Field(description="the item T-coins are")
+    unarmed_damage: PositiveInt = Field(description="strike damage with no weapon in hand")
+    guard_reduction_pct: int = Field(ge=0, le=100, description="share of a hit's damage (after armour) a guard removes")
+    vulnerable_damage_pct: int = Field(ge=100, description="strike damage, in percent, against an enemy in a vulnerable move")
+    tiers: dict[str, TierSpec] = Field(min_length=1)
+    shadow_king: ShadowKingSpec
+    usable_inside: list[str] = Field(
+        default_factory=list, description="actions besides the dungeon's own that a character may take inside"
+    )
+
+    @model_validator(mode="after")
+    def _levels(self) -> DungeonSpec:
+        if [t.level for t in self.tiers.values()] != list(range(1, len(self.tiers) + 1)):
+            raise ValueError("tiers must be listed in order with levels 1, 2, 3, ...")
+        if self.shadow_king.tier not in self.tiers:
+            raise ValueError(f"shadow_king.tier: unknown tier '{self.shadow_king.tier}'")
+        return self
+
+
+# The trial's stages and each stage's requirements, in order (seed 000, Table 1). The code checks
+# these keys; trial.yaml gives them names and the sentences trial_info shows.
+TRIAL_STAGES: dict[str, tuple[str, ...]] = {
+    "foothold": ("survival_day", "bed", "crafted_equipment"),
+    "self_sufficiency": ("cooking", "bed", "crafted_equipment", "weapon_and_armour", "night_without_damage"),
+    "home": ("locked_home",),
+    "outer_court": ("solo_clear",),
+    "inner_temple": ("solo_clear",),
+    "steadiness": ("steady_clear",),
+    "royal_tomb": ("solo_clear", "streak"),
+    "hero": ("shadow_king",),
+}
+
+
+class TrialStageSpec(Spec):
+    name: str
+    requirements: dict[str, str] = Field(description="requirement key -> the sentence trial_info shows; {numbers} are filled from trial.yaml")
+
+
+class TrialSpec(Spec):
+    """The eight-stage trial and the production task's recipe. Revealed by trial_info, never by the rules document."""
+
+    survival_ticks: PositiveInt = Field(description="Foothold: ticks in a row without a knockdown")
+    streak_days: PositiveInt = Field(description="Royal Tomb: days in a row without a knockdown")
+    home_min_area: PositiveInt = Field(description="Home: floor tiles of the locked home")
+    steadiness_max_damage: NonNegativeInt
+    steadiness_max_consumables: NonNegativeInt
+    steadiness_tiers: list[PositiveInt] = Field(min_length=1)
+    stage_tiers: dict[Literal["outer_court", "inner_temple", "royal_tomb"], PositiveInt] = Field(description="the dungeon tier each expedition stage needs")
+    cooking_stations: list[str] = Field(min_length=1, description="a food recipe made at one of these counts as cooking")
+    outfit_recipe: str = Field(description="the recipe whose completed operation is the production task")
+    progress_rule: str = Field(description="how the stages add up to trial progress (the native cumulative rule)")
+    stages: dict[str, TrialStageSpec]
+
+    @model_validator(mode="after")
+    def _stages(self) -> TrialSpec:
+        if list(self.stages) != list(TRIAL_STAGES):
+            raise ValueError(f"stages must be, in order: {', '.join(TRIAL_STAGES)}")
+        for name, stage in self.stages.items():
+            if list(stage.requirements) != list(TRIAL_STAGES[name]):
+                raise ValueError(f"stages.{name}.requirements must be, in order: {', '.join(TRIAL_STAGES[name])}")
+        if len(self.stage_tiers) != 3:
+            raise ValueError("stage_tiers names outer_court, inner_temple and royal_tomb")
+        return self
+
+    def numbers(self) -> dict[str, object]:
+        """The values a requirement sentence may name as {field}; a list reads "a or b"."""
+        out: dict[str, object] = {}
+        for k, v in self.model_dump().items():
+            if k != "stages":
+                out[k] = " or ".join(str(x) for x in v) if isinstance(v, list) else v
+        return out | {f"{k}_tier": v for k, v in self.stage_tiers.items()}
+
+    def requirement(self, stage: str, key: str) -> str:
+        return self.stages[stage].requirements[key].format(**self.numbers())
 
 
 class ScenarioSpec(Spec):

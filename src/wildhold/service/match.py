@@ -35,6 +35,10 @@ def apply_input(world: World, inp: Input) -> Accepted | Rejected | str | None:
     if inp.kind == "end":
         world.emit("match_ended", reason=inp.args.get("reason", ""))
         return None
+    if inp.kind == "idle":
+        since = inp.args["since_tick"]
+        world.emit("agent_idle", agent=inp.agent, since_tick=since, idle_ticks=world.tick - since)
+        return None
     raise StoreError(f"input {inp.seq}: unknown kind {inp.kind!r}")
 
 
@@ -69,6 +73,8 @@ class Match:
         self.ended = False
         self.last_input: Input | None = None
         self.on_ack: Callable[[Input], None] | None = None
+        # Sees each batch of events as it is flushed (a server tracks operations with it).
+        self.on_events: Callable[[list[tuple[int, int, str, bytes, str]]], None] | None = None
         self._known_events: dict[int, str] = {}
 
     # ---- lifecycle ----------------------------------------------------------------------------
@@ -157,6 +163,10 @@ class Match:
     def setup(self, command: str, args: dict[str, Any]) -> str | None:
         return apply_input(self.world, self._record("setup", None, command, args, "admin"))
 
+    def mark_idle(self, agent: str, since_tick: int) -> None:
+        """Record that an agent has issued nothing since `since_tick`: an `agent_idle` event, replayed like any input."""
+        apply_input(self.world, self._record("idle", agent, "idle", {"since_tick": since_tick}, "service"))
+
     def end(self, reason: str) -> None:
         if not self.ended:
             apply_input(self.world, self._record("end", None, "end", {"reason": reason}))
@@ -171,6 +181,8 @@ class Match:
 
     def _flush_events(self) -> None:
         records = self.world.events.drain()
+        if self.on_events is not None and records:
+            self.on_events(records)
         if self.store is None or not records:
             return
         for seq, _, _, _, digest in records:
@@ -187,7 +199,8 @@ class Match:
 
     # ---- archive ------------------------------------------------------------------------------
 
-    def manifest(self, agents: list[dict[str, Any]]) -> dict[str, Any]:
+    def manifest(self, agents: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The archive's manifest; `extra` adds fields a host knows (tool-surface hash, epilogues, server settings)."""
         w = self.world
         meta = self.store.meta() if self.store else {}
         return {
@@ -202,12 +215,13 @@ class Match:
             "state_hash": state_hash(w),
             "chain_head": w.events.head,
             "event_count": w.events.seq,
+            **(extra or {}),
         }
 
-    def export(self, path: Path | str) -> Path:
-        """Write the one-file archive of this match (it needs a store)."""
+    def export(self, path: Path | str, extra: dict[str, Any] | None = None) -> Path:
+        """Write the one-file archive of this match (it needs a store); `extra` goes into the manifest."""
         if self.store is None:
             raise StoreError("an archive needs a match with a store")
         self.flush()
         agents = [{"id": agent, **args} for agent, args in self.joins().items()]
-        return export_archive(self.store, self.manifest(agents), dumps(self.world), path)
+        return export_archive(self.store, self.manifest(agents, extra), dumps(self.world), path)

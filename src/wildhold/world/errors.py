@@ -107,6 +107,19 @@ CODES: dict[str, str] = {
     "conflict_off": "The scenario does not allow attacking characters or their structures.",
     "not_raidable": "Only another character's structure can be raided (not one's own, not an unowned one).",
     "safe_zone": "No one may be attacked on or from the settlement's safe ground.",
+    # the dungeon: instances, rooms, telegraphed combat, the altar
+    "held_in_place": "Not possible where the character is (inside the dungeon only fighting, healing and upkeep are; leave it first).",
+    "not_at_dungeon": "The dungeon entrance is not within reach.",
+    "unknown_tier": "No dungeon tier has that number or name.",
+    "tier_locked": "That tier opens only after the character has defeated the previous tier's boss.",
+    "in_dungeon": "The character is already inside the dungeon.",
+    "not_in_dungeon": "The character is not inside the dungeon.",
+    "no_enemy": "No living enemy with that id is in the character's room.",
+    "room_not_clear": "Enemies still stand in the room; defeat them first.",
+    "no_next_room": "There is no further room to advance to.",
+    "no_altar": "There is no altar here (it stands in the cleared last room of the tier that holds it).",
+    "altar_used": "The altar of this instance has already been activated.",
+    "not_consumable": "That item is not a consumable.",
 }
 
 

@@ -220,6 +220,14 @@ class MatchEnded(Ev):
     reason: str
 
 
+class AgentIdle(Ev):
+    """The agent issued no action and ran no operation since `since_tick` (a served match's activity tracking)."""
+
+    agent: str
+    since_tick: int
+    idle_ticks: int
+
+
 EVENT_TYPES: dict[str, type[Ev]] = {
     "agent_spawned": AgentSpawned,
     "operation_started": OperationStarted,
@@ -245,6 +253,7 @@ EVENT_TYPES: dict[str, type[Ev]] = {
     "night_ended": NightEnded,
     "setup": SetupApplied,
     "match_ended": MatchEnded,
+    "agent_idle": AgentIdle,
 }
 
 

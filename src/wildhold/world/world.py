@@ -13,7 +13,7 @@ from wildhold.world import systems
 from wildhold.world.actions import REGISTRY, check_registry, suggest
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
-from wildhold.world.parts import PARTS
+from wildhold.world.parts import PARTS, Part
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.worldgen import generate, stream
 
@@ -37,6 +37,8 @@ class World:
         self.needs = content.needs
         self.calendar = content.calendar
         self.events = EventLog()
+        # Parts that follow every event (the trial): computed once, so a world without any pays nothing per event.
+        self.listeners = tuple(part for part in PARTS if type(part).on_event is not Part.on_event)
         self.rngs: dict[str, random.Random] = {
             name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
         }
@@ -136,7 +138,10 @@ class World:
     # ---- events and items -------------------------------------------------------------------
 
     def emit(self, kind: str, /, **data: Any) -> int:
-        return self.events.emit(self.tick, kind, data)
+        seq = self.events.emit(self.tick, kind, data)
+        for part in self.listeners:
+            part.on_event(self, seq, kind, data)
+        return seq
 
     def holder_items(self, holder: str) -> dict[str, int]:
         """The items of a holder: a character id, `ground@<tile>`, or a part's container
@@ -335,6 +340,10 @@ class World:
         if c.op is not None and not spec.while_busy:
             op = self.ops[c.op]
             return Rejected("busy", f"Still doing {op.action} ({op.id}) until tick {op.ends}; wait for it or cancel it.")
+        for part in PARTS:
+            why = part.confines(self, c, action)
+            if why:
+                return Rejected("held_in_place", why)
         plan = spec.check(self, c, parsed)
         if isinstance(plan, Rejected):
             return plan

@@ -69,3 +69,13 @@ class Part:
 
     def before_knockdown(self, w: World, c: Character) -> None:
         """The character's health reached 0 and it is about to drop items and respawn."""
+
+    def confines(self, w: World, c: Character, action: str) -> str | None:
+        """Why this part does not let the character take `action` where it is now (inside the dungeon), or None."""
+        return None
+
+    def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
+        """Every event, just after it is logged (a part that follows the whole record: the trial).
+
+        Only parts that override this are called. It must not change state other parts read, and
+        events it emits reach it again."""

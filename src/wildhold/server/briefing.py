@@ -1,0 +1,85 @@
+"""`/llms.txt`: the briefing an agent reads first — the situation, how to connect, the tool surface, where the rules are.
+
+Rendered from the match's settings, the content and the action registry; it states the rules'
+whereabouts and the public wealth formula, never a strategy.
+"""
+
+from __future__ import annotations
+
+from wildhold.server.surface import action_tools, error_codes, info_tools
+from wildhold.service.host import Host
+from wildhold.world.wealth import formula_summary
+
+CLOCK_SENTENCES = {
+    "realtime": "The world runs in real time: one tick every {tick_seconds:g} s of wall clock, whether or not you act.",
+    "lockstep": "The world runs in lockstep: each tick waits until every active agent is running an operation or has "
+                "just started one, or until {turn_deadline_s:g} s pass.",
+    "fast": "The world runs as fast as it can compute ticks; it does not wait for anyone.",
+}
+
+
+def briefing(host: Host, base_url: str) -> str:
+    """The whole briefing as Markdown text."""
+    w, c = host.world, host.config
+    spec = w.scenario
+    days = spec.days
+    lines = [
+        f"# Wildhold — scenario `{w.scenario_name}`",
+        "",
+        spec.description,
+        "",
+        "## The situation",
+        "",
+        "You drive one character in a persistent world shared with other agents. You perceive only what your "
+        "character sees: its view square now, and the tiles it saw before as it last saw them.",
+        CLOCK_SENTENCES[c.clock].format(tick_seconds=c.tick_seconds, turn_deadline_s=c.turn_deadline_s),
+        f"One tick is one in-game minute; the match lasts {days} in-game day{'s' if days != 1 else ''} and ends at tick "
+        f"{w.end_tick}. Match status now: {host.state}.",
+        "Actions are operations: a call is accepted at once (or rejected with a stable code and a sentence, changing "
+        "nothing) and the operation completes or fails on a later tick. Wait for it with `wait_operation` "
+        "(HTTP: `GET /api/wait`).",
+        "",
+        "## How to connect",
+        "",
+        f"- Get a token: `POST {base_url}/api/agents` with `{{\"name\": \"<name>\"}}` and "
+        "`Authorization: Bearer <signup token>` (from the operator); the answer carries `token`.",
+        f"- MCP (streamable HTTP): `{base_url}/mcp` with the header `Authorization: Bearer <your token>`.",
+        f"- HTTP: the same tools under `{base_url}/api`, same header; OpenAPI at `{base_url}/openapi.json`. "
+        "Each action is `POST /api/actions/<name>` with its arguments as the JSON body.",
+        "- Lobby: " + ("on — you register now, your character enters when the operator starts the match; until then "
+                       "perception answers `not_started`." if c.lobby else "off — your character enters the world as you register.")
+        + ("" if c.late_join else " Late join is off: registration closes when the match starts."),
+        f"- Rate limit: {c.rate_per_s:g} requests a second per token (bursts of {c.rate_burst}); past it, "
+        "`rate_limited` with the seconds to wait." if c.rate_per_s else "- No rate limit.",
+        f"- Silence: an agent that issues no action and runs no operation for {c.idle_after_ticks} ticks is recorded "
+        "as idle (`agent_idle`) in the match log.",
+        "",
+        "## Tools",
+        "",
+        "Information and perception:",
+        "",
+    ]
+    lines += [f"- `{name}` — {doc}" for name, doc in info_tools().items()]
+    lines += ["", "Actions (one tool each; arguments and costs in the rules document, section `actions`):", ""]
+    by_category: dict[str, list[str]] = {}
+    for name, spec_ in action_tools().items():
+        by_category.setdefault(spec_.category, []).append(name)
+    lines += [f"- {category}: " + ", ".join(f"`{n}`" for n in names) for category, names in by_category.items()]
+    lines += [
+        "",
+        "## The rules",
+        "",
+        "- The rules document, generated from the content files: the `rules` tool (no section: the list of sections), "
+        f"`GET {base_url}/api/rules`, `GET {base_url}/api/rules/<section>?key=<key>`.",
+        "- Scoring, in full: the `scoring_info` tool, `GET " + base_url + "/api/scoring`.",
+        f"- The public wealth formula: {formula_summary(host.content)}.",
+        "- Ties: exactly equal wealth shares a rank (1, 1, 3).",
+        "",
+        "## Errors",
+        "",
+        "A refused call carries `code` and `message`. World rejection codes are in the rules document "
+        "(`rejection_codes`); service codes:",
+        "",
+    ]
+    lines += [f"- `{code}` — {sentence}" for code, sentence in error_codes().items()]
+    return "\n".join(lines) + "\n"

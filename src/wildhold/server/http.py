@@ -1,0 +1,357 @@
+"""The HTTP face: a FastAPI app over one host, with the MCP server mounted at /mcp in the same app.
+
+Routes unwrap identity and arguments and call the host; they hold no rules. One route per
+registry action (`POST /api/actions/<name>`) is generated with the action's own JSON schema as
+its documented body, and the raw body goes to the world, which validates it with the registry's
+model: there is no second copy of any argument check.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Callable
+
+import orjson
+from fastapi import APIRouter, Depends, FastAPI, Query, Request, Security
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
+
+from wildhold import __version__
+from wildhold.server.briefing import briefing
+from wildhold.server.mcp import BearerGuard, build_mcp, mcp_app, mcp_endpoint
+from wildhold.server.schemas import (
+    ActBody, EpilogueBody, EpilogueSaved, ErrorBody, Health, Inventory, Me, OpResult, QuestLog, RegisterBody,
+    Registered, SetupBody, SetupDone, Snapshot, SpectatorState, Started, Stopped, TrialInfo, WorldInfo,
+)
+from wildhold.server.surface import action_description, action_tools, rules_doc, rules_lookup, scoring_info
+from wildhold.service.host import Host, HostError, Identity
+from wildhold.world.actions import ActionDef
+from wildhold.world.errors import Rejected
+
+MAX_BODY_BYTES = 64 * 1024
+STATUS: dict[str, int] = {
+    "unauthorised": 401, "forbidden": 403, "rate_limited": 429, "lobby_closed": 409, "late_join_refused": 409,
+    "not_started": 409, "already_started": 409, "match_over": 409, "name_taken": 409, "bad_request": 400,
+    "unknown_operation": 404, "unknown_section": 404, "setup_refused": 422, "not_found": 404,
+}
+REJECTED_STATUS = 422
+_ERROR = {"model": ErrorBody}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {**_ERROR, "description": "bad_request: the body or a parameter is malformed."},
+    401: {**_ERROR, "description": "unauthorised: no bearer token, or one this server never issued."},
+    403: {**_ERROR, "description": "forbidden: this token may not do this."},
+    404: {**_ERROR, "description": "Not found: an unknown operation, section or route."},
+    409: {**_ERROR, "description": "The match's state refuses this: not_started, match_over, lobby_closed, late_join_refused, ..."},
+    422: {**_ERROR, "description": "The world rejected the action: a stable rejection code and a sentence; nothing changed."},
+    429: {**_ERROR, "description": "rate_limited: wait retry_after_s seconds."},
+}
+PUBLIC_ERRORS = {k: v for k, v in ERRORS.items() if k in (400, 404)}
+
+bearer_scheme = HTTPBearer(auto_error=False, scheme_name="bearer",
+                           description="An agent token from POST /api/agents; the signup token for registering; "
+                                       "the admin token for /api/admin.")
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(bearer_scheme)]
+
+
+def error_response(code: str, message: str, status: int, retry_after: float | None = None) -> JSONResponse:
+    headers = {}
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="wildhold"'
+    if retry_after is not None:
+        headers["Retry-After"] = str(max(1, round(retry_after + 0.5)))
+    body = ErrorBody(code=code, message=message, retry_after_s=None if retry_after is None else round(retry_after, 3))
+    return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+
+
+async def read_json(request: Request) -> Any:
+    """The raw JSON body (an empty body is `{}`), bounded in size; the world judges its shape."""
+    raw = await request.body()
+    if len(raw) > MAX_BODY_BYTES:
+        raise HostError("bad_request", f"The body is {len(raw)} bytes; at most {MAX_BODY_BYTES}.")
+    if not raw.strip():
+        return {}
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise HostError("bad_request", f"The body is not JSON ({exc}).") from None
+
+
+async def identity(request: Request, creds: Credentials) -> Identity:
+    """Who the bearer token belongs to; spends one request of its rate budget."""
+    host: Host = request.app.state.host
+    who = host.authenticate(creds.credentials if creds else None)
+    host.throttle(who)
+    host.count("http_requests")
+    return who
+
+
+Who = Annotated[Identity, Depends(identity)]
+
+
+async def agent_id(request: Request, who: Who) -> str:
+    return request.app.state.host.agent_of(who)
+
+
+Agent = Annotated[str, Depends(agent_id)]
+
+
+async def admin(who: Who) -> Identity:
+    if who.role != "admin":
+        raise HostError("forbidden", "Admin routes take the admin token, not an agent or signup token.")
+    return who
+
+
+Admin = Annotated[Identity, Depends(admin)]
+
+
+def create_app(host: Host | Callable[[], Host]) -> FastAPI:
+    """The app serving one match: HTTP API, OpenAPI, /llms.txt and the MCP endpoint; the lifespan runs the clock.
+
+    Pass a Host opened on the thread that will run the event loop (as `wildhold serve` does), or a
+    function that opens one: the lifespan then opens it on the loop's thread and closes it at shutdown.
+    """
+
+    def current() -> Host:
+        h = app.state.host
+        if h is None:
+            raise RuntimeError("the match is not open: the app's lifespan has not started")
+        return h
+
+    mcp_server = build_mcp(current)
+    mcp_asgi = mcp_app(mcp_server)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        owned = not isinstance(host, Host)
+        if owned:
+            app.state.host = host()
+        async with mcp_server.session_manager.run():
+            current().start_clock()
+            try:
+                yield
+            finally:
+                await current().stop_clock()
+                if owned:
+                    current().close()
+                    app.state.host = None
+
+    app = FastAPI(title="Wildhold", version=__version__, lifespan=lifespan,
+                  description="One Wildhold world served to remote agents. Briefing: GET /llms.txt. "
+                              "MCP (streamable HTTP): /mcp with the same bearer tokens.")
+    app.state.host = host if isinstance(host, Host) else None
+
+    # ---- errors -------------------------------------------------------------------------------
+
+    @app.exception_handler(HostError)
+    async def host_error(request: Request, exc: HostError) -> JSONResponse:
+        current().count(f"errors.{exc.code}")
+        return error_response(exc.code, exc.message, STATUS[exc.code], exc.retry_after)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = []
+        for err in exc.errors()[:3]:
+            where = ".".join(str(p) for p in err.get("loc", ())) or "request"
+            parts.append(f"{where}: {err.get('msg', 'invalid')}")
+        return error_response("bad_request", "; ".join(parts) or "The request is malformed.", 400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = "not_found" if exc.status_code == 404 else "bad_request"
+        return error_response(code, str(exc.detail), exc.status_code)
+
+    def rejected(r: Rejected) -> JSONResponse:
+        return error_response(r.code, r.message, REJECTED_STATUS)
+
+    # ---- agents -----------------------------------------------------------------------------------
+
+    @app.post("/api/agents", status_code=201, response_model=Registered, responses=ERRORS, tags=["agents"])
+    async def register(body: RegisterBody, who: Who, request: Request) -> Registered:
+        """Register an agent with the signup token; the answer carries the agent's own bearer token."""
+        if who.role != "signup":
+            raise HostError("forbidden", "Registering takes the signup token.")
+        token, rec = current().register(body.name, {"model": body.model or "", "harness": body.harness or ""})
+        base = str(request.base_url).rstrip("/")
+        return Registered(token=token, name=rec.name, agent=rec.agent, status=current().state,
+                          mcp_url=f"{base}/mcp", api_url=f"{base}/api")
+
+    @app.get("/api/me", response_model=Me, responses=ERRORS, tags=["agents"])
+    async def me(who: Who) -> Me:
+        """Who this token is: name, character id (null in the lobby), match status."""
+        if who.record is None:
+            raise HostError("forbidden", "This route takes an agent token.")
+        return Me(name=who.record.name, agent=who.record.agent, status=current().state, extra=who.record.extra)
+
+    # ---- perception -----------------------------------------------------------------------------
+
+    @app.get("/api/observation", response_model=dict[str, Any], responses=ERRORS, tags=["perception"])
+    async def observation(agent: Agent, memory: bool = True) -> dict[str, Any]:
+        """What your character perceives: its view square live, its memory of tiles out of view, itself, each part's view."""
+        return current().observe(agent, memory)
+
+    @app.get("/api/map", response_model=dict[str, Any], responses=ERRORS, tags=["perception"])
+    async def map_memory(agent: Agent) -> dict[str, Any]:
+        """Your view square and every tile you remember, each with the tick you last saw it."""
+        return current().map_memory(agent)
+
+    @app.get("/api/inventory", response_model=Inventory, responses=ERRORS, tags=["perception"])
+    async def inventory(agent: Agent) -> dict[str, Any]:
+        """What your character carries and has equipped."""
+        return current().inventory(agent)
+
+    @app.get("/api/recipes", response_model=list[dict[str, Any]], responses=ERRORS, tags=["perception"])
+    async def recipes(agent: Agent) -> list[dict[str, Any]]:
+        """Every recipe, with why it is still closed to you (null when open)."""
+        return current().recipes(agent)
+
+    @app.get("/api/quests", response_model=QuestLog, responses=ERRORS, tags=["perception"])
+    async def quests(agent: Agent) -> dict[str, Any]:
+        """The public quest board and your own quest log."""
+        return current().quest_log(agent)
+
+    @app.get("/api/trial", response_model=TrialInfo, responses=ERRORS, tags=["perception"])
+    async def trial(agent: Agent) -> dict[str, Any]:
+        """Your trial progress, where this world has a trial."""
+        progress = current().trial(agent)
+        return {"available": progress is not None, "progress": progress, "rules": rules_doc(current().content).get("trial")}
+
+    @app.get("/api/world", response_model=WorldInfo, responses=ERRORS, tags=["perception"])
+    async def world_info(agent: Agent) -> dict[str, Any]:
+        """Time, season, clock mode, the one-line wealth formula and your rank."""
+        return current().world_info(agent)
+
+    # ---- rules (public) -------------------------------------------------------------------------
+
+    @app.get("/api/rules", response_model=dict[str, Any], responses=PUBLIC_ERRORS, tags=["rules"])
+    async def rules() -> dict[str, Any]:
+        """The whole rules document, generated from the content files and the registries."""
+        return rules_doc(current().content)
+
+    @app.get("/api/rules/{section}", response_model=Any, responses=PUBLIC_ERRORS, tags=["rules"])
+    async def rules_section(section: str, key: Annotated[str | None, Query(max_length=200)] = None) -> Any:
+        """One section of the rules document, or one entry of it with ?key=."""
+        return rules_lookup(current().content, section, key)
+
+    @app.get("/api/scoring", response_model=dict[str, Any], responses=PUBLIC_ERRORS, tags=["rules"])
+    async def scoring() -> dict[str, Any]:
+        """The full scoring disclosure in force for this match (static for the match)."""
+        return scoring_info(current().content, current().world.scenario_name)
+
+    # ---- actions and operations -------------------------------------------------------------------
+
+    @app.post("/api/act", response_model=OpResult, responses=ERRORS, tags=["actions"])
+    async def act(body: ActBody, agent: Agent) -> Any:
+        """Any action by name: {"action": ..., "args": {...}}. Same as POST /api/actions/<name>."""
+        if body.agent is not None and body.agent != agent:
+            raise HostError("forbidden", f"You act only as your own character ({agent}), not {body.agent}.")
+        outcome = current().submit(agent, body.action, body.args)
+        return rejected(outcome) if isinstance(outcome, Rejected) else outcome
+
+    @app.post("/api/actions/{name}", response_model=OpResult, responses=ERRORS, include_in_schema=False)
+    async def act_named(name: str, request: Request, agent: Agent) -> Any:
+        """Every action's route: the path names the action, the raw body goes to the world's own validation."""
+        outcome = current().submit(agent, name, await read_json(request))
+        return rejected(outcome) if isinstance(outcome, Rejected) else outcome
+
+    # The served route above is one pattern (cheap to match); the OpenAPI document describes each
+    # action as its own path, with the registry's schema as the body, from routes that are never served.
+    docs_only = APIRouter()
+    action_defs: dict[str, dict[str, Any]] = {}
+    for spec in action_tools().values():
+        schema = spec.args.model_json_schema(ref_template=f"#/components/schemas/{spec.name}__" + "{model}")
+        action_defs.update({f"{spec.name}__{k}": v for k, v in schema.pop("$defs", {}).items()})
+        docs_only.add_api_route(
+            f"/api/actions/{spec.name}", _documented(spec), methods=["POST"], response_model=OpResult,
+            responses=ERRORS, tags=[f"actions: {spec.category}"], summary=spec.doc.split("\n")[0],
+            description=action_description(spec), operation_id=f"act_{spec.name}",
+            openapi_extra={"requestBody": {"required": False, "content": {"application/json": {"schema": schema}}}},
+        )
+
+    @app.get("/api/operations/{op}", response_model=OpResult, responses=ERRORS, tags=["actions"])
+    async def operation(op: str, agent: Agent) -> dict[str, Any]:
+        """One of your operations: running, completed (with its result), failed (with a code) or cancelled."""
+        return current().operation(agent, op)
+
+    @app.get("/api/wait", response_model=OpResult, responses=ERRORS, tags=["actions"])
+    async def wait(agent: Agent, op: Annotated[str | None, Query(max_length=64)] = None,
+                   timeout_s: Annotated[float, Query(ge=0, le=600)] = 10.0) -> dict[str, Any]:
+        """Long-poll until an operation of yours ends (default: the one in progress), or the timeout (bounded by the server)."""
+        return await current().wait(agent, op, timeout_s)
+
+    @app.post("/api/epilogue", response_model=EpilogueSaved, responses=ERRORS, tags=["agents"])
+    async def epilogue(body: EpilogueBody, agent: Agent) -> dict[str, Any]:
+        """Your own account of how and why you played: stored in the match archive, never scored."""
+        return current().write_epilogue(agent, body.text)
+
+    # ---- operator -----------------------------------------------------------------------------------
+
+    @app.post("/api/admin/start", response_model=Started, responses=ERRORS, tags=["admin"])
+    async def admin_start(_: Admin) -> dict[str, Any]:
+        """Close the lobby: every registered agent enters the world together."""
+        return current().start()
+
+    @app.post("/api/admin/stop", response_model=Stopped, responses=ERRORS, tags=["admin"])
+    async def admin_stop(_: Admin) -> dict[str, Any]:
+        """End the match now and write its archive."""
+        return current().stop()
+
+    @app.post("/api/admin/snapshot", response_model=Snapshot, responses=ERRORS, tags=["admin"])
+    async def admin_snapshot(_: Admin) -> dict[str, Any]:
+        """Snapshot the store and write an archive of the match so far."""
+        return current().snapshot()
+
+    @app.post("/api/admin/setup", response_model=SetupDone, responses=ERRORS, tags=["admin"])
+    async def admin_setup(body: SetupBody, _: Admin) -> dict[str, Any]:
+        """Apply a setup command (give_items, set_time, place_structure, ...), recorded as an input."""
+        return current().setup(body.command, body.args)
+
+    @app.get("/api/admin/agents", response_model=list[dict[str, Any]], responses=ERRORS, tags=["admin"])
+    async def admin_agents(_: Admin) -> list[dict[str, Any]]:
+        """Every registration: character, activity, idle flag, whether it wrote an epilogue."""
+        return current().roster()
+
+    # ---- public -------------------------------------------------------------------------------------
+
+    @app.get("/api/state", response_model=SpectatorState, tags=["public"])
+    async def state() -> dict[str, Any]:
+        """The spectator's view: time, roster with ranks, the public board. No positions, no inventories."""
+        return current().spectator_state()
+
+    @app.get("/api/metrics", response_model=dict[str, Any], tags=["public"])
+    async def metrics() -> dict[str, Any]:
+        """Raw counters of the service and the world."""
+        return current().metrics()
+
+    @app.get("/api/health", response_model=Health, tags=["public"])
+    async def health() -> dict[str, Any]:
+        return {"ok": True, "status": current().state, "tick": current().world.tick}
+
+    @app.get("/llms.txt", response_class=PlainTextResponse, tags=["public"])
+    async def llms_txt(request: Request) -> str:
+        """The briefing: the situation, how to connect, the tool surface, where the rules are."""
+        return briefing(current(), str(request.base_url).rstrip("/"))
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description,
+                                 routes=[*app.routes, *docs_only.routes])
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(action_defs)
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    # MCP first: its requests then skip matching every API route.
+    app.router.routes.insert(0, Route("/mcp", BearerGuard(mcp_endpoint(mcp_asgi), current), include_in_schema=False))
+    return app
+
+
+def _documented(spec: ActionDef) -> Callable:
+    """A stand-in endpoint carrying the signature the documentation shows (never served)."""
+    async def endpoint(agent: Agent) -> OpResult:
+        raise NotImplementedError(spec.name)
+    endpoint.__name__ = f"act_{spec.name}"
+    return endpoint

@@ -1,0 +1,249 @@
+"""The MCP face: one tool per registry action plus the perception and information tools, over streamable HTTP.
+
+Built with the official SDK's `MCPServer`. Action tools take their JSON schema and description
+from the registry and hand the raw arguments to the world, so arguments are validated once, by
+the registry's own model. A rule failure is a tool error result ("code: sentence"); a missing or
+unknown token fails the HTTP request itself (401), before any MCP message is read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import PrivateAttr
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from wildhold import __version__
+from wildhold.server.schemas import OpResult
+from wildhold.server.surface import action_description, action_tools, info_tools, rules_lookup, scoring_info
+from wildhold.service.host import Host, HostError, Identity
+from wildhold.world.actions import ActionDef
+from wildhold.world.errors import Rejected
+
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+MAX_BODY_BYTES = 256 * 1024
+LOCAL_HOSTS = ["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"]
+LOCAL_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+
+def bearer(headers: Any) -> str | None:
+    value = (headers or {}).get("authorization") or ""
+    scheme, _, token = value.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def _fail(exc: HostError | Rejected) -> ToolError:
+    return ToolError(f"{exc.code}: {exc.message}")
+
+
+def _result(data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))], structured_content=data)
+
+
+class ActionTool(Tool):
+    """A registry action as an MCP tool: raw arguments go to the world, which validates them itself."""
+
+    _host: Callable[[], Host] | None = PrivateAttr(default=None)
+
+    async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
+        if self._host is None:
+            raise ToolError("This tool surface is not attached to a running match.")
+        host = self._host()
+        try:
+            agent = _agent(host, context)
+            outcome = host.submit(agent, self.name, arguments)
+        except HostError as exc:
+            raise _fail(exc) from None
+        if isinstance(outcome, Rejected):
+            raise _fail(outcome)
+        return _result(OpResult.model_validate(outcome).model_dump(mode="json"))
+
+
+def _identity(host: Host, ctx: Context) -> Identity:
+    who = host.authenticate(bearer(ctx.headers))
+    host.throttle(who)
+    host.count("mcp_calls")
+    return who
+
+
+def _agent(host: Host, ctx: Context) -> str:
+    return host.agent_of(_identity(host, ctx))
+
+
+async def _op_template(ctx: Context) -> OpResult:  # gives action tools their output schema
+    raise NotImplementedError
+
+
+def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
+    base = Tool.from_function(_op_template, name=spec.name, description=action_description(spec), structured_output=True)
+    tool = ActionTool(fn=base.fn, name=spec.name, title=None, description=base.description,
+                      parameters=spec.json_schema(), fn_metadata=base.fn_metadata, is_async=True,
+                      context_kwarg="ctx", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    tool._host = host
+    return tool
+
+
+def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
+    """The MCP server over the host `get_host` returns at call time (None only to list and hash the tool surface)."""
+    server = MCPServer("wildhold", version=__version__,
+                       instructions="A Wildhold world: one character per agent token. Read /llms.txt for the briefing, "
+                                    "`rules` for the rules, `observe` for what you perceive; each action is a tool.",
+                       tools=[_action_tool(get_host, spec) for spec in action_tools().values()],
+                       warn_on_duplicate_tools=True, log_level="WARNING")
+    docs = info_tools()
+
+    def info(name: str, read_only: bool = True):
+        return server.tool(name=name, description=docs[name], annotations=READ_ONLY if read_only else None)
+
+    def guard(fn: Callable[[Host], Any]) -> Any:
+        if get_host is None:
+            raise ToolError("This tool surface is not attached to a running match.")
+        try:
+            return fn(get_host())
+        except HostError as exc:
+            raise _fail(exc) from None
+
+    @info("register", read_only=False)
+    async def register(ctx: Context, name: str, model: str | None = None, harness: str | None = None) -> dict[str, Any]:
+        def run(host: Host) -> dict[str, Any]:
+            who = _identity(host, ctx)
+            if who.role != "signup":
+                raise HostError("forbidden", "Registering needs the signup token; you already hold a token.")
+            token, rec = host.register(name, {"model": model or "", "harness": harness or ""})
+            return {"token": token, "name": rec.name, "agent": rec.agent, "status": host.state,
+                    "next": "Reconnect to this MCP endpoint with 'Authorization: Bearer <token>' to play."}
+        return guard(run)
+
+    @info("observe")
+    async def observe(ctx: Context) -> dict[str, Any]:
+        return guard(lambda host: host.observe(_agent(host, ctx)))
+
+    @info("map_memory")
+    async def map_memory(ctx: Context) -> dict[str, Any]:
+        return guard(lambda host: host.map_memory(_agent(host, ctx)))
+
+    @info("inventory")
+    async def inventory(ctx: Context) -> dict[str, Any]:
+        return guard(lambda host: host.inventory(_agent(host, ctx)))
+
+    @info("recipes")
+    async def recipes(ctx: Context) -> dict[str, Any]:
+        return guard(lambda host: {"recipes": host.recipes(_agent(host, ctx))})
+
+    @info("rules")
+    async def rules(ctx: Context, section: str | None = None, key: str | None = None) -> dict[str, Any]:
+        def run(host: Host) -> dict[str, Any]:
+            _identity(host, ctx)
+            return {"section": section, "key": key, "value": rules_lookup(host.content, section, key)}
+        return guard(run)
+
+    if "trial_info" in docs:
+        @info("trial_info")
+        async def trial_info(ctx: Context) -> dict[str, Any]:
+            def run(host: Host) -> dict[str, Any]:
+                progress = host.trial(_agent(host, ctx))
+                return {"available": progress is not None, "progress": progress}
+            return guard(run)
+
+    @info("quest_log")
+    async def quest_log(ctx: Context) -> dict[str, Any]:
+        return guard(lambda host: host.quest_log(_agent(host, ctx)))
+
+    @info("world_info")
+    async def world_info(ctx: Context) -> dict[str, Any]:
+        return guard(lambda host: host.world_info(_agent(host, ctx)))
+
+    @info("scoring_info")
+    async def scoring_info_(ctx: Context) -> dict[str, Any]:
+        def run(host: Host) -> dict[str, Any]:
+            _identity(host, ctx)
+            return scoring_info(host.content, host.world.scenario_name)
+        return guard(run)
+
+    @info("operation_status")
+    async def operation_status(ctx: Context, op: str) -> OpResult:
+        return guard(lambda host: OpResult.model_validate(host.operation(_agent(host, ctx), op)))
+
+    @info("wait_operation")
+    async def wait_operation(ctx: Context, op: str | None = None, timeout_s: float = 10.0) -> OpResult:
+        host, agent = guard(lambda host: (host, _agent(host, ctx)))
+        try:
+            return OpResult.model_validate(await host.wait(agent, op, timeout_s))
+        except HostError as exc:
+            raise _fail(exc) from None
+
+    @info("write_epilogue", read_only=False)
+    async def write_epilogue(ctx: Context, text: str) -> dict[str, Any]:
+        return guard(lambda host: host.write_epilogue(_agent(host, ctx), text))
+
+    return server
+
+
+def tool_surface(server: MCPServer | None = None) -> list[dict[str, Any]]:
+    """Every tool as MCP lists it: name, description, input and output schema, sorted by name."""
+    listing = (server or build_mcp(None)).list_tools()
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        tools = asyncio.run(listing)
+    else:  # called from inside an event loop (an app built in a test): list on a thread of its own
+        with ThreadPoolExecutor(1) as pool:
+            tools = pool.submit(asyncio.run, listing).result()
+    return sorted(({"name": t.name, "description": t.description, "input_schema": t.input_schema,
+                    "output_schema": t.output_schema} for t in tools), key=lambda t: t["name"])
+
+
+def tools_hash(surface: list[dict[str, Any]] | None = None) -> str:
+    """sha256 of the canonical JSON of the tool surface: changes whenever a name, schema or description does."""
+    canonical = json.dumps(surface if surface is not None else tool_surface(), sort_keys=True,
+                           separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class BearerGuard:
+    """Refuses /mcp requests without a token this server issued (401), or with the admin token (403)."""
+
+    def __init__(self, app: ASGIApp, get_host: Callable[[], Host]):
+        self.app, self.get_host = app, get_host
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            try:
+                who = self.get_host().authenticate(bearer(headers))
+                if who.role == "admin":
+                    raise HostError("forbidden", "The admin token runs the match over /api/admin; MCP takes agent tokens.")
+            except HostError as exc:
+                status = 401 if exc.code == "unauthorised" else 403
+                body = json.dumps({"code": exc.code, "message": exc.message}).encode()
+                extra = [(b"www-authenticate", b'Bearer realm="wildhold"')] if status == 401 else []
+                await send({"type": "http.response.start", "status": status,
+                            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def mcp_endpoint(app: Any) -> ASGIApp:
+    """The ASGI handler behind the streamable HTTP app's /mcp route, to route to it directly."""
+    for route in app.routes:
+        if getattr(route, "path", None) == "/mcp":
+            return route.app
+    raise RuntimeError("the MCP streamable HTTP app has no /mcp route")
+
+
+def mcp_app(server: MCPServer) -> ASGIApp:
+    """The streamable HTTP app at /mcp (JSON responses, local hosts only); run `server.session_manager.run()` around it."""
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=LOCAL_HOSTS,
+                                         allowed_origins=LOCAL_ORIGINS)
+    return server.streamable_http_app(streamable_http_path="/mcp", json_response=True, transport_security=security,
+                                      max_request_body_size=MAX_BODY_BYTES)

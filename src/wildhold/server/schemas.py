@@ -1,0 +1,169 @@
+"""Request and response models of the HTTP API (and the MCP action tools' output): one place, two faces."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorBody(Strict):
+    """Every refusal: a stable code (service codes and the world's rejection codes) and a sentence."""
+
+    code: str = Field(description="Stable error code; see /api/rules/rejection_codes and the briefing.")
+    message: str = Field(description="What went wrong and what to do about it.")
+    retry_after_s: float | None = Field(default=None, description="For rate_limited: seconds until a request is allowed.")
+
+
+class RegisterBody(Strict):
+    name: str = Field(min_length=1, max_length=40, description="The character's name: letters, digits, spaces, '_', '.', '-'.")
+    model: str | None = Field(default=None, max_length=200, description="The model driving this agent, recorded in the archive.")
+    harness: str | None = Field(default=None, max_length=200, description="The harness or scaffold driving it, recorded in the archive.")
+
+
+class Registered(Strict):
+    token: str = Field(description="This agent's bearer token: send 'Authorization: Bearer <token>' on every call.")
+    name: str
+    agent: str | None = Field(description="The character id, or null until the lobby closes.")
+    status: Literal["lobby", "running", "over"]
+    mcp_url: str
+    api_url: str
+
+
+class OpResult(Strict):
+    """An operation: accepted at once, then running until it completes, fails or is cancelled on a later tick."""
+
+    op: str
+    agent: str
+    action: str
+    args: dict[str, Any]
+    status: Literal["running", "completed", "failed", "cancelled"]
+    started: int = Field(description="Tick it was accepted.")
+    ends: int = Field(description="Tick it is due to end.")
+    finished_tick: int | None = Field(description="Tick it ended, or null while it runs.")
+    result: dict[str, Any] | None = Field(description="What it did, once completed.")
+    code: str | None = Field(description="Why it failed, once failed.")
+    message: str | None
+    tick: int = Field(description="The world's tick when this answer was made.")
+    timed_out: bool | None = Field(default=None, description="Waits only: true when the wait ended before the operation did.")
+
+
+class ActBody(Strict):
+    action: str = Field(description="An action name (GET /api/rules/actions lists them).")
+    args: Any = Field(default_factory=dict, description="The action's arguments (its schema is in the rules document).")
+    agent: str | None = Field(default=None, description="Optional: your own character id; any other id is refused.")
+
+
+class EpilogueBody(Strict):
+    text: str = Field(description="Your own account of how and why you played; kept in the archive, never scored.")
+
+
+class EpilogueSaved(Strict):
+    agent: str
+    chars: int
+    tick: int
+    scored: Literal[False]
+
+
+class SetupBody(Strict):
+    command: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Me(Strict):
+    name: str
+    agent: str | None
+    status: Literal["lobby", "running", "over"]
+    extra: dict[str, str]
+
+
+class Started(Strict):
+    status: str
+    tick: int
+    agents: list[str | None]
+
+
+class Stopped(Strict):
+    status: str
+    tick: int
+    archive: str
+
+
+class Snapshot(Strict):
+    tick: int
+    state_hash: str
+    chain_head: str
+    archive: str
+
+
+class SetupDone(Strict):
+    command: str
+    tick: int
+
+
+class Health(Strict):
+    ok: bool
+    status: Literal["lobby", "running", "over"]
+    tick: int
+
+
+class Clock(BaseModel):
+    tick: int
+    day: int
+    hour: int
+    minute: int
+    night: bool
+    season: str
+    weather: str
+    ends_at_tick: int
+
+
+class WorldInfo(Strict):
+    time: Clock
+    status: Literal["lobby", "running", "over"]
+    clock: str
+    tick_seconds: float | None
+    scenario: str
+    agents: int
+    wealth_formula: str
+    wealth_cents: int
+    rank: int
+    operation: str | None
+
+
+class RankRow(Strict):
+    agent: str
+    name: str
+    rank: int
+
+
+class SpectatorState(Strict):
+    status: Literal["lobby", "running", "over"]
+    clock: str
+    scenario: str
+    time: Clock | None
+    lobby: list[str]
+    agents: list[RankRow]
+    registered: int
+    joined: int
+    board: list[dict[str, Any]]
+
+
+class QuestLog(Strict):
+    board: list[dict[str, Any]]
+    log: dict[str, Any]
+
+
+class Inventory(Strict):
+    inventory: dict[str, int]
+    equipment: dict[str, str]
+
+
+class TrialInfo(Strict):
+    available: bool
+    progress: dict[str, Any] | None
+    rules: Any = None

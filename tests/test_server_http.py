@@ -1,0 +1,192 @@
+"""The HTTP API with httpx against the real app in-process: agents, actions, operations, lobby, clocks, refusals."""
+
+from __future__ import annotations
+
+import pytest
+from server_support import ADMIN, SIGNUP, auth, serving, until
+
+from wildhold.world.actions import REGISTRY
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+async def test_register_observe_act_wait_and_a_rule_failure(tmp_path):
+    async with serving(tmp_path) as s:
+        token, reg = await s.register("ann")
+        assert reg["agent"] == "a1" and reg["status"] == "running" and reg["mcp_url"].endswith("/mcp")
+        obs = (await s.http.get("/api/observation", headers=auth(token))).json()
+        assert obs["self"]["id"] == "a1" and obs["time"]["tick"] == s.host.world.tick
+        r = await s.http.post("/api/actions/wait", json={"ticks": 3}, headers=auth(token))
+        assert r.status_code == 200 and r.json()["status"] == "running"
+        op = r.json()["op"]
+        done = (await s.http.get("/api/wait", params={"op": op, "timeout_s": 5}, headers=auth(token))).json()
+        assert done["status"] == "completed" and done["finished_tick"] == done["ends"] and done["timed_out"] is False
+        assert (await s.http.get(f"/api/operations/{op}", headers=auth(token))).json()["status"] == "completed"
+        r = await s.http.post("/api/actions/eat", json={"item": "bread"}, headers=auth(token))
+        assert r.status_code == 422 and r.json()["code"] == "not_in_inventory" and "bread" in r.json()["message"]
+
+
+async def test_arguments_are_judged_by_the_registry_and_recorded(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        r = await s.http.post("/api/actions/eat", json={"itm": "berries"}, headers=auth(token))
+        assert r.status_code == 422 and r.json()["code"] == "bad_arguments"
+        r = await s.http.post("/api/act", json={"action": "eatt", "args": {}}, headers=auth(token))
+        assert r.json()["code"] == "unknown_action" and "Did you mean 'eat'" in r.json()["message"]
+        r = await s.http.post("/api/actions/eat", content=b"{not json", headers=auth(token))
+        assert r.status_code == 400 and r.json()["code"] == "bad_request"
+        rejected = [e for e in s.host.match.store.inputs(0) if e.kind == "action"]
+        assert [i.name for i in rejected] == ["eat", "eatt"]
+
+
+async def test_every_registry_action_has_its_documented_route(tmp_path):
+    async with serving(tmp_path) as s:
+        paths = (await s.http.get("/openapi.json")).json()["paths"]
+        for name, spec in REGISTRY.items():
+            body = paths[f"/api/actions/{name}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+            assert body["properties"] == spec.json_schema()["properties"]
+            assert spec.doc.split("\n")[0] in paths[f"/api/actions/{name}"]["post"]["description"]
+
+
+async def test_unauthorised_forbidden_and_rate_limited_have_their_codes(tmp_path):
+    async with serving(tmp_path, rate_per_s=0.5, rate_burst=2) as s:
+        r = await s.http.get("/api/observation")
+        assert r.status_code == 401 and r.json()["code"] == "unauthorised" and "Bearer" in r.headers["www-authenticate"]
+        assert (await s.http.get("/api/observation", headers=auth("made-up-token"))).status_code == 401
+        assert (await s.http.get("/api/observation", headers=auth(SIGNUP))).json()["code"] == "forbidden"
+        token, _ = await s.register("ann")
+        statuses = [(await s.http.get("/api/world", headers=auth(token))).status_code for _ in range(3)]
+        assert statuses == [200, 200, 429]
+        r = await s.http.get("/api/world", headers=auth(token))
+        assert r.json()["code"] == "rate_limited" and r.json()["retry_after_s"] > 0 and int(r.headers["retry-after"]) >= 1
+
+
+async def test_admin_routes_refuse_agent_and_signup_tokens(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        for path in ("/api/admin/start", "/api/admin/stop", "/api/admin/snapshot"):
+            for who in (token, SIGNUP):
+                r = await s.http.post(path, headers=auth(who))
+                assert r.status_code == 403 and r.json()["code"] == "forbidden", path
+        r = await s.http.post("/api/admin/setup", json={"command": "give_items", "args": {"agent": "a1", "item": "wood"}},
+                              headers=auth(token))
+        assert r.status_code == 403
+        assert (await s.http.get("/api/admin/agents", headers=auth(token))).status_code == 403
+        assert (await s.http.post("/api/admin/snapshot", headers=auth(ADMIN))).status_code == 200
+        assert s.host.state == "running"
+
+
+async def test_an_agent_cannot_act_as_or_read_another(tmp_path):
+    async with serving(tmp_path) as s:
+        ann, _ = await s.register("ann")
+        bob, _ = await s.register("bob")
+        await s.http.post("/api/admin/setup", json={"command": "give_items", "args": {"agent": "a1", "item": "iron_ore", "qty": 7}},
+                          headers=auth(ADMIN))
+        op = (await s.http.post("/api/actions/wait", json={"ticks": 2}, headers=auth(ann))).json()["op"]
+        r = await s.http.get(f"/api/operations/{op}", headers=auth(bob))
+        assert r.status_code == 403 and r.json()["code"] == "forbidden"
+        r = await s.http.get("/api/wait", params={"op": op, "timeout_s": 0}, headers=auth(bob))
+        assert r.status_code == 403
+        r = await s.http.post("/api/act", json={"action": "wait", "args": {"ticks": 1}, "agent": "a1"}, headers=auth(bob))
+        assert r.status_code == 403 and "your own character (a2)" in r.json()["message"]
+        seen = (await s.http.get("/api/observation", headers=auth(bob))).json()
+        assert seen["self"]["id"] == "a2" and "iron_ore" not in seen["self"]["inventory"]
+        assert str(seen).count("'inventory'") == 1  # its own, nobody else's
+        assert all(set(other) == {"id", "name", "x", "y"} for other in seen["view"]["characters"])
+        assert "iron_ore" in str((await s.http.get("/api/inventory", headers=auth(ann))).json())
+        state = (await s.http.get("/api/state")).json()
+        assert "inventory" not in str(state) and "'x'" not in str(state)
+        assert {row["name"] for row in state["agents"]} == {"ann", "bob"}
+
+
+async def test_lobby_start_and_late_join_over_http(tmp_path):
+    async with serving(tmp_path, lobby=True, late_join=False) as s:
+        ann, reg = await s.register("ann")
+        assert reg["agent"] is None and reg["status"] == "lobby"
+        for path in ("/api/observation", "/api/world"):
+            r = await s.http.get(path, headers=auth(ann))
+            assert r.status_code == 409 and r.json()["code"] == "not_started"
+        r = await s.http.post("/api/actions/wait", json={"ticks": 1}, headers=auth(ann))
+        assert r.json()["code"] == "not_started"
+        state = (await s.http.get("/api/state")).json()
+        assert state["status"] == "lobby" and state["lobby"] == ["ann"] and state["time"] is None
+        assert (await s.http.post("/api/admin/start", headers=auth(ann))).status_code == 403
+        started = (await s.http.post("/api/admin/start", headers=auth(ADMIN))).json()
+        assert started["agents"] == ["a1"]
+        assert (await s.http.get("/api/me", headers=auth(ann))).json()["agent"] == "a1"
+        assert (await s.http.get("/api/observation", headers=auth(ann))).status_code == 200
+        r = await s.http.post("/api/agents", json={"name": "late"}, headers=auth(SIGNUP))
+        assert r.status_code == 409 and r.json()["code"] == "late_join_refused"
+        assert (await s.http.post("/api/admin/start", headers=auth(ADMIN))).json()["code"] == "already_started"
+
+
+async def test_lockstep_waits_for_every_agent(tmp_path):
+    async with serving(tmp_path, clock="lockstep", turn_deadline_s=60) as s:
+        token, _ = await s.register("ann")
+        t0 = s.host.world.tick
+        assert not await until(lambda: s.host.world.tick > t0, timeout=0.3)
+        op = (await s.http.post("/api/actions/wait", json={"ticks": 4}, headers=auth(token))).json()["op"]
+        done = (await s.http.get("/api/wait", params={"op": op, "timeout_s": 5}, headers=auth(token))).json()
+        assert done["status"] == "completed" and s.host.world.tick == t0 + 4
+        assert not await until(lambda: s.host.world.tick > t0 + 4, timeout=0.3)
+
+
+async def test_lockstep_deadline_moves_on_without_a_silent_agent(tmp_path):
+    async with serving(tmp_path, clock="lockstep", turn_deadline_s=0.02) as s:
+        await s.register("ann")
+        t0 = s.host.world.tick
+        assert await until(lambda: s.host.world.tick >= t0 + 3, timeout=5)
+
+
+async def test_realtime_does_not_wait_for_anyone(tmp_path):
+    async with serving(tmp_path, clock="realtime", tick_seconds=0.01) as s:
+        await s.register("ann")
+        t0 = s.host.world.tick
+        assert await until(lambda: s.host.world.tick >= t0 + 5, timeout=5)
+
+
+async def test_stop_writes_the_archive_and_refuses_further_actions(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        saved = (await s.http.post("/api/epilogue", json={"text": "My own account."}, headers=auth(token))).json()
+        assert saved["scored"] is False
+        stopped = (await s.http.post("/api/admin/stop", headers=auth(ADMIN))).json()
+        assert stopped["status"] == "over" and stopped["archive"].endswith("match.wildhold.zip")
+        r = await s.http.post("/api/actions/wait", json={"ticks": 1}, headers=auth(token))
+        assert r.status_code == 409 and r.json()["code"] == "match_over"
+        assert (await s.http.post("/api/agents", json={"name": "bob"}, headers=auth(SIGNUP))).json()["code"] == "lobby_closed"
+
+
+async def test_info_routes_answer_for_the_agent(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        info = (await s.http.get("/api/world", headers=auth(token))).json()
+        assert info["rank"] == 1 and info["wealth_formula"].startswith("wealth (cents)") and info["clock"] == "lockstep"
+        scoring = (await s.http.get("/api/scoring")).json()
+        assert scoring["wealth"]["summary"] == info["wealth_formula"] and scoring["static"] is True
+        recipes = (await s.http.get("/api/recipes", headers=auth(token))).json()
+        assert recipes and all("locked" in r for r in recipes)
+        assert "board" in (await s.http.get("/api/quests", headers=auth(token))).json()
+        assert (await s.http.get("/api/rules/actions", params={"key": "eat"})).json()["category"] == "maintenance"
+        r = await s.http.get("/api/rules/actons")
+        assert r.status_code == 404 and "Did you mean 'actions'" in r.json()["message"]
+        assert (await s.http.get("/api/map", headers=auth(token))).json()["view"]["rows"]
+        assert (await s.http.get("/api/trial", headers=auth(token))).status_code == 200
+        metrics = (await s.http.get("/api/metrics")).json()
+        assert metrics["registered"] == 1 and metrics["counters"]["http_requests"] >= 5
+
+
+async def test_the_briefing_says_how_to_connect_and_lists_every_tool(tmp_path):
+    async with serving(tmp_path) as s:
+        text = (await s.http.get("/llms.txt")).text
+        assert "POST http://127.0.0.1:8765/api/agents" in text and "http://127.0.0.1:8765/mcp" in text
+        assert "wealth (cents) =" in text and "lockstep" in text
+        for name in REGISTRY:
+            assert f"`{name}`" in text
+        for word in ("should", "strategy", "best"):
+            assert word not in text.lower()
