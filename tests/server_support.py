@@ -42,10 +42,10 @@ class Served:
         assert r.status_code == 201, r.text
         return r.json()["token"], r.json()
 
-    def mcp(self, token: str) -> Client:
+    def mcp(self, token: str, mode: str = "auto") -> Client:
         """The official MCP client over streamable HTTP, carried in-process by an ASGI transport."""
         transport = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=self.app), base_url=BASE, headers=auth(token))
-        return Client(streamable_http_client(f"{BASE}/mcp", http_client=transport))
+        return Client(streamable_http_client(f"{BASE}/mcp", http_client=transport), mode=mode)
 
 
 @asynccontextmanager

@@ -150,6 +150,17 @@ async def test_realtime_does_not_wait_for_anyone(tmp_path):
         assert await until(lambda: s.host.world.tick >= t0 + 5, timeout=5)
 
 
+async def test_fast_clock_plays_to_the_end_logs_the_silent_agent_and_archives(tmp_path):
+    async with serving(tmp_path, clock="fast", idle_after_ticks=60) as s:
+        token, _ = await s.register("ann")
+        assert await until(lambda: s.host.state == "over", timeout=60)
+        assert s.host.world.tick == s.host.world.end_tick and s.host.archive.exists()
+        kinds = [kind for _, _, kind, _, _ in s.host.match.store.events(0)]
+        assert kinds.count("agent_idle") == 1 and kinds[-1] == "match_ended"
+        r = await s.http.get("/api/observation", headers=auth(token))
+        assert r.status_code == 200  # the final state stays readable
+
+
 async def test_stop_writes_the_archive_and_refuses_further_actions(tmp_path):
     async with serving(tmp_path) as s:
         token, _ = await s.register("ann")
@@ -176,7 +187,6 @@ async def test_info_routes_answer_for_the_agent(tmp_path):
         r = await s.http.get("/api/rules/actons")
         assert r.status_code == 404 and "Did you mean 'actions'" in r.json()["message"]
         assert (await s.http.get("/api/map", headers=auth(token))).json()["view"]["rows"]
-        assert (await s.http.get("/api/trial", headers=auth(token))).status_code == 200
         metrics = (await s.http.get("/api/metrics")).json()
         assert metrics["registered"] == 1 and metrics["counters"]["http_requests"] >= 5
 

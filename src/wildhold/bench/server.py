@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -79,15 +80,17 @@ class Server:
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "wildhold.bench.server", kind, str(self.port), str(data)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        self.log_path = data.parent / f"{kind}.log"
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "wildhold.bench.server", kind, str(self.port), str(data)],
+                                         stdout=subprocess.DEVNULL, stderr=log, env=env)
 
     async def ready(self) -> None:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         async with httpx.AsyncClient(base_url=self.base) as client:
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:
-                    raise RuntimeError(f"server exited: {self.proc.stderr.read().decode()[-2000:]}")
+                    raise RuntimeError(f"server exited: {self.log_path.read_text()[-2000:]}")
                 try:
                     if (await client.get("/api/health")).status_code == 200:
                         return
@@ -147,54 +150,54 @@ def _row(face: str, clients: int, rate: float, lat: list[float]) -> dict[str, An
             "p50_ms": round(statistics.median(lat), 3) if lat else float("nan"), "p99_ms": round(p99, 3), "requests": len(lat)}
 
 
-async def _http_run(base: str, clients: int, tag: str, warmup: float, duration: float) -> dict[str, Any]:
-    limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as http:
-        tokens = []
-        for i in range(clients):
-            r = await http.post("/api/agents", json={"name": f"{tag}-{i}"}, headers={"Authorization": f"Bearer {SIGNUP}"})
-            r.raise_for_status()
-            tokens.append(r.json()["token"])
-
-        def call_for(token: str) -> Callable[[int], Awaitable[None]]:
-            headers = {"Authorization": f"Bearer {token}"}
-
-            async def call(i: int) -> None:
-                action, args = ACTIONS[i % 2]
-                r = await http.post(f"/api/actions/{action}", json=args, headers=headers)
-                if r.status_code != 200:
-                    raise RuntimeError(f"{action}: {r.status_code} {r.text}")
-            return call
-
-        rate, lat = await _drive([call_for(t) for t in tokens], warmup, duration)
-    return _row("http", clients, rate, lat)
-
-
-async def _echo_run(base: str, clients: int, warmup: float, duration: float) -> dict[str, Any]:
-    limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as http:
-        async def call(i: int) -> None:
-            r = await http.post("/echo", json=ACTIONS[i % 2][1])
-            if r.status_code != 200:
-                raise RuntimeError(f"echo: {r.status_code}")
-
-        rate, lat = await _drive([call] * clients, warmup, duration)
-    return _row("echo (bare FastAPI)", clients, rate, lat)
-
-
-async def _mcp_run(base: str, clients: int, tag: str, warmup: float, duration: float) -> dict[str, Any]:
-    from contextlib import AsyncExitStack
-
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
+async def _register(base: str, clients: int, tag: str) -> list[str]:
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
         tokens = []
         for i in range(clients):
             r = await http.post("/api/agents", json={"name": f"{tag}-{i}"}, headers={"Authorization": f"Bearer {SIGNUP}"})
             r.raise_for_status()
             tokens.append(r.json()["token"])
+    return tokens
+
+
+async def _http_clients(base: str, headers: list[dict[str, str]], path: Callable[[int], tuple[str, dict]],
+                        warmup: float, duration: float) -> tuple[float, list[float]]:
+    """One keep-alive connection per client, as separate agents would have."""
+    async with AsyncExitStack() as stack:
+        def call_for(http: httpx.AsyncClient, h: dict[str, str]) -> Callable[[int], Awaitable[None]]:
+            async def call(i: int) -> None:
+                url, body = path(i)
+                r = await http.post(url, json=body, headers=h)
+                if r.status_code != 200:
+                    raise RuntimeError(f"{url}: {r.status_code} {r.text}")
+            return call
+
+        calls = []
+        for h in headers:
+            http = await stack.enter_async_context(httpx.AsyncClient(base_url=base, timeout=30))
+            calls.append(call_for(http, h))
+        return await _drive(calls, warmup, duration)
+
+
+async def _http_run(base: str, clients: int, tag: str, warmup: float, duration: float) -> dict[str, Any]:
+    tokens = await _register(base, clients, tag)
+    headers = [{"Authorization": f"Bearer {t}"} for t in tokens]
+    rate, lat = await _http_clients(base, headers, lambda i: (f"/api/actions/{ACTIONS[i % 2][0]}", ACTIONS[i % 2][1]),
+                                    warmup, duration)
+    return _row("http", clients, rate, lat)
+
+
+async def _echo_run(base: str, clients: int, warmup: float, duration: float) -> dict[str, Any]:
+    rate, lat = await _http_clients(base, [{}] * clients, lambda i: ("/echo", ACTIONS[i % 2][1]), warmup, duration)
+    return _row("echo (bare FastAPI)", clients, rate, lat)
+
+
+async def _mcp_run(base: str, clients: int, tag: str, warmup: float, duration: float) -> dict[str, Any]:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    tokens = await _register(base, clients, tag)
     async with AsyncExitStack() as stack:
         sessions = []
         for token in tokens:

@@ -24,8 +24,24 @@ from wildhold import __version__
 from wildhold.server.briefing import briefing
 from wildhold.server.mcp import BearerGuard, build_mcp, mcp_app, mcp_endpoint
 from wildhold.server.schemas import (
-    ActBody, EpilogueBody, EpilogueSaved, ErrorBody, Health, Inventory, Me, OpResult, QuestLog, RegisterBody,
-    Registered, SetupBody, SetupDone, Snapshot, SpectatorState, Started, Stopped, TrialInfo, WorldInfo,
+    ActBody,
+    EpilogueBody,
+    EpilogueSaved,
+    ErrorBody,
+    Health,
+    Inventory,
+    Me,
+    OpResult,
+    QuestLog,
+    RegisterBody,
+    Registered,
+    SetupBody,
+    SetupDone,
+    Snapshot,
+    SpectatorState,
+    Started,
+    Stopped,
+    WorldInfo,
 )
 from wildhold.server.surface import action_description, action_tools, rules_doc, rules_lookup, scoring_info
 from wildhold.service.host import Host, HostError, Identity
@@ -212,12 +228,6 @@ def create_app(host: Host | Callable[[], Host]) -> FastAPI:
     async def quests(agent: Agent) -> dict[str, Any]:
         """The public quest board and your own quest log."""
         return current().quest_log(agent)
-
-    @app.get("/api/trial", response_model=TrialInfo, responses=ERRORS, tags=["perception"])
-    async def trial(agent: Agent) -> dict[str, Any]:
-        """Your trial progress, where this world has a trial."""
-        progress = current().trial(agent)
-        return {"available": progress is not None, "progress": progress, "rules": rules_doc(current().content).get("trial")}
 
     @app.get("/api/world", response_model=WorldInfo, responses=ERRORS, tags=["perception"])
     async def world_info(agent: Agent) -> dict[str, Any]:

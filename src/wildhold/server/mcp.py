@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import PrivateAttr
+from pydantic import PrivateAttr, ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wildhold import __version__
@@ -28,6 +28,7 @@ from wildhold.server.surface import action_description, action_tools, info_tools
 from wildhold.service.host import Host, HostError, Identity
 from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
+from wildhold.world.world import describe_validation
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 MAX_BODY_BYTES = 256 * 1024
@@ -41,8 +42,27 @@ def bearer(headers: Any) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-def _fail(exc: HostError | Rejected) -> ToolError:
-    return ToolError(f"{exc.code}: {exc.message}")
+class CodedError(ToolError):
+    """A tool error the model reads as "code: sentence", with nothing put before it."""
+
+
+def _fail(exc: HostError | Rejected) -> CodedError:
+    return CodedError(f"{exc.code}: {exc.message}")
+
+
+class InfoTool(Tool):
+    """A typed information tool whose failures read "code: sentence" like the action tools' do."""
+
+    async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, CodedError):
+                raise cause from None
+            if isinstance(cause, ValidationError):
+                raise CodedError(f"bad_request: {self.name}: {describe_validation(cause)}") from None
+            raise
 
 
 def _result(data: dict[str, Any]) -> CallToolResult:
@@ -94,15 +114,15 @@ def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
 
 def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
     """The MCP server over the host `get_host` returns at call time (None only to list and hash the tool surface)."""
-    server = MCPServer("wildhold", version=__version__,
-                       instructions="A Wildhold world: one character per agent token. Read /llms.txt for the briefing, "
-                                    "`rules` for the rules, `observe` for what you perceive; each action is a tool.",
-                       tools=[_action_tool(get_host, spec) for spec in action_tools().values()],
-                       warn_on_duplicate_tools=True, log_level="WARNING")
     docs = info_tools()
+    tools: list[Tool] = [_action_tool(get_host, spec) for spec in action_tools().values()]
 
-    def info(name: str, read_only: bool = True):
-        return server.tool(name=name, description=docs[name], annotations=READ_ONLY if read_only else None)
+    def info(name: str, read_only: bool = True) -> Callable[[Callable], Callable]:
+        def add(fn: Callable) -> Callable:
+            tools.append(InfoTool.from_function(fn, name=name, description=docs[name],
+                                                annotations=READ_ONLY if read_only else None))
+            return fn
+        return add
 
     def guard(fn: Callable[[Host], Any]) -> Any:
         if get_host is None:
@@ -146,14 +166,6 @@ def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
             return {"section": section, "key": key, "value": rules_lookup(host.content, section, key)}
         return guard(run)
 
-    if "trial_info" in docs:
-        @info("trial_info")
-        async def trial_info(ctx: Context) -> dict[str, Any]:
-            def run(host: Host) -> dict[str, Any]:
-                progress = host.trial(_agent(host, ctx))
-                return {"available": progress is not None, "progress": progress}
-            return guard(run)
-
     @info("quest_log")
     async def quest_log(ctx: Context) -> dict[str, Any]:
         return guard(lambda host: host.quest_log(_agent(host, ctx)))
@@ -185,7 +197,10 @@ def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
     async def write_epilogue(ctx: Context, text: str) -> dict[str, Any]:
         return guard(lambda host: host.write_epilogue(_agent(host, ctx), text))
 
-    return server
+    return MCPServer("wildhold", version=__version__,
+                     instructions="A Wildhold world: one character per agent token. Read /llms.txt for the briefing, "
+                                  "`rules` for the rules, `observe` for what you perceive; each action is a tool.",
+                     tools=tools, warn_on_duplicate_tools=True, log_level="WARNING")
 
 
 def tool_surface(server: MCPServer | None = None) -> list[dict[str, Any]]:

@@ -162,8 +162,3 @@ class Inventory(Strict):
     inventory: dict[str, int]
     equipment: dict[str, str]
 
-
-class TrialInfo(Strict):
-    available: bool
-    progress: dict[str, Any] | None
-    rules: Any = None

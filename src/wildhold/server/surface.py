@@ -13,8 +13,8 @@ from wildhold.docs.rules import rules_json, wealth_formula
 from wildhold.service.host import SERVICE_CODES, HostError
 from wildhold.world.actions import REGISTRY, ActionDef, did_you_mean
 
-# Perception and information tools, beside one tool per registry action. Names here must not
-# collide with action names; `trial_info` yields to an action of that name when the world has one.
+# Perception and information tools, beside one tool per registry action (the trial's progress is
+# the registry's own `trial_info` action). Names here must not collide with action names.
 INFO_TOOLS: dict[str, str] = {
     "register": "Register a new agent with the signup token; returns its bearer token.",
     "observe": "Your character's full observation: time, itself, its view square live, its memory of tiles "
@@ -23,7 +23,6 @@ INFO_TOOLS: dict[str, str] = {
     "inventory": "What your character carries and has equipped.",
     "recipes": "Every recipe (inputs, outputs, station, time, energy), and why any is still closed to you.",
     "rules": "Look up the rules document: with no section, the list of sections; with a section (and a key), that part.",
-    "trial_info": "Your progress in the trial, where this world has one.",
     "quest_log": "The public quest board and your own quests: active, completed, failed.",
     "world_info": "Time, season, the match's clock mode, the one-line wealth formula and your rank.",
     "scoring_info": "The full scoring disclosure in force for this match: the wealth formula with every value, "
@@ -42,14 +41,14 @@ def action_description(spec: ActionDef) -> str:
 
 def action_tools() -> dict[str, ActionDef]:
     """The actions every face exposes, in registry order; refuses a name an info tool already uses."""
-    clash = sorted(set(REGISTRY) & (set(INFO_TOOLS) - {"trial_info"}))
+    clash = sorted(set(REGISTRY) & set(INFO_TOOLS))
     if clash:
         raise RuntimeError(f"actions {clash} share a name with an information tool; rename the action")
     return dict(REGISTRY)
 
 
 def info_tools() -> dict[str, str]:
-    return {name: doc for name, doc in INFO_TOOLS.items() if name not in REGISTRY}
+    return dict(INFO_TOOLS)
 
 
 _RULES: dict[str, dict[str, Any]] = {}

@@ -25,11 +25,10 @@ from wildhold import __version__
 from wildhold.content import Content, default_content
 from wildhold.service.match import Match
 from wildhold.store.sqlite import StoreError
-from wildhold.world.errors import Accepted, Rejected
+from wildhold.world.errors import Rejected
 from wildhold.world.observe import clock as world_clock
 from wildhold.world.observe import observe, status
-from wildhold.world.parts import PARTS
-from wildhold.world.parts import economy
+from wildhold.world.parts import PARTS, economy
 from wildhold.world.serialize import state_hash
 from wildhold.world.wealth import formula_summary, rank_standard, wealth_cents
 
@@ -439,8 +438,9 @@ class Host:
             event = self._waiters.pop(op, None)
             if event is not None:
                 event.set()
-        if len(self.ops) > FINISHED_OPS_KEPT:
-            for op in [o for o, r in self.ops.items() if r["status"] != "running"][: len(self.ops) - FINISHED_OPS_KEPT]:
+        if len(self.ops) > FINISHED_OPS_KEPT:  # forget the oldest finished quarter at once, not one per call
+            finished = [o for o, r in self.ops.items() if r["status"] != "running"]
+            for op in finished[: max(len(self.ops) - FINISHED_OPS_KEPT * 3 // 4, 0)]:
                 del self.ops[op]
 
     # ---- what an agent may read -----------------------------------------------------------------
@@ -475,10 +475,6 @@ class Host:
     def quest_log(self, agent: str) -> dict[str, Any]:
         obs = self.observe(agent, memory=False)
         return {"board": obs.get("quest_board", []), "log": obs.get("quest_log", {})}
-
-    def trial(self, agent: str) -> dict[str, Any] | None:
-        """The trial part's observation for this character (None while the world has no trial)."""
-        return self.observe(agent, memory=False).get("trial")
 
     def world_info(self, agent: str) -> dict[str, Any]:
         """Time, season, the one-line wealth formula and this character's rank: cheap enough for every poll."""

@@ -1,0 +1,77 @@
+"""`wildhold serve` on loopback, `wildhold rules --tools-hash`, and `wildhold bench server --quick` (keys, no timings)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+from typer.testing import CliRunner
+
+from wildhold.bench.server import bench_server
+from wildhold.cli import app
+from wildhold.server.mcp import tools_hash
+
+SIGNUP, ADMIN = "cli-signup-token", "cli-admin-token"
+
+
+def test_rules_tools_hash_prints_the_surface_hash():
+    result = CliRunner().invoke(app, ["rules", "--tools-hash"])
+    assert result.exit_code == 0
+    assert result.output.strip() == tools_hash() and len(result.output.strip()) == 64
+
+
+def test_serve_refuses_unplayable_settings(tmp_path):
+    result = CliRunner().invoke(app, ["serve", "--data", str(tmp_path), "--no-late-join"])
+    assert result.exit_code == 2 and "late join off needs the lobby" in result.output
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_starts_on_loopback_prints_how_to_connect_and_archives_on_stop(tmp_path):
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wildhold.cli", "serve", "--port", str(port), "--data", str(tmp_path), "--scenario", "tiny",
+         "--clock", "lockstep", "--signup-token", SIGNUP, "--admin-token", ADMIN],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"},
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with httpx.Client(base_url=base, timeout=5) as http:
+            for _ in range(300):  # at most 30 s for the process to come up
+                try:
+                    if http.get("/api/health").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            r = http.post("/api/agents", json={"name": "cli-agent"}, headers={"Authorization": f"Bearer {SIGNUP}"})
+            assert r.status_code == 201 and r.json()["mcp_url"] == f"{base}/mcp"
+            token = r.json()["token"]
+            assert http.get("/api/world", headers={"Authorization": f"Bearer {token}"}).json()["clock"] == "lockstep"
+            assert http.post("/api/admin/stop", headers={"Authorization": f"Bearer {ADMIN}"}).status_code == 200
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=20)
+    text = out.decode()
+    assert f"{base}/mcp" in text and f"{base}/api" in text and "POST" in text and "/api/agents" in text
+    assert (tmp_path / "match.wildhold.zip").exists() and (tmp_path / "match.sqlite").exists()
+
+
+def test_quick_server_bench_prints_one_json_object_last_with_the_figures(capsys):
+    returned = bench_server(as_json=True, quick=True)
+    lines = capsys.readouterr().out.strip().splitlines()
+    figures = json.loads(lines[-1])
+    assert figures == json.loads(json.dumps(returned))
+    for key in ("http_actions_per_s", "baseline_http_actions_per_s", "http_p99_ms", "mcp_p50_ms"):
+        assert isinstance(figures[key], float) and figures[key] > 0, key
+    assert {(r["face"].split()[0], r["clients"]) for r in figures["runs"]} == {
+        (face, n) for face in ("echo", "http", "mcp") for n in (1, 32)}
+    assert set(figures["pass"]) == set(figures["targets"])

@@ -1,0 +1,152 @@
+"""The MCP face with the official `mcp` client over streamable HTTP (carried in-process), and both faces agreeing."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from mcp.shared.exceptions import MCPError
+from server_support import SIGNUP, auth, serving
+
+from wildhold.server.mcp import build_mcp, tool_surface, tools_hash
+from wildhold.server.surface import action_description
+from wildhold.world.actions import REGISTRY
+from wildhold.world.serialize import state_hash
+
+pytestmark = pytest.mark.anyio
+INFO = {"register", "observe", "map_memory", "inventory", "recipes", "rules", "quest_log", "world_info",
+        "scoring_info", "operation_status", "wait_operation", "write_epilogue"}
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+async def test_tools_are_the_registry_actions_plus_the_information_tools(tmp_path):
+    async with serving(tmp_path) as s:
+        async with s.mcp(SIGNUP) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(REGISTRY) <= set(tools) and INFO <= set(tools)
+    assert set(tools) == set(REGISTRY) | INFO
+    for name, spec in REGISTRY.items():
+        assert tools[name].input_schema == spec.json_schema()
+        assert tools[name].description == action_description(spec)
+
+
+async def test_register_observe_act_wait_and_a_rule_failure_over_mcp(tmp_path):
+    async with serving(tmp_path) as s:
+        async with s.mcp(SIGNUP) as client:
+            reg = await client.call_tool("register", {"name": "ann", "model": "test-model"})
+            assert not reg.is_error and reg.structured_content["agent"] == "a1"
+        token = reg.structured_content["token"]
+        async with s.mcp(token) as client:
+            obs = await client.call_tool("observe", {})
+            assert obs.structured_content["self"]["id"] == "a1"
+            started = await client.call_tool("wait", {"ticks": 3})
+            assert not started.is_error and started.structured_content["status"] == "running"
+            op = started.structured_content["op"]
+            done = await client.call_tool("wait_operation", {"op": op, "timeout_s": 5})
+            assert done.structured_content["status"] == "completed" and done.structured_content["timed_out"] is False
+            status = await client.call_tool("operation_status", {"op": op})
+            assert status.structured_content["finished_tick"] == status.structured_content["ends"]
+            failed = await client.call_tool("eat", {"item": "bread"})
+            assert failed.is_error and failed.content[0].text.startswith("not_in_inventory: You carry 0 bread")
+            bad = await client.call_tool("eat", {"food": "berries"})
+            assert bad.is_error and bad.content[0].text.startswith("bad_arguments: eat:")
+            info = await client.call_tool("world_info", {})
+            assert info.structured_content["rank"] == 1
+            rules = await client.call_tool("rules", {"section": "actions", "key": "eat"})
+            assert rules.structured_content["value"]["category"] == "maintenance"
+            missing = await client.call_tool("operation_status", {"op": "op999"})
+            assert missing.is_error and missing.content[0].text.startswith("unknown_operation:")
+            assert not (await client.call_tool("write_epilogue", {"text": "My account."})).is_error
+        assert s.host.epilogues["a1"]["text"] == "My account."
+
+
+async def test_clients_that_open_with_the_initialize_handshake_play_too(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        async with s.mcp(token, mode="legacy") as client:
+            assert len((await client.list_tools()).tools) == len(REGISTRY) + len(INFO)
+            assert (await client.call_tool("wait", {"ticks": 1})).structured_content["status"] == "running"
+
+
+async def test_a_missing_or_unknown_token_fails_the_request_itself(tmp_path):
+    async with serving(tmp_path) as s:
+        r = await s.http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                              headers={"Accept": "application/json, text/event-stream"})
+        assert r.status_code == 401 and r.json()["code"] == "unauthorised"
+        r = await s.http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                              headers={"Accept": "application/json, text/event-stream", **auth("forged-token")})
+        assert r.status_code == 401
+        with pytest.raises(BaseExceptionGroup) as failed:
+            async with s.mcp("forged-token") as client:
+                await client.list_tools()
+        assert failed.group_contains(MCPError, depth=None)
+
+
+async def test_signup_token_may_register_but_not_play(tmp_path):
+    async with serving(tmp_path) as s:
+        async with s.mcp(SIGNUP) as client:
+            r = await client.call_tool("observe", {})
+            assert r.is_error and r.content[0].text.startswith("forbidden:")
+            r = await client.call_tool("wait", {"ticks": 1})
+            assert r.is_error and r.content[0].text.startswith("forbidden:")
+
+
+async def test_lobby_answers_not_started_as_a_tool_error(tmp_path):
+    async with serving(tmp_path, lobby=True, late_join=True) as s:
+        token, _ = await s.register("ann")
+        async with s.mcp(token) as client:
+            r = await client.call_tool("observe", {})
+            assert r.is_error and r.content[0].text.startswith("not_started:")
+            s.host.start()
+            assert not (await client.call_tool("observe", {})).is_error
+
+
+async def play(s, client_kind: str) -> None:
+    """One scripted sequence of actions, through one face; lockstep makes the ticks of every input the same."""
+    sequence = [("wait", {"ticks": 2}), ("eat", {"item": "bread"}), ("eat", {"item": "berries"}),
+                ("move", {"direction": "e"}), ("drop", {"item": "wood", "qty": 1}), ("wait", {"ticks": 3})]
+    if client_kind == "http":
+        token, _ = await s.register("ann")
+        for action, args in sequence:
+            r = await s.http.post(f"/api/actions/{action}", json=args, headers=auth(token))
+            if r.status_code == 200:
+                await s.http.get("/api/wait", params={"op": r.json()["op"], "timeout_s": 5}, headers=auth(token))
+        return
+    async with s.mcp(SIGNUP) as client:
+        token = (await client.call_tool("register", {"name": "ann"})).structured_content["token"]
+    async with s.mcp(token) as client:
+        for action, args in sequence:
+            r = await client.call_tool(action, args)
+            if not r.is_error:
+                await client.call_tool("wait_operation", {"op": r.structured_content["op"], "timeout_s": 5})
+
+
+async def test_http_and_mcp_reach_the_same_world_state_for_the_same_actions(tmp_path):
+    results = {}
+    for face in ("http", "mcp"):
+        async with serving(tmp_path / face) as s:
+            await play(s, face)
+            w = s.host.world
+            results[face] = (w.tick, state_hash(w), w.events.head)
+    assert results["http"] == results["mcp"]
+
+
+def test_tool_surface_hash_is_stable_and_covers_names_schemas_and_descriptions():
+    surface = tool_surface()
+    assert tools_hash(surface) == tools_hash(tool_surface(build_mcp(None)))
+    changed = [dict(t) for t in surface]
+    changed[0]["description"] += " "
+    assert tools_hash(changed) != tools_hash(surface)
+    assert {t["name"] for t in surface} >= set(REGISTRY)
+
+
+async def test_mcp_requests_from_foreign_hosts_are_refused(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=s.app), base_url="http://evil.example") as other:
+            r = await other.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                                 headers={"Accept": "application/json, text/event-stream", **auth(token)})
+        assert r.status_code in (403, 421)
