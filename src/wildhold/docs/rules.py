@@ -107,6 +107,32 @@ def _breadth(c: Content) -> dict[str, Any]:
         "messages": {"max_chars": social.message_max_chars, "board_max_posts": social.board_max_posts, "say_radius": social.say_radius},
         "conflict": c.conflict.model_dump(mode="json"),
         "wealth": wealth_formula(c),
+        "dungeon": _dungeon(c),
+    }
+
+
+def _dungeon(c: Content) -> dict[str, Any]:
+    """Tiers, rewards and enemies; each enemy's moves are listed by name, their order is learned by watching."""
+    d = c.dungeon
+    return {
+        "combat": {
+            "unarmed_damage": d.unarmed_damage,
+            "guard_reduction_pct": d.guard_reduction_pct,
+            "vulnerable_damage_pct": d.vulnerable_damage_pct,
+            "usable_inside": list(d.usable_inside),
+            "rule": "Enemies act once per tick while you are in their room; every damaging move is announced in the "
+            "observation (move, text, lands_at) at least a tick before it lands. A dodge during the tick a hit lands avoids it; "
+            "a guard removes guard_reduction_pct of it after armour's defense; strikes during a vulnerable move deal "
+            "vulnerable_damage_pct. Knocked down inside, you are carried out and the instance is kept as it was; "
+            "entering that tier again resumes it.",
+        },
+        "tiers": {k: t.model_dump(mode="json") for k, t in d.tiers.items()},
+        "hidden_boss": {"found_behind": f"the altar of the cleared {d.shadow_king.tier}", "reward": dict(d.shadow_king.reward)},
+        "enemies": {
+            k: {"description": e.description, "hp": e.hp,
+                "moves": [list(m) for m in sorted({(m.move, m.damage, m.vulnerable) for m in e.pattern})]}
+            for k, e in c.enemies.items()
+        },
     }
 
 
@@ -627,8 +653,9 @@ def rules_markdown(content: Content) -> str:
         "### Tools",
         "",
         *_table(
-            ["item", "slot", "yield bonus per node"],
-            [[f"`{k}`", i["tool"]["slot"], i["tool"]["yield_bonus"]] for k, i in doc["items"].items() if i["tool"]],
+            ["item", "slot", "yield bonus per node", "damage", "defense"],
+            [[f"`{k}`", i["tool"]["slot"], i["tool"]["yield_bonus"], i["tool"].get("damage", 0), i["tool"].get("defense", 0)]
+             for k, i in doc["items"].items() if i["tool"]],
         ),
         "### Placeables",
         "",
@@ -722,8 +749,28 @@ def rules_markdown(content: Content) -> str:
 
 
 def _md_breadth(doc: dict[str, Any]) -> list[str]:
-    farming, villagers, wealth = doc["farming"], doc["villagers"], doc["wealth"]
+    farming, villagers, wealth, dungeon = doc["farming"], doc["villagers"], doc["wealth"], doc["dungeon"]
     md = [
+        "## The dungeon",
+        "",
+        dungeon["combat"]["rule"],
+        "",
+        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in dungeon["combat"].items() if k != "rule"]),
+        *_table(
+            ["tier", "level", "rooms before the boss", "enemies per room", "boss", "T-coins", "drops", "description"],
+            [
+                [f"`{k}`", t["level"], t["rooms"], t["enemies_per_room"], f"`{t['boss']}`", t["coins"],
+                 {i: f"{d['chance']:g} x {d['qty']}" for i, d in t["drops"].items()}, t["description"]]
+                for k, t in dungeon["tiers"].items()
+            ],
+        ),
+        f"A hidden boss is found behind {dungeon['hidden_boss']['found_behind']}.",
+        "",
+        *_table(
+            ["enemy", "hp", "moves (name, damage, vulnerable)", "description"],
+            [[f"`{k}`", e["hp"], "; ".join(f"{m} {dmg}{' vulnerable' if v else ''}" for m, dmg, v in e["moves"]), e["description"]]
+             for k, e in dungeon["enemies"].items()],
+        ),
         "## Farming",
         "",
         *_table(["setting", "value"], [[f"`{k}`", v] for k, v in farming.items() if k != "crops"]),
