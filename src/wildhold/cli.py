@@ -1,4 +1,4 @@
-"""The `wildhold` command line: demo, resume, replay, rules, serve, bench."""
+"""The `wildhold` command line: demo, resume, replay, rules, serve, report, leaderboard, export, bench."""
 
 from __future__ import annotations
 
@@ -257,6 +257,105 @@ def serve(
         host.close()
         if host.archive:
             console.print(f"archive: {host.archive}")
+
+
+@app.command()
+def report(
+    archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
+    rubric: Annotated[Optional[str], typer.Option(help="Rubric version (default: the published one).")] = None,
+    format: Annotated[str, typer.Option("--format", help="html, json or md.")] = "md",
+    out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
+    agent: Annotated[Optional[str], typer.Option(help="Print only this agent's card (id or name), as JSON.")] = None,
+) -> None:
+    """Score an archive under a rubric version: report cards, standings, the season table, the trial, charts."""
+    from wildhold.eval.html import render_html
+    from wildhold.eval.report import card_for, report_json, report_markdown, score_archive
+    from wildhold.eval.rubric import UnknownRubric
+    from wildhold.store.archive import ArchiveError
+
+    if format not in ("html", "json", "md"):
+        _fail("--format must be html, json or md")
+    try:
+        built = score_archive(archive, rubric)
+    except (ArchiveError, UnknownRubric, ContentError) as exc:
+        _fail(str(exc), 1)
+    if agent is not None:
+        card = card_for(built, agent)
+        if card is None:
+            _fail(f"no agent {agent!r} in this match; agents: {', '.join(c['name'] for c in built['agents'])}")
+        data = report_json({"rubric_version": built["rubric_version"], "card": card})
+    elif format == "json":
+        data = report_json(built)
+    elif format == "html":
+        data = render_html(built).encode()
+    else:
+        data = report_markdown(built).encode()
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
+        console.print(f"report: {out}")
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+
+
+@app.command()
+def leaderboard(
+    archives: Annotated[list[Path], typer.Argument(help="Match archives (.wildhold.zip).")],
+    rubric: Annotated[Optional[str], typer.Option(help="Rubric version (default: the published one).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the leaderboard as one JSON document instead of a table.")] = False,
+) -> None:
+    """Skill ratings (openskill; shared ranks are draws) and mean fitness with 95% CI per agent configuration."""
+    from wildhold.eval.leaderboard import leaderboard as board
+    from wildhold.eval.rubric import UnknownRubric
+    from wildhold.store.archive import ArchiveError
+
+    try:
+        result = board(archives, rubric)
+    except (ArchiveError, UnknownRubric, ContentError) as exc:
+        _fail(str(exc), 1)
+    if json_out:
+        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        return
+    table = Table(title=f"Leaderboard over {len(result['matches'])} matches (rubric {result['rubric_version']})",
+                  caption=result["model"])
+    for col in ("rank", "configuration", "mu", "sigma", "ordinal", "matches", "firsts", "fitness mean", "95% CI"):
+        table.add_column(col, justify="left" if col == "configuration" else "right")
+    for row in result["rows"]:
+        f, r = row["fitness"], row["rating"]
+        ci = "n/a (one match)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
+        table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
+                      str(row["matches"]), str(row["firsts"]), f"{f['mean']:.1f}", ci)
+    console.print(table)
+
+
+@app.command("export")
+def export_cmd(
+    archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
+    out: Annotated[Path, typer.Option(help="Folder for events and agents as JSONL and Parquet.")],
+    rubric: Annotated[Optional[str], typer.Option(help="Rubric version for the per-agent scores (default: the published one).")] = None,
+) -> None:
+    """Write an archive's events and per-agent metrics to JSONL and Parquet for analysis."""
+    from wildhold.eval.export import export_match
+    from wildhold.eval.rubric import UnknownRubric
+    from wildhold.store.archive import ArchiveError
+
+    try:
+        paths = export_match(archive, out, rubric)
+    except (ArchiveError, UnknownRubric, ContentError) as exc:
+        _fail(str(exc), 1)
+    for name, path in paths.items():
+        console.print(f"{name}: {path}")
+
+
+@bench_app.command("report")
+def bench_report(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+                 quick: Annotated[bool, typer.Option(help="A one-day tiny match: a rough figure, fast.")] = False,
+                 archive: Annotated[Optional[Path], typer.Option(help="Rescore this archive instead of the famine match.")] = None) -> None:
+    """Events/s for rescoring an archive: verify the log, fold the metrics, build the report (one core)."""
+    from wildhold.bench.report import bench_report as run
+
+    run(as_json=json_out, quick=quick, archive=archive)
 
 
 @bench_app.command("server")

@@ -17,15 +17,16 @@ History:
 
 Archetypes, first rule that holds (rates per 100 ticks alive under rate-normalised versions,
 lifetime counts under 1.0):
-1. Drifter: went dark for at least `drifter_idle_share` of its time, or issued fewer than
-   `drifter_actions` actions.
+1. Drifter: went dark for at least `drifter_idle_share` of its time, issued fewer than
+   `drifter_actions` actions, or had at least `drifter_rejected_share` of what it issued rejected.
 2. Raider: at least `raider_raids` attacks on other characters or their structures.
 3. Trader: at least `trader_trades` completed exchanges with other characters (trades accepted
    either way, market orders filled, delivery contracts fulfilled).
 4. Casualty: at least `casualty_knockdowns` knockdowns.
-5. Producer: production is at least `producer_share` of its executed actions and it produced at
-   least `producer_goods` goods.
-6. Explorer: exploration component at least `explorer_exploration` and movement at least
+5. Producer: production is at least `producer_share` of its executed actions other than movement
+   (walking dominates every agent's log) and it produced at least `producer_goods` goods.
+6. Explorer: cleared at least `explorer_depth` dungeon tiers (the dungeon is the exploration task),
+   or an exploration component of at least `explorer_exploration` with movement at least
    `explorer_movement_share` of its actions.
 7. Survivor: never knocked down.
 8. Drifter otherwise: it did nothing that stands out.
@@ -64,6 +65,7 @@ class References:
 class ArchetypeRules:
     drifter_idle_share: float
     drifter_actions: float
+    drifter_rejected_share: float
     raider_raids: float
     trader_trades: float
     casualty_knockdowns: float
@@ -71,6 +73,7 @@ class ArchetypeRules:
     producer_goods: float
     explorer_exploration: float
     explorer_movement_share: float
+    explorer_depth: int = 1
 
 
 @dataclass(frozen=True)
@@ -117,22 +120,22 @@ _RATES = References(
     community=1.0, messages=0.5, reputation=10, moves=20, tiles_seen=150,
 )
 _ARCH_LIFETIME = ArchetypeRules(
-    drifter_idle_share=0.5, drifter_actions=10, raider_raids=3, trader_trades=3, casualty_knockdowns=3,
-    producer_share=0.25, producer_goods=30, explorer_exploration=0.6, explorer_movement_share=0.5,
+    drifter_idle_share=0.5, drifter_actions=10, drifter_rejected_share=0.5, raider_raids=3, trader_trades=3,
+    casualty_knockdowns=3, producer_share=0.4, producer_goods=30, explorer_exploration=0.6, explorer_movement_share=0.5,
 )
 _ARCH_RATES = ArchetypeRules(
-    drifter_idle_share=0.5, drifter_actions=1.0, raider_raids=0.3, trader_trades=0.3, casualty_knockdowns=0.1,
-    producer_share=0.25, producer_goods=2.0, explorer_exploration=0.6, explorer_movement_share=0.5,
+    drifter_idle_share=0.5, drifter_actions=1.0, drifter_rejected_share=0.5, raider_raids=0.3, trader_trades=0.3,
+    casualty_knockdowns=0.1, producer_share=0.4, producer_goods=2.0, explorer_exploration=0.6, explorer_movement_share=0.5,
 )
 
 V1_0 = Rubric("1.0", "Lifetime totals; exploration from moves; ties broken by joining order (stable sort).",
               ties="stable", exploration="moves", rate_normalised=False, references=_LIFETIME, archetypes=_ARCH_LIFETIME)
 V2_0 = Rubric("2.0", "Rate-normalised per 100 ticks alive, breadth-graded; exploration from moves; ties broken by joining order (stable sort).",
               ties="stable", exploration="moves", rate_normalised=True, references=_RATES, archetypes=_ARCH_RATES)
-V2_1 = replace(V2_0, version="2.1", summary="2.0 with exact wealth ties sharing a rank (1, 1, 3) everywhere a rank appears.",
-               ties="shared")
-V2_2 = replace(V2_1, version="2.2", summary="2.1 with exploration read from the map record: tiles and regions seen under fog of war.",
-               exploration="map")
+V2_1 = replace(V2_0, version="2.1", summary="Rate-normalised per 100 ticks alive, breadth-graded; exploration from moves; "
+               "exact wealth ties share a rank (1, 1, 3).", ties="shared")
+V2_2 = replace(V2_1, version="2.2", summary="Rate-normalised per 100 ticks alive, breadth-graded; exact wealth ties share a rank (1, 1, 3); "
+               "exploration read from the map record (tiles and regions seen under fog of war).", exploration="map")
 
 RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2)}
 PUBLISHED_RUBRIC = "2.2"

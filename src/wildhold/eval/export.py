@@ -1,0 +1,84 @@
+"""Analysis exports of one archive: its events and its per-agent metrics and card, as JSONL and Parquet.
+
+- events.jsonl / events.parquet: seq, tick, kind, agent (the character the event is about, when
+  it names one), data (the event's fields; a JSON string in Parquet).
+- agents.jsonl / agents.parquet: one row per agent: the match (scenario, seed, chain head), the
+  rubric version, rank, Fitness Index, grade, archetype, the five scores, and every metric; nested
+  values are JSON strings in Parquet so the columns stay flat.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from wildhold.eval.metrics import compute_metrics, load_match
+from wildhold.eval.report import build_report
+from wildhold.eval.rubric import Rubric
+
+_WHO = ("agent", "holder", "payer", "defaulter")
+
+
+def _subject(data: dict[str, Any]) -> str | None:
+    for key in _WHO:
+        value = data.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def agent_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-agent rows of a report: card headline, scores, and the metrics."""
+    m = report["match"]
+    rows = []
+    for card in report["agents"]:
+        metrics = report["metrics"][card["agent"]]
+        row: dict[str, Any] = {
+            "scenario": m["scenario"], "seed": m["seed"], "chain_head": m["chain_head"],
+            "rubric_version": report["rubric_version"], "agent": card["agent"], "name": card["name"],
+            "config": card["config"], "rank": card["rank"], "wealth_cents": card["wealth_cents"],
+            "fitness_index": card["fitness_index"], "grade": card["grade"], "archetype": card["archetype"],
+            **{f"score_{k}": v for k, v in card["scores"].items()},
+            "went_dark": card["idle"]["went_dark"], "dark_ticks": card["idle"]["dark_ticks"],
+        }
+        for key, value in metrics.items():
+            if key not in row:
+                row[key] = value
+        rows.append(row)
+    return rows
+
+
+def _flat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: (orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode() if isinstance(v, (dict, list)) else v) for k, v in r.items()}
+            for r in rows]
+
+
+def export_match(archive: Path | str, out: Path | str, rubric: str | Rubric | None = None) -> dict[str, Path]:
+    """Write the four files into `out` (created if needed); return their paths by name."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    record = load_match(archive)
+    report = build_report(record, compute_metrics(record), rubric)
+    paths = {name: out / name for name in ("events.jsonl", "events.parquet", "agents.jsonl", "agents.parquet")}
+    events = [{"seq": e["seq"], "tick": e["tick"], "kind": e["kind"], "agent": _subject(e["data"]), "data": e["data"]}
+              for e in record.events]
+    with paths["events.jsonl"].open("wb") as f:
+        for e in events:
+            f.write(orjson.dumps(e, option=orjson.OPT_SORT_KEYS) + b"\n")
+    schema = pa.schema([("seq", pa.int64()), ("tick", pa.int64()), ("kind", pa.string()), ("agent", pa.string()), ("data", pa.string())])
+    table = pa.table({
+        "seq": [e["seq"] for e in events], "tick": [e["tick"] for e in events], "kind": [e["kind"] for e in events],
+        "agent": [e["agent"] for e in events],
+        "data": [orjson.dumps(e["data"], option=orjson.OPT_SORT_KEYS).decode() for e in events],
+    }, schema=schema)
+    pq.write_table(table, paths["events.parquet"])
+    rows = agent_rows(report)
+    with paths["agents.jsonl"].open("wb") as f:
+        for r in rows:
+            f.write(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n")
+    pq.write_table(pa.Table.from_pylist(_flat(rows)), paths["agents.parquet"])
+    return paths

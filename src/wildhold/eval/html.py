@@ -1,0 +1,320 @@
+"""The match report as one static HTML page (Jinja2, no scripts, no network): scorecards, the
+standings, seed 000's Table 3 with the composite score, the trial table, charts drawn here as
+inline SVG, each agent's epilogue beside its log, and the manifest. A pure function of the report.
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+from pathlib import Path
+from typing import Any, Iterable
+
+import jinja2
+from markupsafe import Markup
+
+from wildhold.eval.metrics import CATEGORIES
+from wildhold.eval.report import clock, money, plural
+
+TEMPLATES = Path(__file__).parent / "templates"
+# Distinguishable on white and for common colour-vision deficiencies (Okabe-Ito, then Tableau).
+AGENT_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF")
+CATEGORY_COLOURS = {
+    "production": "#4E79A7", "construction": "#F28E2B", "combat": "#E15759",
+    "maintenance": "#76B7B2", "movement": "#BAB0AC", "social": "#59A14F", "other": "#B07AA1",
+}
+FONT = "font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif"
+
+
+# ---- SVG helpers -----------------------------------------------------------------------------
+
+
+def _t(x: float) -> str:
+    """A coordinate with at most one decimal (stable text, small files)."""
+    r = round(x, 1)
+    return str(int(r)) if r == int(r) else f"{r:.1f}"
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round tick values covering [lo, hi]."""
+    if hi <= lo:
+        hi = lo + 1
+    raw = (hi - lo) / count
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.floor(lo / step) * step
+    ticks = []
+    v = first
+    while v <= hi + step * 1e-9:
+        ticks.append(round(v, 10))
+        v += step
+    if ticks[-1] < hi:
+        ticks.append(round(v, 10))
+    return ticks
+
+
+def _svg(width: int, height: int, body: Iterable[str], title: str) -> Markup:
+    return Markup(
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{escape(title)}" style="{FONT}"><title>{escape(title)}</title>' + "".join(body) + "</svg>"
+    )
+
+
+def _legend(items: list[tuple[str, str]], x: float, y: float, width: float) -> tuple[list[str], float]:
+    """Swatches in rows across `width`; returns the elements and the height used."""
+    out, cx, cy = [], x, y
+    for label, colour in items:
+        w = 22 + 7.2 * len(label)
+        if cx + w > x + width and cx > x:
+            cx, cy = x, cy + 20
+        out.append(f'<rect x="{_t(cx)}" y="{_t(cy - 10)}" width="12" height="12" rx="2" fill="{colour}"/>'
+                   f'<text x="{_t(cx + 17)}" y="{_t(cy)}" font-size="12" fill="#333">{escape(label)}</text>')
+        cx += w + 14
+    return out, cy - y + 20
+
+
+def activity_chart(rows: list[tuple[str, dict[str, int]]], width: int = 1140) -> Markup:
+    """Seed 000 Figure 5: each agent's executed actions by category, as a 100% bar."""
+    cats = list(CATEGORIES) + sorted({c for _, counts in rows for c in counts} - set(CATEGORIES))
+    legend, lh = _legend([(c, CATEGORY_COLOURS.get(c, "#999")) for c in cats], 170, 18, width - 180)
+    top, bar, gap, left, right = 18 + lh + 6, 26, 12, 170, 90
+    height = int(top + len(rows) * (bar + gap) + 28)
+    span = width - left - right
+    body = list(legend)
+    for i, (label, counts) in enumerate(rows):
+        y = top + i * (bar + gap)
+        total = sum(counts.values())
+        body.append(f'<text x="{left - 10}" y="{_t(y + bar / 2 + 4)}" font-size="13" text-anchor="end" fill="#222">{escape(label)}</text>')
+        body.append(f'<text x="{width - right + 8}" y="{_t(y + bar / 2 + 4)}" font-size="12" fill="#555">{total} actions</text>')
+        if not total:
+            body.append(f'<rect x="{left}" y="{_t(y)}" width="{span}" height="{bar}" fill="#f3f3f3" stroke="#ddd"/>'
+                        f'<text x="{_t(left + span / 2)}" y="{_t(y + bar / 2 + 4)}" font-size="12" text-anchor="middle" fill="#777">no executed actions</text>')
+            continue
+        x = left
+        for c in cats:
+            n = counts.get(c, 0)
+            if not n:
+                continue
+            w = span * n / total
+            body.append(f'<rect x="{_t(x)}" y="{_t(y)}" width="{_t(w)}" height="{bar}" fill="{CATEGORY_COLOURS.get(c, "#999")}">'
+                        f'<title>{escape(c)}: {n} ({100 * n / total:.0f}%)</title></rect>')
+            if w >= 34:
+                body.append(f'<text x="{_t(x + w / 2)}" y="{_t(y + bar / 2 + 4)}" font-size="12" text-anchor="middle" fill="#fff">{100 * n / total:.0f}%</text>')
+            x += w
+    for pct in (0, 25, 50, 75, 100):
+        x = left + span * pct / 100
+        body.append(f'<text x="{_t(x)}" y="{height - 8}" font-size="11" text-anchor="middle" fill="#666">{pct}%</text>')
+    return _svg(width, height, body, "Activity composition by category")
+
+
+def _axes(x0: float, y0: float, w: float, h: float, xticks: list[tuple[float, str]], yticks: list[tuple[float, str]],
+          xlabel: str, ylabel: str) -> list[str]:
+    out = [f'<rect x="{_t(x0)}" y="{_t(y0)}" width="{_t(w)}" height="{_t(h)}" fill="#fcfcfc" stroke="#ccc"/>']
+    for y, label in yticks:
+        out.append(f'<line x1="{_t(x0)}" x2="{_t(x0 + w)}" y1="{_t(y)}" y2="{_t(y)}" stroke="#e6e6e6"/>'
+                   f'<text x="{_t(x0 - 6)}" y="{_t(y + 4)}" font-size="11" text-anchor="end" fill="#555">{escape(label)}</text>')
+    for x, label in xticks:
+        out.append(f'<line x1="{_t(x)}" x2="{_t(x)}" y1="{_t(y0)}" y2="{_t(y0 + h)}" stroke="#eee"/>'
+                   f'<text x="{_t(x)}" y="{_t(y0 + h + 16)}" font-size="11" text-anchor="middle" fill="#555">{escape(label)}</text>')
+    out.append(f'<text x="{_t(x0 + w / 2)}" y="{_t(y0 + h + 34)}" font-size="12" text-anchor="middle" fill="#333">{escape(xlabel)}</text>')
+    out.append(f'<text transform="translate({_t(x0 - 52)},{_t(y0 + h / 2)}) rotate(-90)" font-size="12" text-anchor="middle" fill="#333">{escape(ylabel)}</text>')
+    return out
+
+
+def _time_ticks(start: int, end: int, per_day: int) -> list[int]:
+    """Tick marks at day boundaries, or at round hours when the match is short."""
+    span = max(end - start, 1)
+    if span >= 2 * per_day:
+        step = per_day * max(1, math.ceil(span / per_day / 10))
+    else:
+        step = 60 * next(h for h in (1, 2, 3, 4, 6, 12, 24) if span / (60 * h) <= 10)
+    first = -(-start // step) * step
+    return list(range(first, end + 1, step))
+
+
+def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end: int, per_day: int, ylabel: str,
+               yfmt=lambda v: f"{v:g}", width: int = 580, height: int = 320, title: str = "") -> Markup:
+    """Lines over match time, one per agent, with a legend underneath."""
+    x0, y0, right = 72, 14, 16
+    legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
+    total_h = height + lh
+    w, h = width - x0 - right, height - y0 - 60
+    ys = [p[1] for _, _, pts in series for p in pts] or [0]
+    ticks = nice_ticks(min(0, min(ys)), max(ys) if max(ys) > 0 else 1)
+    lo, hi = ticks[0], ticks[-1]
+    sx = lambda t: x0 + w * (t - start) / max(end - start, 1)  # noqa: E731
+    sy = lambda v: y0 + h - h * (v - lo) / (hi - lo)  # noqa: E731
+    xt = [(sx(t), clock(t, per_day).rsplit(" ", 1)[0] if (end - start) >= 2 * per_day else clock(t, per_day).split(" ")[-1])
+          for t in _time_ticks(start, end, per_day)]
+    body = _axes(x0, y0, w, h, xt, [(sy(v), yfmt(v)) for v in ticks], "match time", ylabel)
+    if lo < 0 < hi:
+        body.append(f'<line x1="{x0}" x2="{_t(x0 + w)}" y1="{_t(sy(0))}" y2="{_t(sy(0))}" stroke="#999"/>')
+    for label, colour, pts in series:
+        if not pts:
+            continue
+        coords = " ".join(f"{_t(sx(t))},{_t(sy(v))}" for t, v in pts)
+        body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
+    body.extend(legend)
+    return _svg(width, int(total_h), body, title or ylabel)
+
+
+def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], start: int, end: int, per_day: int,
+                   width: int = 1140, title: str = "Quests and achievements over time") -> Markup:
+    """One lane per agent along match time: a diamond (labelled) for each trial stage or task
+    attained, a dot for each quest completed, a cross for each knockdown. Marks: (tick, kind, label)."""
+    left, right, lane, top = 150, 200, 54, 30
+    height = top + lane * len(lanes) + 46
+    span = width - left - right
+    sx = lambda t: left + span * (t - start) / max(end - start, 1)  # noqa: E731
+    body = []
+    legend = [("◆", "trial stage or task"), ("●", "quest completed"), ("✕", "knockdown")]
+    x = left
+    for glyph, label in legend:
+        body.append(f'<text x="{x}" y="16" font-size="12" fill="#333">{glyph} {escape(label)}</text>')
+        x += 36 + 7 * len(label)
+    for t in _time_ticks(start, end, per_day):
+        label = clock(t, per_day) if (end - start) < 2 * per_day else clock(t, per_day).rsplit(" ", 1)[0]
+        body.append(f'<line x1="{_t(sx(t))}" x2="{_t(sx(t))}" y1="{top}" y2="{top + lane * len(lanes)}" stroke="#e6e6e6"/>'
+                    f'<text x="{_t(sx(t))}" y="{top + lane * len(lanes) + 16}" font-size="11" text-anchor="middle" fill="#555">{escape(label)}</text>')
+    body.append(f'<text x="{_t(left + span / 2)}" y="{height - 6}" font-size="12" text-anchor="middle" fill="#333">match time</text>')
+    for i, (name, colour, marks) in enumerate(lanes):
+        y = top + lane * i + lane / 2
+        stages = sum(1 for _, k, _ in marks if k == "achievement")
+        quests = sum(1 for _, k, _ in marks if k == "quest")
+        downs = sum(1 for _, k, _ in marks if k == "knockdown")
+        body.append(f'<line x1="{left}" x2="{left + span}" y1="{_t(y)}" y2="{_t(y)}" stroke="{colour}" stroke-opacity="0.35" stroke-width="6" stroke-linecap="round"/>'
+                    f'<text x="{left - 10}" y="{_t(y + 4)}" font-size="13" text-anchor="end" fill="#222">{escape(name)}</text>'
+                    f'<text x="{left + span + 10}" y="{_t(y + 4)}" font-size="11" fill="#444">{stages} achieved · {plural(quests, "quest")} · {plural(downs, "down")}</text>')
+        last_label_x = [-1e9, -1e9]  # labels alternate above and below the lane, each row spaced apart
+        for t, kind, label in sorted(marks):
+            cx = sx(t)
+            if kind == "achievement":
+                body.append(f'<path d="M{_t(cx)} {_t(y - 8)} L{_t(cx + 7)} {_t(y)} L{_t(cx)} {_t(y + 8)} L{_t(cx - 7)} {_t(y)} Z" fill="{colour}" stroke="#222" stroke-width="0.8">'
+                            f'<title>{escape(label)} at {escape(clock(t, per_day))}</title></path>')
+                room = 6.2 * len(label) + 8
+                for row, dy in ((0, -12), (1, 21)):
+                    if cx - last_label_x[row] > room:
+                        body.append(f'<text x="{_t(cx)}" y="{_t(y + dy)}" font-size="10.5" text-anchor="middle" fill="#222">{escape(label)}</text>')
+                        last_label_x[row] = cx
+                        break
+            elif kind == "quest":
+                body.append(f'<circle cx="{_t(cx)}" cy="{_t(y)}" r="4" fill="{colour}" stroke="#fff" stroke-width="1"><title>quest completed at {escape(clock(t, per_day))}</title></circle>')
+            else:
+                body.append(f'<text x="{_t(cx)}" y="{_t(y + 5)}" font-size="13" text-anchor="middle" fill="#b42318">✕<title>knocked down at {escape(clock(t, per_day))}</title></text>')
+    return _svg(width, height, body, title)
+
+
+def level_bars(levels: list[str], series: list[tuple[str, str, list[float | None]]], ylabel: str, yfmt, ymax: float | None = None,
+               width: int = 580, height: int = 320, title: str = "") -> Markup:
+    """Grouped bars: one group per dungeon level, one bar per agent; a dash where it never got there."""
+    x0, y0, right = 72, 14, 16
+    legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
+    w, h = width - x0 - right, height - y0 - 60
+    vals = [v for _, _, vs in series for v in vs if v is not None]
+    ticks = nice_ticks(0, ymax if ymax is not None else (max(vals) if vals and max(vals) > 0 else 10))
+    hi = ticks[-1]
+    sy = lambda v: y0 + h - h * v / hi  # noqa: E731
+    group = w / max(len(levels), 1)
+    bw = min(28, (group - 16) / max(len(series), 1))
+    xt = [(x0 + group * (i + 0.5), name) for i, name in enumerate(levels)]
+    body = _axes(x0, y0, w, h, xt, [(sy(v), f"{v:g}") for v in ticks], "dungeon level", ylabel)
+    for i in range(len(levels)):
+        gx = x0 + group * i + (group - bw * len(series)) / 2
+        for j, (label, colour, vs) in enumerate(series):
+            v = vs[i]
+            x = gx + j * bw
+            if v is None:
+                body.append(f'<text x="{_t(x + bw / 2)}" y="{_t(y0 + h - 4)}" font-size="11" text-anchor="middle" fill="#aaa">–</text>')
+                continue
+            body.append(f'<rect x="{_t(x + 1)}" y="{_t(sy(v))}" width="{_t(bw - 2)}" height="{_t(y0 + h - sy(v))}" fill="{colour}">'
+                        f'<title>{escape(label)}, {escape(levels[i])}: {escape(yfmt(v))}</title></rect>')
+            body.append(f'<text x="{_t(x + bw / 2)}" y="{_t(sy(v) - 4)}" font-size="10" text-anchor="middle" fill="#333">{escape(yfmt(v))}</text>')
+    body.extend(legend)
+    return _svg(width, int(height + lh), body, title or ylabel)
+
+
+def dimension_bars(scores: dict[str, float], colour: str) -> Markup:
+    """A card's five dimensions as labelled bars out of 100."""
+    rows = list(scores.items())
+    width, left, bar = 300, 118, 14
+    height = len(rows) * 22 + 4
+    body = []
+    for i, (dim, v) in enumerate(rows):
+        y = 4 + i * 22
+        span = width - left - 44
+        body.append(f'<text x="{left - 8}" y="{y + 11}" font-size="12" text-anchor="end" fill="#333">{escape(dim.title())}</text>'
+                    f'<rect x="{left}" y="{y}" width="{span}" height="{bar}" rx="3" fill="#eee"/>'
+                    f'<rect x="{left}" y="{y}" width="{_t(span * max(0.0, min(v, 100.0)) / 100)}" height="{bar}" rx="3" fill="{colour}"/>'
+                    f'<text x="{left + span + 6}" y="{y + 11}" font-size="12" fill="#222">{v:.1f}</text>')
+    return _svg(width, height, body, "dimension scores")
+
+
+# ---- the page --------------------------------------------------------------------------------
+
+
+def _log_highlights(report: dict[str, Any], agent: str, limit: int = 14) -> list[str]:
+    """The agent's own record in a few lines, in time order: what the epilogue can be judged against."""
+    per_day = report["match"]["ticks_per_day"]
+    m = report["metrics"][agent]
+    lines: list[tuple[int, str]] = [(m["spawn_tick"], "joined the match")]
+    lines += [(t, "knocked down") for t in m["knockdown_ticks"]]
+    lines += [(t, f"attained {label}") for t, label in report["curves"]["achievements"][agent]]
+    lines += [(t, "completed a quest") for t in report["curves"]["quests"][agent]]
+    card = next(c for c in report["agents"] if c["agent"] == agent)
+    lines += [(s, f"went dark for {e - s} ticks") for s, e in card["idle"]["dark_spans"]]
+    lines.sort(key=lambda x: x[0])
+    shown = [f"{clock(t, per_day)}: {text}" for t, text in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"... and {len(lines) - limit} more")
+    totals = (f"{m['actions']} actions ({m['rejected']} rejected), {m['goods']} goods, {m['crafts']} crafts, "
+              f"{m['exchanges']} exchanges, {m['messages']} messages; tiles walked: {m['moves']}; "
+              f"wealth {money(m['wealth_start_cents'])} -> {money(m['wealth_cents'])}")
+    return [totals, *shown]
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The report page. Same report, same bytes."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
+                             lstrip_blocks=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    match = report["match"]
+    per_day = match["ticks_per_day"]
+    ids = list(report["metrics"])
+    names = {a: report["metrics"][a]["name"] for a in ids}
+    colour = {a: AGENT_COLOURS[i % len(AGENT_COLOURS)] for i, a in enumerate(ids)}
+    start, end = match["start_tick"], match["final_tick"]
+    charts: dict[str, Markup | None] = {}
+    charts["activity"] = activity_chart([(names[a], report["activity"][a]["counts"]) for a in ids])
+    charts["wealth"] = line_chart([(names[a], colour[a], [[t, c / 100] for t, c in report["curves"]["wealth"][a]]) for a in ids],
+                                  start, end, per_day, "wealth (public formula)", yfmt=lambda v: f"{v:g}", title="Wealth over time",
+                                  width=1140, height=340)
+    lanes = []
+    for a in ids:
+        marks = [(t, "achievement", label) for t, label in report["curves"]["achievements"][a]]
+        marks += [(t, "quest", "") for t in report["curves"]["quests"][a]]
+        marks += [(t, "knockdown", "") for t in report["metrics"][a]["knockdown_ticks"]]
+        lanes.append((names[a], colour[a], marks))
+    charts["timeline"] = timeline_chart(lanes, start, end, per_day)
+    dungeon = report["dungeon"]
+    if dungeon["recorded"]:
+        level_names = [lv["name"] for lv in dungeon["levels"]]
+        keys = [lv["level"] for lv in dungeon["levels"]]
+        rows = {r["agent"]: r["levels"] for r in dungeon["rows"]}
+        charts["clear_rate"] = level_bars(level_names, [(names[a], colour[a], [None if rows[a][k] is None or rows[a][k]["clear_rate"] is None
+                                                                               else 100 * rows[a][k]["clear_rate"] for k in keys]) for a in ids],
+                                          "clears per attempt (%)", lambda v: f"{v:.0f}", ymax=100, title="Clear rate by level")
+        charts["damage"] = level_bars(level_names, [(names[a], colour[a], [None if rows[a][k] is None or rows[a][k]["mean_damage"] is None
+                                                                           else rows[a][k]["mean_damage"] for k in keys]) for a in ids],
+                                      "mean damage taken per clear", lambda v: f"{v:.0f}", title="Damage per clear by level")
+    cards = []
+    for card in report["agents"]:
+        a = card["agent"]
+        cards.append({**card, "colour": colour[a], "bars": dimension_bars(card["scores"], colour[a]),
+                      "log": _log_highlights(report, a), "epilogue": report["epilogues"].get(a)})
+    manifest = report["manifest"]
+    plain = {k: v for k, v in manifest.items() if not isinstance(v, (dict, list))}
+    nested = {k: v for k, v in manifest.items() if isinstance(v, (dict, list)) and k not in ("agents", "epilogues")}
+    return env.get_template("report.html.j2").render(
+        r=report, match=match, cards=cards, charts=charts, names=names, colour=colour, ids=ids,
+        clock=lambda t: clock(t, per_day), manifest_plain=plain, manifest_nested=nested,
+        manifest_agents=manifest.get("agents", []), categories=CATEGORIES,
+    )

@@ -1,0 +1,518 @@
+"""The report card (seed 003) under a named rubric version, and the whole match report around it.
+
+`build_report` is a pure function of the archive's metrics and a rubric: the same archive under the
+same version gives the same bytes (`report_json`). Every number on a card is derived here from
+`AgentMetrics`; nothing reads live state or the archived ranks.
+
+Dimensions (0-100), components in [0, 1], rates per 100 ticks alive (lifetime under 1.0), each
+component capped at its rubric reference:
+- Survival = credit x (0.5 health + 0.3 knockdowns + 0.2 needs): credit is the share of its time
+  not spent dark (a silence of at least the idle threshold earns nothing); health is the mean
+  health and needs the share of time with energy and satiety above 0, both over credited time;
+  knockdowns is 1 - rate / reference.
+- Economy = 0.4 wealth gained + 0.35 goods produced + 0.25 kinds of goods (breadth).
+- Social = reliability x (0.35 exchanges + 0.2 partners + 0.15 villagers and quests + 0.2
+  reputation + 0.1 messages): reputation counts only for an agent that engaged anyone, from 0 at
+  minus the reference to 1 at the reference; reliability is 1 - half its defaulted share of
+  delivery contracts. Message content is never scored.
+- Adaptation = 0.35 exploration + 0.25 validity (accepted share of issued actions) + 0.25 breadth
+  (action categories used, of six) + 0.15 recovery (knockdowns not followed by going dark).
+  Exploration is the move rate up to 2.1, and from 2.2 half tiles seen (rate) and half the share of
+  regions seen.
+- Competitiveness = 0.5 placement + 0.5 wealth share: placement (n - rank) / (n - 1) with the rank
+  from `rubric.placements`, share its wealth over the field's top wealth. Equal wealth under a
+  shared-rank rubric gives equal Competitiveness.
+The Fitness Index is the weighted sum of the five (rounded to one decimal, as shown) and sets the grade.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from wildhold.eval.composite import COMPOSITE, composite_scores
+from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord
+from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
+
+REPORT_FORMAT = 1
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+
+def _cap(x: float) -> float:
+    return 0.0 if x <= 0 else 1.0 if x >= 1 else x
+
+
+def _r1(x: float) -> float:
+    return round(x + 0.0, 1)
+
+
+def _r3(x: float) -> float:
+    return round(x + 0.0, 3)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 knockdown', '2 knockdowns'."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def money(cents: int) -> str:
+    """Cents as the public formula's units: 12345 -> '123.45', -50 -> '-0.50'."""
+    sign = "-" if cents < 0 else ""
+    return f"{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"
+
+
+def clock(tick: int, ticks_per_day: int) -> str:
+    """A tick as the world's calendar shows it: day N hh:mm (day 1 starts at tick 0)."""
+    minute = tick % ticks_per_day
+    return f"day {tick // ticks_per_day + 1} {minute // 60:02d}:{minute % 60:02d}"
+
+
+def level_title(level: str) -> str:
+    return "Shadow King" if level == KING else level.replace("_", " ").title()
+
+
+def dark_spans(am: AgentMetrics, rubric: Rubric) -> list[list[int]]:
+    """The agent's silences long enough to count as going dark under this rubric."""
+    return [s for s in am.idle_spans if s[1] - s[0] >= rubric.idle_threshold_ticks]
+
+
+def _credited_means(am: AgentMetrics, end: int, dark: list[list[int]], max_health: int) -> tuple[int, float, float]:
+    """(credited ticks, mean health share, needs-met share) over the agent's time outside dark spans."""
+    credited = 0
+    health = 0
+    met = 0
+    steps = am.needs_steps
+    for i, (tick, hp, ok) in enumerate(steps):
+        stop = steps[i + 1][0] if i + 1 < len(steps) else end
+        start = tick
+        if stop <= start:
+            continue
+        length = stop - start
+        for s, e in dark:
+            overlap = min(stop, e) - max(start, s)
+            if overlap > 0:
+                length -= overlap
+        credited += length
+        health += hp * length
+        met += length if ok else 0
+    if credited <= 0:
+        return 0, 0.0, 0.0
+    return credited, health / (credited * max_health), met / credited
+
+
+# ---- the card --------------------------------------------------------------------------------
+
+
+def _components(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, rank: int, n: int, top: int) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
+    ref = rubric.references
+    rate = am.rate if rubric.rate_normalised else (lambda x: float(x))
+    dark = dark_spans(am, rubric)
+    alive = max(am.ticks_alive, 0)
+    credited, health, needs = _credited_means(am, mm.final_tick, dark, mm.max_health)
+    credit = credited / alive if alive else 0.0
+    survival = {
+        "credit": credit,
+        "health": health,
+        "knockdowns": 1 - _cap(rate(am.knockdowns) / ref.knockdowns),
+        "needs": needs,
+    }
+    gain = max(0, am.wealth_cents - am.wealth_start_cents)
+    economy = {
+        "wealth_gain": _cap(rate(gain) / ref.wealth_gain_cents),
+        "goods": _cap(rate(am.goods) / ref.goods),
+        "breadth": _cap(len(am.goods_kinds) / ref.goods_breadth),
+    }
+    engaged = bool(am.partners) or am.community > 0 or am.quests_completed > 0
+    contracts = am.contracts_fulfilled + am.contracts_defaulted
+    social = {
+        "exchanges": _cap(rate(am.exchanges) / ref.exchanges),
+        "partners": _cap(len(am.partners) / ref.partners),
+        "community": _cap(rate(am.community + 3 * am.quests_completed) / ref.community),
+        "reputation": _cap(0.5 + am.reputation / (2 * ref.reputation)) if engaged else 0.0,
+        "messages": _cap(rate(am.messages) / ref.messages),
+        "reliability": 1 - 0.5 * am.contracts_defaulted / contracts if contracts else 1.0,
+    }
+    if rubric.exploration == "map":
+        exploration = 0.5 * _cap(rate(am.tiles_seen) / ref.tiles_seen) + 0.5 * len(am.regions_seen) / max(len(mm.map_regions), 1)
+    else:
+        exploration = _cap(rate(am.moves) / ref.moves)
+    issued = am.actions + am.rejected
+    used = sum(1 for c in CATEGORIES if am.by_category.get(c))
+    unrecovered = sum(1 for k in am.knockdown_ticks if any(s <= k < e for s, e in dark))
+    if am.actions == 0:
+        recovery = 0.0
+    else:
+        recovery = 1 - unrecovered / am.knockdowns if am.knockdowns else 1.0
+    adaptation = {
+        "exploration": exploration,
+        "validity": am.actions / issued if issued else 0.0,
+        "breadth": used / len(CATEGORIES),
+        "recovery": recovery,
+    }
+    placement = (n - rank) / (n - 1) if n > 1 else 1.0
+    competitiveness = {
+        "placement": placement,
+        "wealth_share": _cap(am.wealth_cents / top) if top > 0 else 0.0,
+    }
+    comps = {"survival": survival, "economy": economy, "social": social, "adaptation": adaptation, "competitiveness": competitiveness}
+    facts = {"dark": dark, "credited": credited, "health": health, "gain": gain, "engaged": engaged, "unrecovered": unrecovered,
+             "exploration": exploration, "used": used, "issued": issued}
+    return comps, facts
+
+
+def _scores(c: dict[str, dict[str, float]]) -> dict[str, float]:
+    s, e, so, a, co = c["survival"], c["economy"], c["social"], c["adaptation"], c["competitiveness"]
+    return {
+        "survival": 100 * s["credit"] * (0.5 * s["health"] + 0.3 * s["knockdowns"] + 0.2 * s["needs"]),
+        "economy": 100 * (0.4 * e["wealth_gain"] + 0.35 * e["goods"] + 0.25 * e["breadth"]),
+        "social": 100 * so["reliability"] * (0.35 * so["exchanges"] + 0.2 * so["partners"] + 0.15 * so["community"]
+                                              + 0.2 * so["reputation"] + 0.1 * so["messages"]),
+        "adaptation": 100 * (0.35 * a["exploration"] + 0.25 * a["validity"] + 0.25 * a["breadth"] + 0.15 * a["recovery"]),
+        "competitiveness": 100 * (0.5 * co["placement"] + 0.5 * co["wealth_share"]),
+    }
+
+
+def _archetype(am: AgentMetrics, rubric: Rubric, facts: dict[str, Any]) -> tuple[str, str]:
+    """The first rule of the rubric's list (see wildhold.eval.rubric) that holds, and why."""
+    r = rubric.archetypes
+    per = "per 100 ticks" if rubric.rate_normalised else "in the match"
+    rate = am.rate if rubric.rate_normalised else (lambda x: float(x))
+    dark_ticks = sum(e - s for s, e in facts["dark"])
+    if am.ticks_alive and dark_ticks / am.ticks_alive >= r.drifter_idle_share:
+        return "Drifter", f"dark for {dark_ticks} of its {am.ticks_alive} ticks"
+    if rate(am.actions) < r.drifter_actions:
+        return "Drifter", f"{_r1(rate(am.actions))} actions {per} (under {r.drifter_actions})"
+    issued = am.actions + am.rejected
+    if issued and am.rejected / issued >= r.drifter_rejected_share:
+        return "Drifter", f"{round(100 * am.rejected / issued)}% of what it issued was rejected"
+    if rate(am.raids) >= r.raider_raids:
+        return "Raider", f"{plural(am.raids, 'attack')} on other characters or their structures"
+    if rate(am.exchanges) >= r.trader_trades:
+        return "Trader", f"{plural(am.exchanges, 'exchange')} with other characters ({_r1(rate(am.exchanges))} {per})"
+    if rate(am.knockdowns) >= r.casualty_knockdowns:
+        return "Casualty", f"knocked down {_times(am.knockdowns)}"
+    settled = am.actions - am.by_category.get("movement", 0)
+    share = am.by_category.get("production", 0) / settled if settled else 0.0
+    if share >= r.producer_share and rate(am.goods) >= r.producer_goods:
+        return "Producer", f"{round(share * 100)}% of its actions other than movement were production; {plural(am.goods, 'good')}"
+    if am.depth >= r.explorer_depth:
+        return "Explorer", f"cleared the dungeon to tier {am.depth}" + (" and defeated the Shadow King" if am.hero else "")
+    moving = am.by_category.get("movement", 0) / am.actions if am.actions else 0.0
+    if facts["exploration"] >= r.explorer_exploration and moving >= r.explorer_movement_share:
+        return "Explorer", f"exploration {_r1(facts['exploration'] * 100)}% with {round(moving * 100)}% of its actions movement"
+    if am.knockdowns == 0:
+        return "Survivor", "never knocked down, and no other pattern stands out"
+    return "Drifter", "no pattern stands out"
+
+
+def _lines(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, scores: dict[str, float], facts: dict[str, Any],
+           rank: int, n: int, ties: list[str], archetype: str) -> tuple[list[str], list[str], list[str]]:
+    """Strengths, weaknesses and notable facts in plain language, each with its numbers."""
+    day = mm.ticks_per_day
+    dark = facts["dark"]
+    went_dark = bool(dark)
+    strengths: list[str] = []
+    weaknesses: list[str] = []
+    notable: list[str] = []
+    per100 = lambda x: _r1(am.rate(x))  # noqa: E731
+    s = {k: _r1(v) for k, v in scores.items()}
+    regions = f"{len(am.regions_seen)} of {len(mm.map_regions)} regions"
+    if s["survival"] >= rubric.strength_at and not went_dark:
+        strengths.append(f"Survival {s['survival']}: mean health {round(facts['health'] * 100)}% and {plural(am.knockdowns, 'knockdown')} in {am.ticks_alive} ticks.")
+    if s["economy"] >= rubric.strength_at:
+        strengths.append(f"Economy {s['economy']}: produced {plural(am.goods, 'good')} of {plural(len(am.goods_kinds), 'kind')}; wealth {money(am.wealth_start_cents)} -> {money(am.wealth_cents)}.")
+    if s["social"] >= rubric.strength_at:
+        strengths.append(f"Social {s['social']}: {plural(am.exchanges, 'exchange')} with {plural(len(am.partners), 'other character')}; reputation {am.reputation}.")
+    if s["adaptation"] >= rubric.strength_at:
+        strengths.append(f"Adaptation {s['adaptation']}: saw {am.tiles_seen} tiles in {regions}; used {facts['used']} of {len(CATEGORIES)} kinds of action.")
+    if s["competitiveness"] >= rubric.strength_at:
+        strengths.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
+
+    if s["survival"] < rubric.weakness_below:
+        if not facts["credited"]:
+            weaknesses.append(f"Survival {s['survival']}: dark for all of its {am.ticks_alive} ticks, so none of it is credited; knocked down {_times(am.knockdowns)}.")
+        elif am.knockdowns:
+            weaknesses.append(f"Survival {s['survival']}: collapsed {am.knockdowns}x ({per100(am.knockdowns)} per 100 ticks); mean health {round(facts['health'] * 100)}%: plan food and rest ahead of need.")
+        else:
+            weaknesses.append(f"Survival {s['survival']}: mean health {round(facts['health'] * 100)}% over its credited time.")
+    if s["economy"] < rubric.weakness_below:
+        weaknesses.append(f"Economy {s['economy']}: produced {plural(am.goods, 'good')} ({per100(am.goods)} per 100 ticks) of {plural(len(am.goods_kinds), 'kind')}: "
+                          "check whether it makes the tools that raise yield, or idles.")
+    if s["social"] < rubric.weakness_below:
+        if not am.partners:
+            villagers = f"; dealt with villagers {_times(am.community)}" if am.community else ""
+            weaknesses.append(f"Social {s['social']}: never engaged another agent (no trade, contract, order or message with anyone){villagers}.")
+        else:
+            weaknesses.append(f"Social {s['social']}: {plural(am.exchanges, 'exchange')} with {plural(len(am.partners), 'other character')}; reputation {am.reputation}.")
+    if s["adaptation"] < rubric.weakness_below:
+        tried = f"{am.rejected} of {facts['issued']} issued actions rejected" if facts["issued"] else "issued no action"
+        weaknesses.append(f"Adaptation {s['adaptation']}: saw {am.tiles_seen} tiles in {regions}; {tried}; "
+                          f"used {facts['used']} of {len(CATEGORIES)} kinds of action.")
+    if s["competitiveness"] < rubric.weakness_below:
+        weaknesses.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
+    for start, end in dark:
+        weaknesses.append(f"Went dark for {end - start} ticks ({clock(start, day)} to {clock(end, day)}): issued no action and ran no operation; "
+                          "no survival credit for that time.")
+    if am.contracts_defaulted:
+        weaknesses.append(f"Defaulted on {am.contracts_defaulted} delivery contract{'s' if am.contracts_defaulted != 1 else ''}: "
+                          "it committed to deliveries it did not make.")
+    issued = facts["issued"]
+    if issued and am.rejected / issued >= rubric.rejected_share_weakness:
+        code, times = next(iter(am.rejected_by_code.items()))
+        weaknesses.append(f"{round(100 * am.rejected / issued)}% of its {issued} issued actions were rejected (most often {code}, {times} times).")
+    if archetype == "Raider" and am.reputation < 0:
+        weaknesses.append(f"Raided {_times(am.raids)} and ended at reputation {am.reputation}: loot now over trust later.")
+    if facts["unrecovered"] and am.actions:
+        weaknesses.append(f"Went dark after {facts['unrecovered']} of its {plural(am.knockdowns, 'knockdown')}.")
+
+    if not went_dark and am.actions and not am.knockdowns and not am.energy_depleted and not am.starved:
+        notable.append("Flawless energy management: never ran out of energy or food and was never knocked down.")
+    if ties:
+        if rubric.ties == "shared":
+            notable.append(f"Exactly tied on wealth ({money(am.wealth_cents)}) with {', '.join(ties)}: shares rank {rank}.")
+        else:
+            notable.append(f"Exactly tied on wealth ({money(am.wealth_cents)}) with {', '.join(ties)}; rubric {rubric.version} orders ties by joining order.")
+    elif rank == 1 and n > 1:
+        notable.append(f"Richest in the field at {money(am.wealth_cents)}.")
+    for level, st in am.dungeon.items():
+        if st.clears:
+            notable.append(f"{level_title(level)}: cleared {st.clears} of {plural(st.attempts, 'attempt')}; mean damage per clear {_r1(st.mean_damage or 0)}.")
+        elif st.attempts:
+            notable.append(f"{level_title(level)}: {plural(st.attempts, 'attempt')}, no clear.")
+    if "shadow_king" in am.tasks:
+        notable.append(f"Defeated the Shadow King at {clock(am.tasks['shadow_king'], day)}.")
+    if "outfit" in am.tasks:
+        notable.append(f"Completed the travel outfit at {clock(am.tasks['outfit'], day)}.")
+    if am.trial_native or am.trial_stages:
+        first = mm.stage_names.get(am.trial_first_unmet, "none") if am.trial_first_unmet else "none"
+        notable.append(f"Trial: {am.trial_native}/{len(mm.stages)} stages under the cumulative rule, {len(am.trial_stages)} attained independently; first unmet: {first}.")
+    if am.quests_completed:
+        notable.append(f"Completed {am.quests_completed} quest{'s' if am.quests_completed != 1 else ''}.")
+    if am.exchanges:
+        notable.append(f"{plural(am.exchanges, 'exchange')} ({plural(am.trades, 'trade')}, {plural(am.orders_filled, 'market fill')}, "
+                       f"{plural(am.contracts_fulfilled, 'contract')} delivered) with {plural(len(am.partners), 'partner')}.")
+    if am.raids:
+        notable.append(f"Attacked other characters or their structures {_times(am.raids)}.")
+    notable.append(f"Saw {round(100 * am.tiles_seen / mm.map_tiles)}% of the map ({regions}).")
+    others = {k: v for k, v in am.by_issuer.items() if k != "direct"}
+    if others:
+        notable.append("Actions by issuer: " + ", ".join(f"{v} {k}" for k, v in sorted(am.by_issuer.items())) + ".")
+    return strengths, weaknesses, notable
+
+
+def _card(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, rank: int, n: int, top: int, ties: list[str]) -> dict[str, Any]:
+    comps, facts = _components(am, mm, rubric, rank, n, top)
+    raw = _scores(comps)
+    scores = {k: _r1(raw[k]) for k in DIMENSIONS}
+    fitness = _r1(sum(w * scores[k] for k, w in zip(DIMENSIONS, rubric.weights)))
+    archetype, why = _archetype(am, rubric, facts)
+    strengths, weaknesses, notable = _lines(am, mm, rubric, raw, facts, rank, n, ties, archetype)
+    dark = facts["dark"]
+    return {
+        "agent": am.agent,
+        "name": am.name,
+        "config": am.config,
+        "rank": rank,
+        "wealth_cents": am.wealth_cents,
+        "wealth": money(am.wealth_cents),
+        "fitness_index": fitness,
+        "grade": rubric.grade(fitness),
+        "archetype": archetype,
+        "archetype_reason": why,
+        "scores": scores,
+        "components": {k: {c: _r3(v) for c, v in comps[k].items()} for k in DIMENSIONS},
+        "strengths": strengths,
+        "weaknesses": weaknesses,
+        "notable": notable,
+        "idle": {"went_dark": bool(dark), "dark_spans": dark, "dark_ticks": sum(e - s for s, e in dark),
+                 "threshold_ticks": rubric.idle_threshold_ticks},
+    }
+
+
+# ---- the report ------------------------------------------------------------------------------
+
+
+def _agent_summary(am: AgentMetrics) -> dict[str, Any]:
+    d = am.to_dict()
+    for key in ("wealth_curve", "quest_ticks"):
+        del d[key]
+    return d
+
+
+def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubric | None = None) -> dict[str, Any]:
+    """The full report of one match under one rubric version (the published one when none is named)."""
+    rb = rubric if isinstance(rubric, Rubric) else get_rubric(rubric)
+    mm = metrics
+    agents = mm.agents
+    wealth = {a: am.wealth_cents for a, am in agents.items()}
+    ranks = placements(rb, wealth)
+    n = len(agents)
+    top = max(wealth.values(), default=0)
+    cards = []
+    for a, am in agents.items():
+        ties = [o.name for b, o in agents.items() if b != a and o.wealth_cents == am.wealth_cents]
+        cards.append(_card(am, mm, rb, ranks[a], n, top, ties))
+    cards.sort(key=lambda c: (c["rank"], agents[c["agent"]].join_index))
+    m = record.manifest
+    day = mm.ticks_per_day
+    return {
+        "report_format": REPORT_FORMAT,
+        "rubric_version": rb.version,
+        "rubric": rb.describe(),
+        "match": {
+            "scenario": mm.scenario,
+            "seed": mm.seed,
+            "start_tick": mm.start_tick,
+            "final_tick": mm.final_tick,
+            "start": clock(mm.start_tick, day),
+            "end": clock(mm.final_tick, day),
+            "days": _r3((mm.final_tick - mm.start_tick) / day),
+            "ticks_per_day": day,
+            "event_count": mm.event_count,
+            "chain_head": m.get("chain_head"),
+            "content_digest": m.get("content_digest"),
+            "wildhold_version": m.get("wildhold_version"),
+            "clock": m.get("clock"),
+            "map": {"width": mm.width, "height": mm.height, "tiles": mm.map_tiles, "regions": mm.map_regions},
+        },
+        "agents": cards,
+        "composite": composite_scores(mm, COMPOSITE),
+        "season_table": _season_table(mm),
+        "trial": _trial_table(mm),
+        "dungeon": _dungeon_table(mm),
+        "activity": {a: {"counts": {c: am.by_category.get(c, 0) for c in (*CATEGORIES, *sorted(set(am.by_category) - set(CATEGORIES)))},
+                         "total": am.actions} for a, am in agents.items()},
+        "curves": {
+            "wealth": {a: am.wealth_curve for a, am in agents.items()},
+            "quests": {a: am.quest_ticks for a, am in agents.items()},
+            "achievements": {a: _achievements(am, mm) for a, am in agents.items()},
+            "tokens": None,
+            "dollars": None,
+        },
+        "metrics": {a: _agent_summary(am) for a, am in agents.items()},
+        "epilogues": record.epilogues,
+        "manifest": m,
+    }
+
+
+def _achievements(am: AgentMetrics, mm: MatchMetrics) -> list[list[Any]]:
+    """[tick, label] for each trial stage attained and each task done, in order of tick."""
+    out = [[tick, mm.stage_names.get(stage, stage)] for stage, tick in am.trial_stages.items()]
+    out += [[tick, {"outfit": "Task: travel outfit", "shadow_king": "Task: Shadow King"}.get(task, f"Task: {task}")] for task, tick in am.tasks.items()]
+    return sorted(out, key=lambda x: (x[0], x[1]))
+
+
+def _season_table(mm: MatchMetrics) -> dict[str, Any]:
+    """Seed 000 Table 3's columns per agent (eval.season's definitions)."""
+    stages = len(mm.stages)
+    rows = []
+    for am in mm.agents.values():
+        rows.append({"agent": am.agent, "name": am.name, "outfit": am.outfit, "depth": am.depth, "hero": am.hero,
+                     "kills": am.kills, "bosses": am.bosses, "crafts": am.crafts, "coins": am.coins,
+                     "trial": am.trial_native, "trial_of": stages, "downs": am.knockdowns})
+    return {"columns": ["Outfit", "Depth", "Hero", "Kills", "Bosses", "Crafts", "Coins", "Trial", "Downs"], "rows": rows}
+
+
+def _trial_table(mm: MatchMetrics) -> dict[str, Any]:
+    """Each stage, attained independently (tick and evidence), and credited under the cumulative rule."""
+    rows = []
+    for am in mm.agents.values():
+        rows.append({
+            "agent": am.agent, "name": am.name, "native": am.trial_native,
+            "first_unmet": am.trial_first_unmet,
+            "stages": {s: ({"tick": am.trial_stages[s], "evidence": am.trial_evidence.get(s, []),
+                            "native_tick": am.trial_native_ticks.get(s)} if s in am.trial_stages else None) for s in mm.stages},
+        })
+    recorded = any(r["native"] or any(r["stages"].values()) for r in rows)
+    return {"recorded": recorded, "stages": [{"stage": s, "name": mm.stage_names[s]} for s in mm.stages], "rows": rows}
+
+
+def _dungeon_table(mm: MatchMetrics) -> dict[str, Any]:
+    """Seed 000 Figure 4 per agent and level: attempts, clears, clear rate, mean damage and consumables per clear."""
+    rows = []
+    for am in mm.agents.values():
+        per = {}
+        for level in mm.levels:
+            st = am.dungeon.get(level)
+            if st is None:
+                per[level] = None
+                continue
+            per[level] = {
+                "attempts": st.attempts, "clears": st.clears,
+                "clear_rate": None if st.clear_rate is None else _r3(st.clear_rate),
+                "mean_damage": None if st.mean_damage is None else _r3(st.mean_damage),
+                "mean_consumables": _r3(sum(st.consumables) / len(st.consumables)) if st.consumables else None,
+            }
+        rows.append({"agent": am.agent, "name": am.name, "levels": per})
+    return {"recorded": mm.has_dungeon, "levels": [{"level": lv, "name": level_title(lv)} for lv in mm.levels], "rows": rows}
+
+
+def report_json(report: dict[str, Any]) -> bytes:
+    """The canonical bytes of a report: sorted keys, two-space indent, trailing newline."""
+    return orjson.dumps(report, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def card_for(report: dict[str, Any], who: str) -> dict[str, Any] | None:
+    """One agent's card by id or name (GET /api/report?agent=NAME)."""
+    for card in report["agents"]:
+        if who in (card["agent"], card["name"]):
+            return card
+    return None
+
+
+def score_archive(path, rubric: str | Rubric | None = None, content=None) -> dict[str, Any]:
+    """Verify, fold and score an archive: the report a reader gets for it."""
+    from wildhold.eval.metrics import compute_metrics, load_match
+
+    record = load_match(path)
+    return build_report(record, compute_metrics(record, content), rubric)
+
+
+def report_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown: standings, each card, the season table with the composite score, the trial."""
+    m = report["match"]
+    out = [f"# Wildhold report: {m['scenario']}, seed {m['seed']}", "",
+           f"Rubric {report['rubric_version']}: {report['rubric']['summary']}",
+           f"{len(report['agents'])} agents, {m['start']} to {m['end']} ({m['days']} days), {m['event_count']} events; chain head `{m['chain_head']}`.", "",
+           "## Standings", "",
+           "| rank | agent | config | wealth | fitness | grade | archetype | survival | economy | social | adaptation | competitiveness |",
+           "|---:|---|---|---:|---:|:-:|---|---:|---:|---:|---:|---:|"]
+    for c in report["agents"]:
+        s = c["scores"]
+        out.append(f"| {c['rank']} | {c['name']} | {c['config']} | {c['wealth']} | {c['fitness_index']:.1f} | {c['grade']} | {c['archetype']} | "
+                   + " | ".join(f"{s[d]:.1f}" for d in DIMENSIONS) + " |")
+    for c in report["agents"]:
+        out += ["", f"## {c['name']} ({c['agent']}): {c['grade']}, fitness {c['fitness_index']:.1f}, {c['archetype']}", "",
+                f"Archetype: {c['archetype_reason']}."]
+        for title, key in (("Strengths", "strengths"), ("Weaknesses", "weaknesses"), ("Notable", "notable")):
+            if c[key]:
+                out += ["", f"{title}:", *[f"- {line}" for line in c[key]]]
+        epilogue = report["epilogues"].get(c["agent"])
+        if epilogue:
+            out += ["", "In its own words (unscored):", "", *[f"> {line}" for line in epilogue["text"].splitlines()]]
+    t = report["season_table"]
+    rows = {r["agent"]: r for r in t["rows"]}
+    out += ["", f"## Tasks and activity (seed 000 Table 3) and the composite score ({report['composite']['scorer']['name']})", "",
+            "| rank | agent | " + " | ".join(t["columns"]) + " | score |", "|---:|---|" + "---:|" * (len(t["columns"]) + 1)]
+    for c in report["composite"]["rows"]:
+        r = rows[c["agent"]]
+        cells = ["Y" if r["outfit"] else "N", r["depth"], "Y" if r["hero"] else "N", r["kills"], r["bosses"], r["crafts"], r["coins"],
+                 f"{r['trial']}/{r['trial_of']}", r["downs"]]
+        out.append(f"| {c['rank']} | {r['name']} | " + " | ".join(str(x) for x in cells) + f" | {c['score']:.1f} |")
+    trial = report["trial"]
+    out += ["", "## The trial", "", "| agent | " + " | ".join(s["name"] for s in trial["stages"]) + " | native |",
+            "|---|" + "---:|" * (len(trial["stages"]) + 1)]
+    for r in trial["rows"]:
+        cells = [str(r["stages"][s["stage"]]["tick"]) if r["stages"][s["stage"]] else "-" for s in trial["stages"]]
+        out.append(f"| {r['name']} | " + " | ".join(cells) + f" | {r['native']}/{len(trial['stages'])} |")
+    if not report["dungeon"]["recorded"]:
+        out += ["", "Dungeon: not recorded (no character entered it)."]
+    out += ["", "Tokens and dollars: not recorded in this archive."]
+    return "\n".join(out) + "\n"
