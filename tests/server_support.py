@@ -14,6 +14,8 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from wildhold.eval.html import render_html
+from wildhold.eval.report import score_archive
 from wildhold.server.http import create_app
 from wildhold.service.host import Host, HostConfig
 
@@ -52,7 +54,7 @@ class Served:
 async def serving(data: Path, scenario: str = "tiny", seed: int = 3, **overrides: Any) -> AsyncIterator[Served]:
     """A match served by the real app, lifespan (clock, MCP sessions) running, on this event loop."""
     host = Host.open(data, config(**overrides), scenario, seed, manifest_extra={"tools_hash": "test"})
-    app = create_app(host)
+    app = create_app(host, scorer=score_archive, render_html=render_html)
     try:
         async with app.router.lifespan_context(app):
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as http:

@@ -200,3 +200,26 @@ async def test_the_briefing_says_how_to_connect_and_lists_every_tool(tmp_path):
             assert f"`{name}`" in text
         for word in ("should", "strategy", "best"):
             assert word not in text.lower()
+
+
+async def test_reports_are_for_the_operator_while_live_and_public_once_over(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        await s.http.post("/api/actions/wait", json={"ticks": 2}, headers=auth(token))
+        live = await s.http.get("/api/report", headers=auth(token))
+        assert live.status_code == 403 and live.json()["code"] == "forbidden"
+        as_operator = await s.http.get("/api/report", headers=auth(ADMIN))
+        assert as_operator.status_code == 200 and as_operator.json()["rubric_version"]
+        await s.http.post("/api/admin/stop", headers=auth(ADMIN))
+        public = (await s.http.get("/api/report")).json()
+        assert [c["name"] for c in public["agents"]] == ["ann"]
+        card = (await s.http.get("/api/report", params={"agent": "ann"})).json()
+        assert card["card"]["name"] == "ann" and "fitness_index" in card["card"]
+        page = await s.http.get("/report")
+        assert page.status_code == 200 and "<html" in page.text.lower()
+        again = await s.http.get("/api/matches/match/report", params={"format": "html"})
+        assert again.status_code == 200 and again.text == page.text
+        missing = await s.http.get("/api/matches/nope/report")
+        assert missing.status_code == 404 and missing.json()["code"] == "not_found"
+        unknown = await s.http.get("/api/report", params={"agent": "zed"})
+        assert unknown.json()["code"] == "not_found"

@@ -230,6 +230,8 @@ def serve(
 
     import uvicorn
 
+    from wildhold.eval.html import render_html
+    from wildhold.eval.report import score_archive
     from wildhold.server.http import create_app
     from wildhold.server.mcp import tools_hash
     from wildhold.service.host import Host, HostConfig
@@ -252,7 +254,8 @@ def serve(
     if lobby:
         console.print(f"start the match:    curl -s -X POST {base}/api/admin/start -H 'Authorization: Bearer {config.admin_token}'", soft_wrap=True)
     try:
-        uvicorn.run(create_app(host), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.run(create_app(host, scorer=score_archive, render_html=render_html), host="127.0.0.1", port=port,
+                    log_level="warning")
     finally:
         host.close()
         if host.archive:

@@ -9,13 +9,14 @@ model: there is no second copy of any argument check.
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Callable
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
 
 import orjson
 from fastapi import APIRouter, Depends, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
@@ -66,6 +67,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     429: {**_ERROR, "description": "rate_limited: wait retry_after_s seconds."},
 }
 PUBLIC_ERRORS = {k: v for k, v in ERRORS.items() if k in (400, 404)}
+# Reports: public once a match is over, the operator's before (403); errors are JSON even beside an HTML page.
+REPORT_ERRORS = {k: {**v, "content": {"application/json": {}}} for k, v in ERRORS.items() if k in (400, 403, 404)}
 
 bearer_scheme = HTTPBearer(auto_error=False, scheme_name="bearer",
                            description="An agent token from POST /api/agents; the signup token for registering; "
@@ -124,7 +127,11 @@ async def admin(who: Who) -> Identity:
 Admin = Annotated[Identity, Depends(admin)]
 
 
-def create_app(host: Host | Callable[[], Host]) -> FastAPI:
+Scorer = Callable[[Path, Optional[str]], dict[str, Any]]
+
+
+def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
+               render_html: Callable[[dict[str, Any]], str] | None = None) -> FastAPI:
     """The app serving one match: HTTP API, OpenAPI, /llms.txt and the MCP endpoint; the lifespan runs the clock.
 
     Pass a Host opened on the thread that will run the event loop (as `wildhold serve` does), or a
@@ -339,6 +346,50 @@ def create_app(host: Host | Callable[[], Host]) -> FastAPI:
     @app.get("/api/health", response_model=Health, tags=["public"])
     async def health() -> dict[str, Any]:
         return {"ok": True, "status": current().state, "tick": current().world.tick}
+
+    # ---- reports (scored by the evaluation layer, passed in: faces do not import it) ----------------
+
+    def _report(match_id: str, rubric: str | None, admin_ok: bool) -> dict[str, Any]:
+        if scorer is None or render_html is None:
+            raise HostError("not_found", "This server was started without the report builder.")
+        path = current().archive_for_report(match_id, admin_ok)
+        try:
+            return scorer(path, rubric)
+        except (KeyError, ValueError) as exc:
+            raise HostError("bad_request", f"The report cannot be built: {exc}") from None
+
+    def _is_admin(request: Request, creds: Credentials) -> bool:
+        try:
+            return current().authenticate(creds.credentials if creds else None).role == "admin"
+        except HostError:
+            return False
+
+    @app.get("/report", response_class=HTMLResponse, responses=REPORT_ERRORS, tags=["reports"])
+    async def report_page(request: Request, creds: Credentials, rubric: Optional[str] = None) -> str:
+        """This match's report as a static HTML page (public once the match is over)."""
+        return render_html(_report("current", rubric, _is_admin(request, creds)))
+
+    @app.get("/api/report", response_model=dict[str, Any], responses=REPORT_ERRORS, tags=["reports"])
+    async def report_json_route(request: Request, creds: Credentials, agent: Optional[str] = None,
+                                rubric: Optional[str] = None) -> dict[str, Any]:
+        """This match's report as JSON, or one agent's card with ?agent=NAME (public once the match is over)."""
+        built = _report("current", rubric, _is_admin(request, creds))
+        if agent is None:
+            return built
+        for card in built["agents"]:
+            if agent in (card["agent"], card["name"]):
+                return {"rubric_version": built["rubric_version"], "card": card}
+        raise HostError("not_found", f"No agent {agent!r} in this match.")
+
+    @app.get("/api/matches/{match_id}/report", responses={**REPORT_ERRORS, 200: {"content": {"application/json": {}, "text/html": {}}}},
+             tags=["reports"])
+    async def match_report(request: Request, creds: Credentials, match_id: str, format: str = "json",
+                           rubric: Optional[str] = None) -> Any:
+        """A finished match's report recomputed from its archive (`current`, or an archive name in the data folder)."""
+        if format not in ("json", "html"):
+            raise HostError("bad_request", "format must be json or html.")
+        built = _report(match_id, rubric, _is_admin(request, creds))
+        return HTMLResponse(render_html(built)) if format == "html" else built
 
     @app.get("/llms.txt", response_class=PlainTextResponse, tags=["public"])
     async def llms_txt(request: Request) -> str:

@@ -349,6 +349,22 @@ class Host:
     def archive_extra(self) -> dict[str, Any]:
         return {**self.manifest_extra, "server": self.config.public(), "epilogues": dict(sorted(self.epilogues.items()))}
 
+    def archive_for_report(self, match_id: str, admin: bool) -> Path:
+        """The archive a report is computed from: `current` (this match: its final archive once over, else an
+        archive of the match so far, for the operator only) or an archive in the data folder by name."""
+        if match_id == "current":
+            if self.state == "over" and self.archive is not None:
+                return self.archive
+            if not admin:
+                raise HostError("forbidden", "A live match's report is for the operator (admin token) until the match ends.")
+            return self.match.export(self.data_dir / "report-live.wildhold.zip", self.archive_extra())
+        if not match_id.replace("-", "").replace("_", "").isalnum():
+            raise HostError("not_found", f"No archive named {match_id!r}.")
+        path = self.data_dir / f"{match_id}.wildhold.zip"
+        if not path.exists() or path.name == "report-live.wildhold.zip":
+            raise HostError("not_found", f"No archive named {match_id!r} in this server's data folder.")
+        return path
+
     def snapshot(self) -> dict[str, Any]:
         """A snapshot in the store and an archive of the match so far, beside the database."""
         self.match.flush(snapshot=True)
