@@ -386,6 +386,608 @@ class Raider(Producer):
         return self.explore(view, known, here)
 
 
+def _cheb(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """Chebyshev distance: steps between two tiles when diagonal steps count as one."""
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
+
+
+class Expedition(Producer):
+    """Plays the season's protocol (seed 000) end to end. It prepares (tools, a weapon and armour, food
+    and healing potions, a bed, a locked 3x3 home, cloth from the loom once the tailor's friendship
+    opens it, the tailor's design, leather from tanned hides, T-coins), clears the dungeon tier by tier
+    by its telegraphs (dodge every announced strike, strike otherwise, first whoever is vulnerable),
+    tailors the travel outfit and, past the Royal Tomb's altar, defeats the Shadow King.
+
+    Stateless like every scripted policy: each decision is read off the observation alone (what it
+    carries, its home, its friendships, its dungeon standing), so a resumed match decides the same.
+    """
+
+    name = "expedition"
+    weapon, axe, armour = "wooden_club", "wooden_axe", "padded_armor"
+    meal, potion = "berry_stew", "healing_potion"
+    tailor, smith, gift = "ines", "bram", "berries"
+    cloth_recipe, leather_recipe = "cloth_from_fiber", "leather"
+    potions_carried = 2
+    food_reserve = 3  # meals (or their berries) carried before leaving the settlement for long
+    run_until_hour = 16  # no new walk to the dungeon starts after this hour (inside, the night is safe)
+    site_radius = 24  # how far from the settlement centre a home site is sought
+    home_size = 3  # floor tiles per side: 3 x 3 = the trial's 9
+    reach_walk = 80  # farther goals are walked to by way of the known tile nearest them within this distance
+
+    def __init__(self, content: Content):
+        super().__init__(content)
+        self.outfit_recipe = content.trial.outfit_recipe
+        self.outfit = next(iter(content.recipes[self.outfit_recipe].outputs))
+        self.design = next(i for i in content.recipes[self.outfit_recipe].inputs if i in content.npcs[self.tailor].shop.sells)
+        self.coin = content.economy.coin
+        self.node_items = {n.item for n in content.nodes.values()}
+        self.tiers = len(content.dungeon.tiers)
+        self.places = {k: tuple(v) for k, v in content.social.places.items()}
+        roles = {k: s.part for k, s in content.structures.items()}
+        self.wall = next(k for k, r in roles.items() if r == "wall" and content.structures[k].build and "wood" in content.structures[k].build.materials)
+        self.floor = next(k for k, r in roles.items() if r == "floor")
+        self.door = next(k for k, r in roles.items() if r == "door")
+        self.lock = content.structures[self.door].lock_item
+        cal = content.calendar
+        self.night_start, self.day_ticks = cal.night_start, cal.ticks_per_day
+        self.max_path = content.needs.max_path_length
+        self._bounds: tuple[int, int] = (10**9, 10**9)
+        # Memos of the current observation only (the map it shows, the paths from here): decisions stay a
+        # function of the observation, and a resumed match decides the same.
+        self._known: tuple[dict, KnownMap] | None = None
+        self._paths: tuple[KnownMap, dict] | None = None
+
+    # ---- reading the observation ---------------------------------------------------------------
+
+    @staticmethod
+    def _has(me: dict[str, Any], item: str) -> int:
+        return me["inventory"].get(item, 0) + sum(1 for v in me["equipment"].values() if v == item)
+
+    def centre(self, known: KnownMap) -> tuple[int, int] | None:
+        """The settlement's centre: the middle of the paved tiles it has seen."""
+        paved = [xy for xy, t in known.tiles.items() if t["terrain"] == "settlement"]
+        if not paved:
+            return None
+        xs, ys = [x for x, _ in paved], [y for _, y in paved]
+        return (min(xs) + max(xs)) // 2, (min(ys) + max(ys)) // 2
+
+    def go(self, known: KnownMap, here, target: tuple[int, int], view: AgentView) -> Decision:
+        """Walk next to `target` (or onto it when it can be stood on)."""
+        if _near(here, target):
+            return None
+        spot = target if known.can_stand(target) else known.beside(here, target)
+        if spot is None or spot == here:
+            return self.explore(view, known, here)
+        return self.walk(known, here, spot) or self.explore(view, known, here)
+
+    def station(self, view: AgentView, kind: str) -> Decision | bool:
+        """True when a `kind` station is within reach, else the move toward the nearest known one."""
+        obs = view.observation()
+        me = obs["self"]
+        here = (me["x"], me["y"])
+        known = self.known(obs)
+        for spot in known.find(here, lambda t: (t.get("structure") or {}).get("kind") == kind):
+            if _near(here, spot):
+                return True
+            beside = known.beside(here, spot)
+            if beside is not None:
+                return self.walk(known, here, beside)
+        return self.survey(view, known, here)
+
+    def survey(self, view: AgentView, known: KnownMap, here) -> Decision:
+        """Look over the settlement (its public stations stand there): the nearest paved tile at the edge of the unknown."""
+        tiles = known.tiles
+        dist = self.reachable(known, here)
+        edge = [
+            xy for xy, t in tiles.items()
+            if t["terrain"] == "settlement" and xy != here and xy in dist
+            and any((xy[0] + dx, xy[1] + dy) not in tiles for dx in (-1, 0, 1) for dy in (-1, 0, 1))
+        ]
+        if edge:
+            return self.walk(known, here, min(edge, key=lambda xy: (_cheb(here, xy), xy)))
+        return self.explore(view, known, here)
+
+    def make(self, view: AgentView, recipe_name: str) -> Decision:
+        """Gather what the recipe lacks (crafting intermediate items first), then make it at its station."""
+        recipe = self.content.recipes[recipe_name]
+        inv = view.observation()["self"]["inventory"]
+        for item, qty in recipe.inputs.items():
+            if inv.get(item, 0) >= qty:
+                continue
+            if item in self.content.recipes and self.content.recipes[item].kind == "craft" and item not in self.node_items:
+                return self.make(view, item)
+            if item not in self.node_items:
+                return None
+            return self.with_tool_for(view, item) or self.forage(view, item)
+        action = "cook" if recipe.kind == "cook" else "craft"
+        if recipe.station is None:
+            return action, {"recipe": recipe_name}
+        at = self.station(view, recipe.station)
+        return (action, {"recipe": recipe_name}) if at is True else at
+
+    # ---- the decision --------------------------------------------------------------------------
+
+    def decide(self, view: AgentView) -> Decision:
+        obs = view.observation()
+        self.observe_bounds(obs)
+        dungeon = obs.get("dungeon") or {}
+        if dungeon.get("in_dungeon"):
+            return self.fight(view, obs)
+        urgent = self.needs(view)
+        if urgent:
+            return urgent
+        for step in (self.gear, self.food, self.friends, self.shopping, self.expedition, self.home,
+                     self.weave, self.tan, self.tailoring):
+            got = step(view)
+            if got:
+                return got
+        return self.idle(view)
+
+    def needs(self, view: AgentView) -> Decision:
+        """Eat when hungry; be in bed (or on safe ground) before dark, leaving early enough to get there."""
+        obs = view.observation()
+        me, time = obs["self"], obs["time"]
+        here = (me["x"], me["y"])
+        inv = me["inventory"]
+        if me["satiety"] < 45:
+            for food in self.foods:
+                if inv.get(food):
+                    return "eat", {"item": food}
+        minute = time["hour"] * 60 + time["minute"]
+        bed = tuple(me["bed"]) if me["bed"] is not None else None
+        way = _cheb(here, bed) if bed else 0
+        dusk = self.night_start - 45 - way
+        if time["night"] or minute >= dusk or me["energy"] < 15:
+            # The dungeon shelters too: at its door with a tier to play, go in rather than walk home in the dark.
+            if self.next_tier(obs) is not None and me["health"] >= 60 and me["energy"] >= 30:
+                known = self.known(obs)
+                entrance = next(iter(known.find(here, lambda t: t["terrain"] == "dungeon_entrance")), None)
+                if entrance is not None and _cheb(here, entrance) < min(way, 12):
+                    if _near(here, entrance):
+                        return "enter_dungeon", {"tier": self.next_tier(obs)}
+                    return self.walk(known, here, entrance)
+            return self.shelter(view, here, me, tired=me["energy"] < 60 or time["night"])
+        return None
+
+    def reachable(self, known: KnownMap, here) -> dict[tuple[int, int], int]:
+        """Steps to every known tile a move_to could reach from here (8-way, within its path limit)."""
+        if self._paths is not None and self._paths[0] is known:
+            return self._paths[1]
+        dist = {here: 0}
+        ring = [here]
+        for step in range(1, self.max_path + 1):
+            nxt = []
+            for x, y in ring:
+                for dx in (-1, 0, 1):
+                    for dy in (-1, 0, 1):
+                        q = (x + dx, y + dy)
+                        if q not in dist and known.can_stand(q):
+                            dist[q] = step
+                            nxt.append(q)
+            if not nxt:
+                break
+            ring = nxt
+        self._paths = (known, dist)
+        return dist
+
+    def walk(self, known: KnownMap, here, goal: tuple[int, int]) -> Decision:
+        """move_to `goal` when a path over known tiles reaches it, else to the reachable tile nearest it."""
+        dist = self.reachable(known, here)
+        if goal not in dist:
+            goal = min(dist, key=lambda xy: (_cheb(xy, goal), dist[xy], xy))
+        if goal == here:
+            return None
+        return "move_to", {"x": goal[0], "y": goal[1]}
+
+    def forage(self, view: AgentView, item: str) -> Decision:
+        """Gather `item` at the nearest known node that yields it (with the tool in hand) and can be reached; else explore."""
+        obs = view.observation()
+        me = obs["self"]
+        here = (me["x"], me["y"])
+        known = self.known(obs)
+        hand = me["equipment"].get("hand")
+        bonus = self.content.items[hand].tool.yield_bonus if hand else {}
+        nodes = {k for k, n in self.content.nodes.items() if n.item == item and (n.requires_tool is None or k in bonus)}
+        dist = self.reachable(known, here)
+        best = None
+        for xy in known.find(here, lambda t: (t.get("node") or {}).get("kind") in nodes and t["node"]["amount"] > 0):
+            if _near(here, xy):
+                return "gather", {"x": xy[0], "y": xy[1]}
+            spots = [(xy[0] + dx, xy[1] + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if (xy[0] + dx, xy[1] + dy) in dist]
+            for spot in spots:
+                key = (dist[spot], spot)
+                if best is None or key < best[0]:
+                    best = (key, spot)
+        if best is not None:
+            return "move_to", {"x": best[1][0], "y": best[1][1]}
+        return self.frontier(known, here, here, None, outward=False) or self.explore(view, known, here)
+
+    def known(self, obs: dict[str, Any]) -> KnownMap:
+        """The map as this observation shows it, built once per observation."""
+        if self._known is None or self._known[0] is not obs:
+            self._known = (obs, KnownMap(obs, self.walkable, self.blocking))
+        return self._known[1]
+
+    def shelter(self, view: AgentView, here, me, tired: bool) -> Decision:
+        """To bed by a path that exists, then sleep (Survivor's)."""
+        if me["bed"] is not None and here != tuple(me["bed"]):
+            known = self.known(view.observation())
+            went = self.walk(known, here, tuple(me["bed"]))
+            if went:
+                return went
+        return super().shelter(view, here, me, tired)
+
+    def idle(self, view: AgentView) -> Decision:
+        """Nothing left to do now: wait by the bed."""
+        me = view.observation()["self"]
+        here = (me["x"], me["y"])
+        if me["bed"] is not None and here != tuple(me["bed"]):
+            return self.walk(self.known(view.observation()), here, tuple(me["bed"])) or ("rest", {"ticks": 30})
+        return "rest", {"ticks": 30}
+
+    # ---- preparation ---------------------------------------------------------------------------
+
+    def gear(self, view: AgentView) -> Decision:
+        """A weapon, an axe, a bed placed, armour; armour worn and the weapon in an empty hand."""
+        me = view.observation()["self"]
+        inv, eq = me["inventory"], me["equipment"]
+        if not self._has(me, self.weapon):
+            return self.make(view, self.weapon)
+        if not self._has(me, self.axe):
+            return self.make(view, self.axe)
+        if me["bed"] is None:
+            return self.place_bed(view) if inv.get("bed") else self.make(view, "bed")
+        if not self._has(me, self.armour):
+            return self.make(view, self.armour)
+        if eq.get("body") != self.armour:
+            return "equip", {"item": self.armour}
+        if eq.get("hand") is None:
+            return "equip", {"item": self.weapon}
+        return None
+
+    def food(self, view: AgentView) -> Decision:
+        """Keep a cooked meal and some berries; healing potions before the deeper tiers."""
+        obs = view.observation()
+        me = obs["self"]
+        inv = me["inventory"]
+        if not inv.get(self.meal):
+            return self.make(view, self.meal)
+        cleared = (obs.get("dungeon") or {}).get("cleared", [])
+        if cleared and inv.get(self.potion, 0) < self.potions_carried:
+            return self.make(view, self.potion)
+        if sum(inv.get(f, 0) for f in self.foods) < self.food_reserve + 2:
+            return self.make(view, self.meal) if inv.get("berries", 0) >= 4 else self.forage(view, "berries")
+        return None
+
+    def friends(self, view: AgentView) -> Decision:
+        """Each day while the tailor's shop hours last: a talk and a gift, until her friendship opens the loom recipe."""
+        obs = view.observation()
+        me, hour = obs["self"], obs["time"]["hour"]
+        f = obs.get("friendship", {}).get(self.tailor)
+        needed = self._level_needed(self.cloth_recipe)
+        if f is None or f["level"] >= needed or not self._open(self.tailor, hour):
+            return None
+        if f["talked_today"] and (f["gifts_today"] or not me["inventory"].get(self.gift)):
+            return None
+        at = self.villager(view, self.tailor)
+        if at is not True:
+            return at
+        if not f["talked_today"]:
+            return "talk", {"npc": self.tailor}
+        return "gift", {"npc": self.tailor, "item": self.gift}
+
+    def _level_needed(self, recipe: str) -> int:
+        levels = [u.level for u in self.content.npcs[self.tailor].unlocks if recipe in u.recipes]
+        return min(levels) if levels else 0
+
+    def _open(self, npc: str, hour: int) -> bool:
+        opens, closes = self.content.npcs[npc].shop.open_hours
+        return opens <= hour < closes
+
+    def villager(self, view: AgentView, npc: str) -> Decision | bool:
+        """True when the villager stands within reach, else the way to where it is (or should be at this hour)."""
+        obs = view.observation()
+        me = obs["self"]
+        here = (me["x"], me["y"])
+        known = self.known(obs)
+        seen = next((v for v in obs.get("villagers", []) if v["npc"] == npc), None)
+        if seen is not None:
+            spot = (seen["x"], seen["y"])
+        else:
+            centre = self.centre(known)
+            if centre is None:
+                return None
+            place = self._place(npc, obs["time"]["hour"])
+            dx, dy = self.places[place]
+            spot = (centre[0] + dx, centre[1] + dy)
+        if _near(here, spot):
+            return True
+        return self.go(known, here, spot, view)
+
+    def _place(self, npc: str, hour: int) -> str:
+        entries = sorted(self.content.npcs[npc].schedule, key=lambda e: e.start_hour)
+        place = entries[-1].place
+        for e in entries:
+            if e.start_hour <= hour:
+                place = e.place
+        return place
+
+    def shopping(self, view: AgentView) -> Decision:
+        """The tailor's outfit design, and a lock from the smith while the home has no locked door."""
+        obs = view.observation()
+        me, hour = obs["self"], obs["time"]["hour"]
+        inv = me["inventory"]
+        coins = inv.get(self.coin, 0)
+        prices = {v["npc"]: v["shop"]["sells"] for v in obs.get("villagers", []) if v.get("shop")}
+        want = []
+        if not inv.get(self.design) and not inv.get(self.outfit):
+            want.append((self.tailor, self.design))
+        home = obs.get("home")
+        if not inv.get(self.lock) and not (home and home["complete"]):
+            want.append((self.smith, self.lock))
+        for npc, item in want:
+            price = prices.get(npc, {}).get(item, self.content.npcs[npc].shop.sells[item])
+            if coins < price or not self._open(npc, hour):
+                continue
+            at = self.villager(view, npc)
+            if at is True:
+                return "buy", {"npc": npc, "item": item}
+            if at:
+                return at
+        return None
+
+    # ---- the home ------------------------------------------------------------------------------
+
+    def home(self, view: AgentView) -> Decision:
+        """A 3x3 home on the chosen site: planks and wood, the floors, the walls, the door, then its lock."""
+        obs = view.observation()
+        me = obs["self"]
+        home = obs.get("home")
+        if home and home["complete"] and home["area"] >= self.home_size ** 2:
+            return None
+        here = (me["x"], me["y"])
+        known = self.known(obs)
+        site = self.site(known, me["id"])
+        if site is None:
+            return self.frontier(known, here, self.centre(known) or here, self.site_radius + 3, outward=False)
+        plan = self.plan(site)
+        todo = [(xy, kind) for xy, kind in plan if ((known.tiles.get(xy) or {}).get("structure") or {}).get("kind") != kind]
+        inv = me["inventory"]
+        if not todo:
+            door = next(xy for xy, kind in plan if kind == self.door)
+            locked = any(d["locked"] for d in (home or {}).get("doors", []) if (d["x"], d["y"]) == door)
+            if locked:
+                return None
+            if not inv.get(self.lock):
+                return None  # shopping buys one while the smith is open
+            if not _near(here, door):
+                return self.walk(known, here, door)
+            return "lock", {"x": door[0], "y": door[1]}
+        planks = sum(1 + (kind == self.door) for _, kind in todo if kind in (self.floor, self.door))
+        walls = sum(1 for _, kind in todo if kind == self.wall)
+        wood_for_walls = walls * self.content.structures[self.wall].build.materials["wood"]
+        if inv.get("plank", 0) < planks:
+            return self.make(view, "plank")
+        if inv.get("wood", 0) < wood_for_walls:
+            return self.with_tool_for(view, "wood") or self.forage(view, "wood")
+        xy, kind = todo[0]
+        if here == xy or not _near(here, xy):
+            # Stand beside it (the floors inside do as well as the ground outside: the door's gap is the way out).
+            dist = self.reachable(known, here)
+            spots = [(xy[0] + dx, xy[1] + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if (dx or dy) and (xy[0] + dx, xy[1] + dy) in dist]
+            if not spots:
+                return None
+            spot = min(spots, key=lambda p: (dist[p], p))
+            if spot != here:
+                return "move_to", {"x": spot[0], "y": spot[1]}
+        return "build", {"structure": kind, "x": xy[0], "y": xy[1]}
+
+    def plan(self, site: tuple[int, int]) -> list[tuple[tuple[int, int], str]]:
+        """Floors first, then the walls, the door (middle of the north wall) last."""
+        x0, y0 = site
+        n = self.home_size + 2
+        door = (x0 + n // 2, y0)
+        floors = [((x, y), self.floor) for y in range(y0 + 1, y0 + n - 1) for x in range(x0 + 1, x0 + n - 1)]
+        ring = [((x, y), self.wall) for y in range(y0, y0 + n) for x in range(x0, x0 + n)
+                if (x in (x0, x0 + n - 1) or y in (y0, y0 + n - 1)) and (x, y) != door]
+        return floors + ring + [(door, self.door)]
+
+    def site(self, known: KnownMap, me: str) -> tuple[int, int] | None:
+        """The home's north-west corner: the known square (walls included) already holding the most of
+        its own parts, else the nearest fully buildable one to the settlement, off the paved ground."""
+        centre = self.centre(known)
+        if centre is None:
+            return None
+        n = self.home_size + 2
+        best = None
+        cx, cy = centre
+        for y0 in range(cy - self.site_radius - n // 2, cy + self.site_radius - n // 2 + 1):
+            for x0 in range(cx - self.site_radius - n // 2, cx + self.site_radius - n // 2 + 1):
+                score = self._site_score(known, me, (x0, y0), n)
+                if score is None:
+                    continue
+                key = (-score, _cheb((x0 + n // 2, y0 + n // 2), centre), y0, x0)
+                if best is None or key < best[0]:
+                    best = (key, (x0, y0))
+        return None if best is None else best[1]
+
+    def _site_score(self, known: KnownMap, me: str, corner: tuple[int, int], n: int) -> int | None:
+        x0, y0 = corner
+        plan = dict(self.plan(corner))
+        door = next(xy for xy, kind in plan.items() if kind == self.door)
+        if not known.can_stand((door[0], door[1] - 1)):  # the way in and out
+            return None
+        mine = 0
+        for y in range(y0, y0 + n):
+            for x in range(x0, x0 + n):
+                t = known.tiles.get((x, y))
+                if t is None or not self.walkable[t["terrain"]] or t["terrain"] in ("settlement", "dungeon_entrance"):
+                    return None
+                s = t.get("structure")
+                want = plan[(x, y)]
+                if s is not None:
+                    if s["owner"] != me or s["kind"] != want:
+                        return None
+                    mine += 1
+                elif "node" in t or (t.get("items") and want == self.wall):
+                    return None
+        return mine
+
+    # ---- the dungeon ---------------------------------------------------------------------------
+
+    def expedition(self, view: AgentView) -> Decision:
+        """In the morning, well fed and rested: walk to the entrance (exploring for it) and enter the next tier."""
+        obs = view.observation()
+        me, time = obs["self"], obs["time"]
+        tier = self.next_tier(obs)
+        if tier is None or time["hour"] >= self.run_until_hour or time["night"]:
+            return None
+        if me["satiety"] < 70:
+            food = next((f for f in self.foods if me["inventory"].get(f)), None)
+            if food:
+                return "eat", {"item": food}
+        if me["health"] < 85 or me["energy"] < 70 or me["satiety"] < 55:
+            return None
+        eq = me["equipment"]
+        if eq.get("hand") != self.weapon:
+            return "equip", {"item": self.weapon}
+        if eq.get("body") != self.armour:
+            return "equip", {"item": self.armour}
+        here = (me["x"], me["y"])
+        known = self.known(obs)
+        entrance = next(iter(known.find(here, lambda t: t["terrain"] == "dungeon_entrance")), None)
+        if entrance is None:
+            return self.seek(view, known, here)
+        if not _near(here, entrance):
+            return self.walk(known, here, entrance) or self.seek(view, known, here)
+        return "enter_dungeon", {"tier": tier}
+
+    def next_tier(self, obs: dict[str, Any]) -> int | None:
+        """The first tier not yet cleared; more hides from tier 1 while leather is short; tier 3 again for the Shadow King."""
+        d = obs.get("dungeon") or {}
+        cleared = set(d.get("cleared", []))
+        for tier in range(1, self.tiers + 1):
+            if tier not in cleared:
+                return tier if tier in d.get("unlocked", [1]) else None
+        me = obs["self"]
+        inv = me["inventory"]
+        leather = inv.get("leather", 0) + inv.get("hide", 0)
+        if leather < self.content.recipes[self.outfit_recipe].inputs.get("leather", 0) and not inv.get(self.outfit):
+            return 1
+        if not d.get("shadow_king_defeats"):
+            return self.tiers
+        return None
+
+    def seek(self, view: AgentView, known: KnownMap, here) -> Decision:
+        """Explore outward for the entrance, which lies as far from the settlement as the land allows."""
+        return self.frontier(known, here, self.centre(known) or here, None, outward=True) or self.explore(view, known, here)
+
+    def frontier(self, known: KnownMap, here, centre, radius: int | None, outward: bool) -> Decision:
+        """Walk to a known standable tile beside the unknown: outward, the one farthest from `centre`
+        (corners first) less half the way there; else the nearest one within `radius` of `centre`."""
+        tiles = known.tiles
+        width, height = self._bounds
+        dist = self.reachable(known, here)
+        best = None
+        for (x, y) in dist:
+            if (x, y) == here or (radius is not None and _cheb((x, y), centre) > radius):
+                continue
+            if all((x + dx, y + dy) in tiles or not (0 <= x + dx < width and 0 <= y + dy < height)
+                   for dx in (-1, 0, 1) for dy in (-1, 0, 1)):
+                continue
+            away = dist[(x, y)]
+            score = abs(x - centre[0]) + abs(y - centre[1]) - away // 2 if outward else -away
+            key = (-score, y, x)
+            if best is None or key < best[0]:
+                best = (key, (x, y))
+        return None if best is None else self.walk(known, here, best[1])
+
+    def observe_bounds(self, obs: dict[str, Any]) -> None:
+        """The map's size: that of the scenario this match is (the one whose length ends at the observed
+        tick), as the rules document lists it; unbounded when no single scenario matches."""
+        end = obs["time"]["ends_at_tick"]
+        sizes = {
+            (s.width, s.height) for s in self.content.scenarios.values()
+            if s.start_hour * 60 + s.days * self.day_ticks == end
+        }
+        self._bounds = sizes.pop() if len(sizes) == 1 else (10**9, 10**9)
+
+    def fight(self, view: AgentView, obs: dict[str, Any]) -> Decision:
+        """Inside: dodge whatever is announced to land next tick; otherwise strike, the vulnerable first.
+        Rest in cleared rooms before going on; face the Shadow King only rested; leave when done."""
+        me = obs["self"]
+        room = obs["dungeon"]["room"]
+        inv = me["inventory"]
+        enemies = room["enemies"]
+        energy = me["energy"]
+        dodge, strike = self.content.actions["dodge"].energy, self.content.actions["strike"].energy
+        if enemies:
+            if any(e["next"]["damage"] for e in enemies):
+                return ("dodge", {}) if energy >= dodge else ("guard", {})
+            if me["health"] < 45 and inv.get(self.potion):
+                return "use_consumable", {"item": self.potion}
+            if me["satiety"] < 25:
+                food = next((f for f in self.foods if inv.get(f)), None)
+                if food:
+                    return "eat", {"item": food}
+            if energy < strike:
+                food = next((f for f in self.foods if inv.get(f) and self.content.items[f].energy), None)
+                return ("eat", {"item": food}) if food else ("guard", {})
+            target = min(enemies, key=lambda e: (not e["next"]["vulnerable"], e["hp"], e["id"]))
+            return "strike", {"enemy": target["id"]}
+        if me["satiety"] < 50:
+            food = next((f for f in self.foods if inv.get(f)), None)
+            if food:
+                return "eat", {"item": food}
+        time = obs["time"]
+        king = room.get("shadow_king")
+        last = room["room"] == room["rooms"]
+        if room["cleared"] and room["altar"] == "ready" and not obs["dungeon"].get("shadow_king_defeats"):
+            if energy < 90 or me["health"] < 90:
+                return "rest", {"ticks": 20}
+            return "activate_altar", {}
+        if king is not None and not king["defeated"] and not last:
+            if energy < 90:
+                return "rest", {"ticks": 20}
+            return "advance", {}
+        if room["cleared"] and (king is None or king["defeated"]):
+            if time["night"] or time["hour"] >= 19:
+                return "rest", {"ticks": 30}
+            return "leave_dungeon", {}
+        if energy < 60 or me["health"] < 80:
+            return "rest", {"ticks": 20}
+        return "advance", {}
+
+    # ---- the outfit ----------------------------------------------------------------------------
+
+    def weave(self, view: AgentView) -> Decision:
+        """Cloth at the loom, from fiber, once the tailor's friendship opens the recipe."""
+        obs = view.observation()
+        me = obs["self"]
+        inv = me["inventory"]
+        need = self.content.recipes[self.outfit_recipe].inputs.get("cloth", 0)
+        f = obs.get("friendship", {}).get(self.tailor) or {"level": 0}
+        if inv.get(self.outfit) or inv.get("cloth", 0) >= need or f["level"] < self._level_needed(self.cloth_recipe):
+            return None
+        return self.make(view, self.cloth_recipe)
+
+    def tan(self, view: AgentView) -> Decision:
+        """Leather from the dungeon's hides, as much as the outfit takes."""
+        inv = view.observation()["self"]["inventory"]
+        need = self.content.recipes[self.outfit_recipe].inputs.get("leather", 0)
+        if inv.get(self.outfit) or inv.get("leather", 0) >= need or not inv.get("hide"):
+            return None
+        return self.make(view, self.leather_recipe)
+
+    def tailoring(self, view: AgentView) -> Decision:
+        """The travel outfit at a tailor's table, once every input is carried."""
+        inv = view.observation()["self"]["inventory"]
+        recipe = self.content.recipes[self.outfit_recipe]
+        if inv.get(self.outfit) or any(inv.get(i, 0) < q for i, q in recipe.inputs.items()):
+            return None
+        return self.make(view, self.outfit_recipe)
+
+
 POLICIES: dict[str, type] = {
     "random": RandomAgent,
     "idle": IdleAgent,
@@ -393,6 +995,7 @@ POLICIES: dict[str, type] = {
     "producer": Producer,
     "trader": Trader,
     "raider": Raider,
+    "expedition": Expedition,
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import deque
 from typing import Any
 
 from pydantic import ValidationError
@@ -39,6 +40,7 @@ class World:
         self.events = EventLog()
         # Parts that follow every event (the trial): computed once, so a world without any pays nothing per event.
         self.listeners = tuple(part for part in PARTS if type(part).on_event is not Part.on_event)
+        self._unheard: deque[tuple[int, str, dict[str, Any]]] = deque()  # events listeners have yet to see
         self.rngs: dict[str, random.Random] = {
             name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
         }
@@ -139,9 +141,25 @@ class World:
 
     def emit(self, kind: str, /, **data: Any) -> int:
         seq = self.events.emit(self.tick, kind, data)
-        for part in self.listeners:
-            part.on_event(self, seq, kind, data)
+        if self.listeners:
+            self._tell_listeners(seq, kind, data)
         return seq
+
+    def _tell_listeners(self, seq: int, kind: str, data: dict[str, Any]) -> None:
+        """Each listener sees every event once, in sequence order, even those a listener emits itself."""
+        unheard = self._unheard
+        unheard.append((seq, kind, data))
+        if len(unheard) > 1:
+            return  # an outer call is telling them; it reaches this event after the current one
+        try:
+            while unheard:
+                seq, kind, data = unheard[0]
+                for part in self.listeners:
+                    part.on_event(self, seq, kind, data)
+                unheard.popleft()
+        except BaseException:
+            unheard.clear()
+            raise
 
     def holder_items(self, holder: str) -> dict[str, int]:
         """The items of a holder: a character id, `ground@<tile>`, or a part's container

@@ -77,5 +77,6 @@ class Part:
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
         """Every event, just after it is logged (a part that follows the whole record: the trial).
 
-        Only parts that override this are called. It must not change state other parts read, and
-        events it emits reach it again."""
+        Only parts that override this are called, each on every event once and in sequence order;
+        an event a listener emits reaches the listeners after the one they are hearing. It must not
+        change state other parts read."""

@@ -33,12 +33,15 @@ Criteria, exactly (the numbers are in trial.yaml; the sentences trial_info shows
   the first stage not attained (None when all eight are).
 - Tasks: the outfit is a completed `craft` of `outfit_recipe` (starting it is not success); the
   Shadow King task is the Hero stage's event.
+- Timing: a stage is recorded by the first event that shows it met, with the tick it was first met;
+  one that time alone completes (a run reaching its length) is recorded by the first event at or
+  after that tick (the world emits several an hour; a finished match ends with `match_ended`).
 """
 
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from wildhold.content import Content
 from wildhold.content.models import TRIAL_STAGES
@@ -53,9 +56,8 @@ if TYPE_CHECKING:
     from wildhold.world.world import World
 
 STAGES: tuple[str, ...] = tuple(TRIAL_STAGES)
+_NOTHING: tuple = ()  # what most events complete
 TASKS = ("outfit", "shadow_king")
-
-Mark = list  # [tick, seq]: when something first held, and the event that shows it
 
 
 class Built(NamedTuple):
@@ -106,8 +108,8 @@ class TrialTracker:
         self.roles = {k: s.part for k, s in structures.items()}
         self.bed_kinds = {k for k, s in structures.items() if s.bed}
         self.equippable = {k for k, i in items.items() if i.tool is not None}
-        self.weapons = {k for k, i in items.items() if i.tool and i.tool.slot == "hand" and getattr(i.tool, "damage", 0) > 0}
-        self.armour = {k for k, i in items.items() if i.tool and i.tool.slot == "body" and getattr(i.tool, "defense", 0) > 0}
+        self.weapons = {k for k, i in items.items() if i.tool and i.tool.slot == "hand" and i.tool.damage > 0}
+        self.armour = {k for k, i in items.items() if i.tool and i.tool.slot == "body" and i.tool.defense > 0}
         food = {k for k, i in items.items() if i.category == "food"}
         stations = set(self.spec.cooking_stations)
         self.meals = {k for k, r in recipes.items() if r.station in stations and food & set(r.outputs)}
@@ -117,7 +119,6 @@ class TrialTracker:
         self.built: dict[int, Built] = {}
         self.locks: dict[int, bool] = {}
         self.instances: dict[str, dict[str, Any]] = {}
-        self.night: Mark | None = None
         self.due: int | None = None  # the earliest tick a run may complete a stage with no event of its own
         self._handlers: dict[str, Callable[[int, int, dict[str, Any]], list[str]]] = {
             "agent_spawned": self._spawned,
@@ -144,24 +145,25 @@ class TrialTracker:
 
     # ---- feeding ---------------------------------------------------------------------------
 
-    def feed(self, seq: int, tick: int, kind: str, data: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    def feed(self, seq: int, tick: int, kind: str, data: dict[str, Any]) -> Sequence[tuple[str, str, dict[str, Any]]]:
         """Take one event; return the stages it completes, in joining then stage order."""
         handler = self._handlers.get(kind)
         due = self.due is not None and tick >= self.due
         if handler is None and not due:
-            return []
+            return _NOTHING
         # Stages that time alone completes are settled before this event may end a run or take a bed.
         out = self._settle(list(self.chars), tick) if due else []
         if handler is not None:
-            out += self._settle(handler(seq, tick, data), tick)
+            changed = handler(seq, tick, data)
+            if changed:
+                out += self._settle(changed, tick)
         return out
 
     def _settle(self, agents: list[str], now: int) -> list[tuple[str, str, dict[str, Any]]]:
+        """Record every stage now met by these characters (given in joining order)."""
         out = []
-        wanted = set(agents)
-        for agent, ch in self.chars.items():
-            if agent not in wanted:
-                continue
+        for agent in agents:
+            ch = self.chars[agent]
             for stage in STAGES:
                 if stage in ch["stages"]:
                     continue
@@ -170,8 +172,7 @@ class TrialTracker:
                     record = {"tick": got[0], "evidence": sorted(set(got[1]))}
                     ch["stages"][stage] = record
                     out.append((agent, stage, record))
-        if agents:
-            self._reschedule()
+        self._reschedule()
         return out
 
     def _reschedule(self) -> None:
@@ -377,13 +378,11 @@ class TrialTracker:
     # -- nights
 
     def _night_started(self, seq: int, tick: int, d: dict[str, Any]) -> list[str]:
-        self.night = [tick, seq]
         for ch in self.chars.values():
             ch["night"] = [tick, seq, True]
         return []
 
     def _night_ended(self, seq: int, tick: int, d: dict[str, Any]) -> list[str]:
-        self.night = None
         changed = []
         for agent, ch in self.chars.items():
             watch, ch["night"] = ch["night"], None
@@ -501,7 +500,6 @@ class TrialTracker:
             "built": [[p, b.kind, b.owner] for p, b in sorted(self.built.items())],
             "locks": [[p, locked] for p, locked in sorted(self.locks.items())],
             "instances": [[k, inst] for k, inst in self.instances.items()],
-            "night": self.night,
             "due": self.due,
         })
 
@@ -511,7 +509,7 @@ class TrialTracker:
         self.built = {p: Built(kind, owner) for p, kind, owner in data["built"]}
         self.locks = {p: locked for p, locked in data["locks"]}
         self.instances = {k: inst for k, inst in data["instances"]}
-        self.night, self.due = data["night"], data["due"]
+        self.due = data["due"]
 
 
 # ---- the live part -------------------------------------------------------------------------------
