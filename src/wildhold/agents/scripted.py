@@ -988,6 +988,42 @@ class Expedition(Producer):
         return self.make(view, self.outfit_recipe)
 
 
+class Unarmoured(Expedition):
+    """The expedition's plan without armour and without reading telegraphs: it never makes or wears
+    armour and meets every blow by striking back and drinking potions. Seed 000 saw agents that never
+    equipped armour stall in the first tiers; this policy is that baseline."""
+
+    name = "unarmoured"
+    armour = None
+
+    def gear(self, view: AgentView) -> Decision:
+        me = view.observation()["self"]
+        inv, eq = me["inventory"], me["equipment"]
+        if not self._has(me, self.weapon):
+            return self.make(view, self.weapon)
+        if not self._has(me, self.axe):
+            return self.make(view, self.axe)
+        if me["bed"] is None:
+            return self.place_bed(view) if inv.get("bed") else self.make(view, "bed")
+        if eq.get("body") is not None:
+            return "unequip", {"slot": "body"}
+        if eq.get("hand") is None:
+            return "equip", {"item": self.weapon}
+        return None
+
+    def fight(self, view: AgentView, obs: dict[str, Any]) -> Decision:
+        me, room = obs["self"], obs["dungeon"]["room"]
+        enemies = room["enemies"]
+        if enemies:
+            if me["health"] < 45 and me["inventory"].get(self.potion):
+                return "use_consumable", {"item": self.potion}
+            if me["health"] < 25:
+                return "leave_dungeon", {}
+            target = min(enemies, key=lambda e: (e["hp"], e["id"]))
+            return "strike", {"enemy": target["id"]}
+        return super().fight(view, obs)
+
+
 POLICIES: dict[str, type] = {
     "random": RandomAgent,
     "idle": IdleAgent,
@@ -995,6 +1031,7 @@ POLICIES: dict[str, type] = {
     "producer": Producer,
     "trader": Trader,
     "raider": Raider,
+    "unarmoured": Unarmoured,
     "expedition": Expedition,
 }
 
