@@ -411,8 +411,8 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
 
 
 def _documented(spec: ActionDef) -> Callable:
-    """A stand-in endpoint carrying the signature the documentation shows (never served)."""
+    """The signature OpenAPI documents for one action; requests are served by POST /api/actions/{name}."""
     async def endpoint(agent: Agent) -> OpResult:
-        raise NotImplementedError(spec.name)
+        raise RuntimeError(f"{spec.name}: documentation-only route; POST /api/actions/{spec.name} serves it")
     endpoint.__name__ = f"act_{spec.name}"
     return endpoint

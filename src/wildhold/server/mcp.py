@@ -99,8 +99,9 @@ def _agent(host: Host, ctx: Context) -> str:
     return host.agent_of(_identity(host, ctx))
 
 
-async def _op_template(ctx: Context) -> OpResult:  # gives action tools their output schema
-    raise NotImplementedError
+async def _op_template(ctx: Context) -> OpResult:
+    """Never called: gives every action tool its output schema (each tool runs its own handler)."""
+    raise RuntimeError("the output-schema template of action tools is never called")
 
 
 def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
