@@ -422,7 +422,6 @@ def test_a_season_of_the_expedition_agent_attains_every_stage_and_both_tasks_and
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not __import__("os").environ.get("WILDHOLD_SLOW"), reason="five full seasons: set WILDHOLD_SLOW=1")
 def test_the_season_scenario_sees_every_stage_and_both_tasks_on_four_of_five_seeds(tmp_path):
     full = 0
     for seed in range(1, 6):
