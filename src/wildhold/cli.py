@@ -1,4 +1,4 @@
-"""The `wildhold` command line: demo, resume, replay, rules, serve, report, leaderboard, export, bench."""
+"""The `wildhold` command line: demo, resume, replay, rules, serve, report, leaderboard, export, run, bench."""
 
 from __future__ import annotations
 
@@ -349,6 +349,26 @@ def export_cmd(
         _fail(str(exc), 1)
     for name, path in paths.items():
         console.print(f"{name}: {path}")
+
+
+@app.command("run")
+def run_cmd(
+    experiment: Annotated[Path, typer.Argument(help="An experiment file (see examples/offline-smoke.yaml).")],
+    out: Annotated[Path, typer.Option(help="Folder for the archive, telemetry, manifest, report and spend curve.")] = Path("runs/experiment"),
+) -> None:
+    """Run an experiment: the world with its lobby, every arm through the MCP server, then the run's artifacts."""
+    from pydantic import ValidationError
+
+    from wildhold.agents.scaffold.experiment import run_experiment
+
+    if not experiment.exists():
+        _fail(f"{experiment} does not exist")
+    try:
+        paths = run_experiment(experiment, out)
+    except (ValidationError, ContentError, ValueError) as exc:
+        _fail(str(exc))
+    for kind, path in paths.items():
+        console.print(f"{kind}: {path}")
 
 
 @bench_app.command("report")

@@ -1,0 +1,121 @@
+"""Scaffold-side accounting: pinned prices, caching-neutral cost, crash-safe telemetry and the ledger rebuilt from it.
+
+Cost is caching-neutral (seed 001): every input token is priced at the uncached input rate whether or not the
+provider served it from cache, so arms are compared on tokens consumed rather than on each vendor's cache discount.
+Cached tokens are still recorded for the token-denominated view.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wildhold.agents.scaffold.adapters import Usage
+
+EVENT_KINDS = ("run_start", "session_start", "llm_call", "tool_call", "workspace_write", "wake_scheduled",
+               "session_end", "progress", "run_complete")
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens, pinned in the run manifest."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, usage: Usage) -> float:
+        return (usage.input_tokens * self.input_per_mtok + usage.output_tokens * self.output_per_mtok) / 1_000_000
+
+    def dump(self) -> dict[str, float]:
+        return {"input_per_mtok": self.input_per_mtok, "output_per_mtok": self.output_per_mtok}
+
+
+class Telemetry:
+    """One JSONL file per run; every record is appended, flushed and fsynced before the call returns."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def emit(self, kind: str, arm: str | None = None, **data: Any) -> dict[str, Any]:
+        if kind not in EVENT_KINDS:
+            raise ValueError(f"unknown telemetry kind {kind!r}")
+        record = {"kind": kind, "arm": arm, "t": round(time.time(), 3), **data}
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record, sort_keys=True) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        return record
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every complete record; a torn last line (a crash mid-write) is ignored."""
+        if not self.path.exists():
+            return []
+        out = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+        return out
+
+
+@dataclass
+class ArmLedger:
+    """What one arm has consumed so far: rebuilt from telemetry after a crash, so a resumed run starts here."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    llm_calls: int = 0
+    sessions: int = 0
+    tool_calls: int = 0
+    complete: str | None = None
+    wake_tick: int | None = None
+    replay_position: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add(self, usage: Usage, cost: float) -> None:
+        self.input_tokens += usage.input_tokens
+        self.cached_input_tokens += usage.cached_input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cost_usd += cost
+        self.llm_calls += 1
+
+
+@dataclass
+class Ledger:
+    arms: dict[str, ArmLedger] = field(default_factory=dict)
+
+    def arm(self, name: str) -> ArmLedger:
+        return self.arms.setdefault(name, ArmLedger())
+
+
+def rebuild(records: list[dict[str, Any]]) -> Ledger:
+    """The accounting implied by the telemetry records (the single source of truth for spend)."""
+    ledger = Ledger()
+    for r in records:
+        if r.get("arm") is None:
+            continue
+        a = ledger.arm(r["arm"])
+        kind = r["kind"]
+        if kind == "llm_call":
+            a.add(Usage(r["input_tokens"], r["cached_input_tokens"], r["output_tokens"]), r["cost_usd"])
+            a.replay_position += 1
+        elif kind == "session_start":
+            a.sessions += 1
+        elif kind == "tool_call":
+            a.tool_calls += 1
+        elif kind == "wake_scheduled":
+            a.wake_tick = r["wake_tick"]
+        elif kind == "run_complete":
+            a.complete = r["reason"]
+    return ledger

@@ -1,0 +1,84 @@
+"""Provider adapters: one interface over model APIs (native tool calling), and the replay adapter for tests."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Provider-reported tokens; `input_tokens` includes `cached_input_tokens`."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+
+    def dump(self) -> dict[str, int]:
+        return {"input_tokens": self.input_tokens, "cached_input_tokens": self.cached_input_tokens,
+                "output_tokens": self.output_tokens}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One model response: text, the tool calls it asked for, what it cost in tokens, and retries it took."""
+
+    text: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    retries: int = 0
+
+
+class Adapter(Protocol):
+    """A model backend. `messages` is the scaffold's provider-neutral transcript (see session.py)."""
+
+    model: str
+    provider: str
+
+    async def complete(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn: ...
+
+
+@dataclass
+class ReplayAdapter:
+    """Plays recorded model turns from a cassette (JSON: model, turns[{text, tool_calls[{name, arguments}], usage}]).
+
+    Keeps everything it was sent in `received`, so tests can search every string the model saw.
+    When the cassette is exhausted it answers with no tool calls, which ends the session.
+    """
+
+    cassette: Path
+    model: str = ""
+    provider: str = "replay"
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    position: int = 0
+    received: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        data = json.loads(Path(self.cassette).read_text())
+        self.model = self.model or data.get("model", "replay")
+        self.turns = list(data["turns"])
+
+    @property
+    def exhausted(self) -> bool:
+        return self.position >= len(self.turns)
+
+    async def complete(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        self.received.append(json.loads(json.dumps({"system": system, "messages": messages, "tools": tools})))
+        if self.exhausted:
+            return Turn("", [], Usage())
+        t = self.turns[self.position]
+        self.position += 1
+        calls = [ToolCall(c.get("id", f"call{self.position}_{i}"), c["name"], dict(c.get("arguments", {})))
+                 for i, c in enumerate(t.get("tool_calls", []))]
+        u = t.get("usage", {})
+        return Turn(t.get("text", ""), calls, Usage(u.get("input_tokens", 0), u.get("cached_input_tokens", 0),
+                                                     u.get("output_tokens", 0)))

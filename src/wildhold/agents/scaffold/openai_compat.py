@@ -1,0 +1,88 @@
+"""The OpenAI-compatible adapter (`openai` SDK): OpenAI, vLLM, Ollama, OpenRouter and others, by base URL.
+
+Native tool calling; usage from the provider's own counts (cached prompt tokens included); transient
+failures (connection, timeout, 429, 5xx) retried with exponential backoff here, so each retry is counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from wildhold.agents.scaffold.adapters import ToolCall, Turn, Usage
+
+TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+def to_openai_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scaffold's neutral transcript in the chat-completions wire format."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    for m in messages:
+        if m["role"] == "assistant":
+            msg: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
+            if m.get("tool_calls"):
+                msg["tool_calls"] = [{"id": c["id"], "type": "function",
+                                      "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                                     for c in m["tool_calls"]]
+            out.append(msg)
+        elif m["role"] == "tool":
+            out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
+        else:
+            out.append({"role": m["role"], "content": m["content"]})
+    return out
+
+
+def to_openai_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": t["name"], "description": t["description"],
+                                              "parameters": t["input_schema"]}} for t in tools]
+
+
+@dataclass
+class OpenAICompatAdapter:
+    """A chat-completions endpoint. `sampling` is passed through as request fields (temperature, top_p, seed...)."""
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    sampling: dict[str, Any] = field(default_factory=dict)
+    max_retries: int = 5
+    backoff_s: float = 1.0
+    timeout_s: float = 120.0
+    provider: str = "openai-compatible"
+
+    def __post_init__(self) -> None:
+        self.client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key or "not-needed",
+                                         max_retries=0, timeout=self.timeout_s)
+
+    async def complete(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        retries = 0
+        while True:
+            try:
+                r = await self.client.chat.completions.create(model=self.model, messages=to_openai_messages(system, messages),
+                                                              tools=to_openai_tools(tools), **self.sampling)
+                break
+            except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                transient = not isinstance(exc, openai.APIStatusError) or exc.status_code in TRANSIENT_STATUS
+                if not transient or retries >= self.max_retries:
+                    raise
+                await asyncio.sleep(self.backoff_s * 2 ** retries)
+                retries += 1
+        choice = r.choices[0].message
+        calls = []
+        for c in choice.tool_calls or []:
+            try:
+                args = json.loads(c.function.arguments or "{}")
+            except json.JSONDecodeError:
+                args = {"_unparsed_arguments": c.function.arguments}
+            calls.append(ToolCall(c.id, c.function.name, args if isinstance(args, dict) else {"_arguments": args}))
+        u = r.usage
+        cached = (u.prompt_tokens_details.cached_tokens or 0) if u and u.prompt_tokens_details else 0
+        usage = Usage(u.prompt_tokens, cached, u.completion_tokens) if u else Usage()
+        return Turn(choice.content or "", calls, usage, retries)
+
+    async def close(self) -> None:
+        await self.client.close()
