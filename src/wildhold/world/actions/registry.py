@@ -74,18 +74,36 @@ class ActionDef:
 REGISTRY: dict[str, ActionDef] = {}
 
 
+def _planned(cls: type) -> tuple[Check, Finish]:
+    """check and finish from one `plan(w, c, args)` (looks, returns a Rejected or what `apply` needs) and
+    `apply(w, c, op, planned)`: the plan runs when the action is submitted and again when it completes,
+    since the world may have changed in between; the time and energy are the action's content entry."""
+
+    def check(w: World, c: Character, a: ActionArgs) -> Plan | Rejected:
+        got = cls.plan(w, c, a.model_dump(mode="json"))
+        return got if isinstance(got, Rejected) else cost(w, cls.name)
+
+    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+        got = cls.plan(w, c, op.args)
+        return got if isinstance(got, Rejected) else cls.apply(w, c, op, got)
+
+    return check, finish
+
+
 def register(cls: type) -> type:
-    """Turn an action class (docstring, Args, check, finish, optional progress) into a registry entry."""
+    """Turn an action class (docstring, Args, and either check and finish or plan and apply, optional
+    progress) into a registry entry."""
     name = cls.name
     if name in REGISTRY:
         raise ValueError(f"action {name!r} registered twice")
+    check, finish = _planned(cls) if hasattr(cls, "plan") else (cls.check, cls.finish)
     REGISTRY[name] = ActionDef(
         name=name,
         args=getattr(cls, "Args", NoArgs),
         doc=inspect.getdoc(cls) or "",
         category=cls.category,
-        check=cls.check,
-        finish=cls.finish,
+        check=check,
+        finish=finish,
         progress=getattr(cls, "progress", None),
         begin=getattr(cls, "begin", None),
         while_busy=getattr(cls, "while_busy", False),

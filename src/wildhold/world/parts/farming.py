@@ -16,7 +16,7 @@ from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import AnimalSpec, CropSpec
-from wildhold.world.actions.registry import Plan, Target, cost, did_you_mean, register, require_item, target
+from wildhold.world.actions.registry import Target, did_you_mean, register, require_item, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import EVENT_TYPES, Ev
 from wildhold.world.parts.base import Part
@@ -207,16 +207,12 @@ class Till:
         pass
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        p = _till_plan(w, c, a.x, a.y)
-        return p if isinstance(p, Rejected) else cost(w, "till")
+    def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
+        return _till_plan(w, c, args["x"], args["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, p: Any) -> dict:
         x, y = op.args["x"], op.args["y"]
-        p = _till_plan(w, c, x, y)
-        if isinstance(p, Rejected):
-            return p
         farm(w).plots[p] = Plot(c.id)
         w.emit("plot_tilled", agent=c.id, x=x, y=y)
         return {"x": x, "y": y}
@@ -269,16 +265,12 @@ class PlantSeed:
     Args = PlantArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: PlantArgs) -> Plan | Rejected:
-        got = _plant_plan(w, c, a.x, a.y, a.seed)
-        return got if isinstance(got, Rejected) else cost(w, "plant")
+    def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
+        return _plant_plan(w, c, args["x"], args["y"], args["seed"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, got: Any) -> dict:
         x, y, seed = op.args["x"], op.args["y"], op.args["seed"]
-        got = _plant_plan(w, c, x, y, seed)
-        if isinstance(got, Rejected):
-            return got
         _, plot, crop = got
         w.take(c.id, seed, 1, f"plant:{crop}")
         plot.crop, plot.growth, plot.watered_day, plot.dry_days, plot.fertilised = crop, 0, None, 0, False
@@ -315,16 +307,12 @@ class Water:
         pass
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        got = _water_plan(w, c, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "water")
+    def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
+        return _water_plan(w, c, args["x"], args["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, got: Any) -> dict:
         x, y = op.args["x"], op.args["y"]
-        got = _water_plan(w, c, x, y)
-        if isinstance(got, Rejected):
-            return got
         _, plot, _ = got
         plot.watered_day = w.day
         w.emit("crop_watered", agent=c.id, x=x, y=y, crop=plot.crop, day=w.day)
@@ -354,16 +342,12 @@ class Fertilise:
         pass
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        got = _fertilise_plan(w, c, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "fertilise")
+    def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
+        return _fertilise_plan(w, c, args["x"], args["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, got: Any) -> dict:
         x, y = op.args["x"], op.args["y"]
-        got = _fertilise_plan(w, c, x, y)
-        if isinstance(got, Rejected):
-            return got
         _, plot, _ = got
         w.take(c.id, w.content.farming.fertilizer, 1, f"fertilise:{plot.crop}")
         plot.fertilised = True
@@ -397,16 +381,12 @@ class Harvest:
         pass
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        got = _harvest_plan(w, c, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "harvest")
+    def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
+        return _harvest_plan(w, c, args["x"], args["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, got: Any) -> dict:
         x, y = op.args["x"], op.args["y"]
-        got = _harvest_plan(w, c, x, y)
-        if isinstance(got, Rejected):
-            return got
         _, plot, spec = got
         crop = plot.crop
         _clear(plot)
@@ -464,16 +444,12 @@ class SettleAnimal:
     Args = SettleArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: SettleArgs) -> Plan | Rejected:
-        got = _settle_plan(w, c, a.item, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "settle_animal")
+    def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
+        return _settle_plan(w, c, args["item"], args["x"], args["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, got: Any) -> dict:
         item, x, y = op.args["item"], op.args["x"], op.args["y"]
-        got = _settle_plan(w, c, item, x, y)
-        if isinstance(got, Rejected):
-            return got
         p, kind = got
         w.take(c.id, item, 1, "settle_animal")
         w.place_structure(p, animal_structure(w, w.content.animals[kind]), c.id)
@@ -505,16 +481,12 @@ class Feed:
         pass
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        got = _feed_plan(w, c, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "feed")
+    def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
+        return _feed_plan(w, c, args["x"], args["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, got: Any) -> dict:
         x, y = op.args["x"], op.args["y"]
-        got = _feed_plan(w, c, x, y)
-        if isinstance(got, Rejected):
-            return got
         _, a, spec = got
         w.take(c.id, spec.feed, spec.feed_qty, f"feed:{a.kind}")
         a.fed_day = w.day
@@ -545,15 +517,11 @@ class Collect:
         pass
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        got = _collect_plan(w, c, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "collect")
+    def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
+        return _collect_plan(w, c, args["x"], args["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        got = _collect_plan(w, c, op.args["x"], op.args["y"])
-        if isinstance(got, Rejected):
-            return got
+    def apply(w: World, c: Character, op: Operation, got: Any) -> dict:
         p, a, waiting = got
         items = dict(sorted(waiting.items()))
         for item, qty in items.items():
