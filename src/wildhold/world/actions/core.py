@@ -58,15 +58,11 @@ class Move:
         direction: Direction = Field(description="Compass direction of the step.")
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        p = _step_target(w, c, a.direction)
-        return p if isinstance(p, Rejected) else cost(w, "move")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
+        return _step_target(w, c, a["direction"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        p = _step_target(w, c, op.args["direction"])
-        if isinstance(p, Rejected):
-            return p
+    def apply(w: World, c: Character, op: Operation, p: int) -> dict:
         w.relocate(c, p)
         return {"x": p % w.width, "y": p // w.width}
 
@@ -220,15 +216,11 @@ class Gather:
         pass
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        got = _gather_plan(w, c, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "gather")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, int] | Rejected:
+        return _gather_plan(w, c, a["x"], a["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        got = _gather_plan(w, c, op.args["x"], op.args["y"])
-        if isinstance(got, Rejected):
-            return got
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, int]) -> dict:
         p, qty = got
         node = w.nodes[p]
         item = w.content.nodes[node.kind].item
@@ -275,24 +267,21 @@ def station_in_reach(w: World, c: Character, kind: str) -> bool:
 
 
 def _make(kind: str):
-    def check(w: World, c: Character, a: Any) -> Plan | Rejected:
-        recipe = _recipe_plan(w, c, a.recipe, kind)
-        if isinstance(recipe, Rejected):
-            return recipe
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Any:
+        return _recipe_plan(w, c, a["recipe"], kind)
+
+    def spend(w: World, a: dict[str, Any], recipe: Any) -> Plan:
         return Plan(recipe.duration, recipe.energy)
 
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, recipe: Any) -> dict:
         name = op.args["recipe"]
-        recipe = _recipe_plan(w, c, name, kind)
-        if isinstance(recipe, Rejected):
-            return recipe
         for item, qty in recipe.inputs.items():
             w.take(c.id, item, qty, f"{kind}:{name}")
         for item, qty in recipe.outputs.items():
             w.give(c.id, item, qty, f"{kind}:{name}")
         return {"recipe": name, "outputs": dict(recipe.outputs)}
 
-    return check, finish
+    return staticmethod(plan), staticmethod(spend), staticmethod(apply)
 
 
 class RecipeArgs(ActionArgs):
@@ -305,7 +294,7 @@ class Craft:
 
     name, category, timing = "craft", "production", "the recipe's duration"
     Args = RecipeArgs
-    check, finish = _make("craft")
+    plan, spend, apply = _make("craft")
 
 
 @register
@@ -314,7 +303,7 @@ class Cook:
 
     name, category, timing = "cook", "production", "the recipe's duration"
     Args = RecipeArgs
-    check, finish = _make("cook")
+    plan, spend, apply = _make("cook")
 
 
 # ---- maintenance ---------------------------------------------------------------------------
@@ -332,20 +321,18 @@ class Eat:
     Args = ItemArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: ItemArgs) -> Plan | Rejected:
-        bad = require_item(w, c, a.item)
-        if bad:
-            return bad
-        if w.content.items[a.item].category != "food":
-            return Rejected("not_edible", f"{a.item} is not food.")
-        return cost(w, "eat")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        item = op.args["item"]
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        item = a["item"]
         bad = require_item(w, c, item)
         if bad:
             return bad
+        if w.content.items[item].category != "food":
+            return Rejected("not_edible", f"{item} is not food.")
+        return None
+
+    @staticmethod
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        item = op.args["item"]
         spec = w.content.items[item]
         w.take(c.id, item, 1, "eat")
         w.set_needs(c, "eat", c.health + spec.health, c.energy + spec.energy, c.satiety + spec.satiety)
@@ -442,20 +429,18 @@ class Equip:
     Args = ItemArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: ItemArgs) -> Plan | Rejected:
-        bad = require_item(w, c, a.item)
-        if bad:
-            return bad
-        if w.content.items[a.item].tool is None:
-            return Rejected("not_equippable", f"{a.item} is not something you can equip.")
-        return cost(w, "equip")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        item = op.args["item"]
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        item = a["item"]
         bad = require_item(w, c, item)
         if bad:
             return bad
+        if w.content.items[item].tool is None:
+            return Rejected("not_equippable", f"{item} is not something you can equip.")
+        return None
+
+    @staticmethod
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        item = op.args["item"]
         slot = w.content.items[item].tool.slot
         c.equipment[slot] = item
         w.emit("equipped", agent=c.id, slot=slot, item=item)
@@ -472,16 +457,15 @@ class Unequip:
         slot: Literal["hand", "body"] = Field(description="Equipment slot.")
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        if a.slot not in c.equipment:
-            return Rejected("slot_empty", f"Nothing is equipped in {a.slot}.")
-        return cost(w, "unequip")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        if a["slot"] not in c.equipment:
+            return Rejected("slot_empty", f"Nothing is equipped in {a['slot']}.")
+        return None
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         slot = op.args["slot"]
-        if c.equipment.pop(slot, None) is None:
-            return Rejected("slot_empty", f"Nothing is equipped in {slot}.")
+        del c.equipment[slot]
         w.emit("equipped", agent=c.id, slot=slot, item=None)
         return {"slot": slot}
 
@@ -498,15 +482,12 @@ class Drop:
     Args = QtyArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: QtyArgs) -> Plan | Rejected:
-        return require_item(w, c, a.item, a.qty) or cost(w, "drop")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        return require_item(w, c, a["item"], a["qty"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         item, qty = op.args["item"], op.args["qty"]
-        bad = require_item(w, c, item, qty)
-        if bad:
-            return bad
         w.take(c.id, item, qty, "drop")
         w.give(f"ground@{c.pos}", item, qty, f"drop:{c.id}")
         return {"item": item, "qty": qty}
@@ -527,15 +508,12 @@ class PickUp:
     Args = QtyArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: QtyArgs) -> Plan | Rejected:
-        return _ground_has(w, c, a.item, a.qty) or cost(w, "pick_up")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        return _ground_has(w, c, a["item"], a["qty"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         item, qty = op.args["item"], op.args["qty"]
-        bad = _ground_has(w, c, item, qty)
-        if bad:
-            return bad
         w.take(f"ground@{c.pos}", item, qty, f"pick_up:{c.id}")
         w.give(c.id, item, qty, "pick_up")
         return {"item": item, "qty": qty}
@@ -577,16 +555,12 @@ class Place:
     Args = PlaceArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: PlaceArgs) -> Plan | Rejected:
-        p = _place_plan(w, c, a.item, a.x, a.y)
-        return p if isinstance(p, Rejected) else cost(w, "place")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
+        return _place_plan(w, c, a["item"], a["x"], a["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, p: int) -> dict:
         item = op.args["item"]
-        p = _place_plan(w, c, item, op.args["x"], op.args["y"])
-        if isinstance(p, Rejected):
-            return p
         kind = w.content.items[item].places
         w.take(c.id, item, 1, "place")
         w.place_structure(p, kind, c.id)

@@ -77,11 +77,16 @@ REGISTRY: dict[str, ActionDef] = {}
 def _planned(cls: type) -> tuple[Check, Finish]:
     """check and finish from one `plan(w, c, args)` (looks, returns a Rejected or what `apply` needs) and
     `apply(w, c, op, planned)`: the plan runs when the action is submitted and again when it completes,
-    since the world may have changed in between; the time and energy are the action's content entry."""
+    since the world may have changed in between. The time and energy are the action's content entry,
+    unless the class says otherwise with `spend(w, args, planned) -> Plan`."""
+    spend = getattr(cls, "spend", None)
 
     def check(w: World, c: Character, a: ActionArgs) -> Plan | Rejected:
-        got = cls.plan(w, c, a.model_dump(mode="json"))
-        return got if isinstance(got, Rejected) else cost(w, cls.name)
+        args = a.model_dump(mode="json")
+        got = cls.plan(w, c, args)
+        if isinstance(got, Rejected):
+            return got
+        return spend(w, args, got) if spend else cost(w, cls.name)
 
     def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
         got = cls.plan(w, c, op.args)

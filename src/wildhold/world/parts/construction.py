@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pydantic import Field
 
 from wildhold.content import Content, ContentError
-from wildhold.world.actions.registry import ActionArgs, Plan, Target, cost, did_you_mean, register, require_item, target
+from wildhold.world.actions.registry import ActionArgs, Plan, Target, did_you_mean, register, require_item, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import EVENT_TYPES, Ev
 from wildhold.world.parts.base import Part
@@ -463,19 +463,17 @@ class Build:
     Args = BuildArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: BuildArgs) -> Plan | Rejected:
-        p = _build_plan(w, c, a.structure, a.x, a.y)
-        if isinstance(p, Rejected):
-            return p
-        b = w.content.structures[a.structure].build
+    def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
+        return _build_plan(w, c, a["structure"], a["x"], a["y"])
+
+    @staticmethod
+    def spend(w: World, a: dict[str, Any], _: int) -> Plan:
+        b = w.content.structures[a["structure"]].build
         return Plan(b.duration, b.energy)
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, p: int) -> dict:
         name = op.args["structure"]
-        p = _build_plan(w, c, name, op.args["x"], op.args["y"])
-        if isinstance(p, Rejected):
-            return p
         materials = dict(w.content.structures[name].build.materials)
         for item, qty in materials.items():
             w.take(c.id, item, qty, f"build:{name}")
@@ -515,18 +513,16 @@ class Repair:
     Args = Target
 
     @staticmethod
-    def check(w: World, c: Character, a: Target) -> Plan | Rejected:
-        got = _repair_plan(w, c, a.x, a.y)
-        if isinstance(got, Rejected):
-            return got
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
+        return _repair_plan(w, c, a["x"], a["y"])
+
+    @staticmethod
+    def spend(w: World, a: dict[str, Any], got: tuple[int, Structure]) -> Plan:
         r = w.content.structures[got[1].kind].repair
         return Plan(r.duration, r.energy)
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        got = _repair_plan(w, c, op.args["x"], op.args["y"])
-        if isinstance(got, Rejected):
-            return got
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, Structure]) -> dict:
         p, s = got
         spec = w.content.structures[s.kind]
         for item, qty in spec.repair.materials.items():
@@ -562,15 +558,11 @@ class Demolish:
     Args = Target
 
     @staticmethod
-    def check(w: World, c: Character, a: Target) -> Plan | Rejected:
-        got = _demolish_plan(w, c, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "demolish")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
+        return _demolish_plan(w, c, a["x"], a["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        got = _demolish_plan(w, c, op.args["x"], op.args["y"])
-        if isinstance(got, Rejected):
-            return got
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, Structure]) -> dict:
         p, s = got
         spec = w.content.structures[s.kind]
         refund = {i: math.floor(q * spec.demolish_refund) for i, q in spec.build.materials.items()}
@@ -625,15 +617,11 @@ class Lock:
     Args = Target
 
     @staticmethod
-    def check(w: World, c: Character, a: Target) -> Plan | Rejected:
-        got = _lock_plan(w, c, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "lock")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
+        return _lock_plan(w, c, a["x"], a["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        got = _lock_plan(w, c, op.args["x"], op.args["y"])
-        if isinstance(got, Rejected):
-            return got
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, Structure]) -> dict:
         p, s = got
         locks = w.construction.locks
         fitted = p not in locks
@@ -662,15 +650,11 @@ class Unlock:
     Args = Target
 
     @staticmethod
-    def check(w: World, c: Character, a: Target) -> Plan | Rejected:
-        got = _unlock_plan(w, c, a.x, a.y)
-        return got if isinstance(got, Rejected) else cost(w, "unlock")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
+        return _unlock_plan(w, c, a["x"], a["y"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        got = _unlock_plan(w, c, op.args["x"], op.args["y"])
-        if isinstance(got, Rejected):
-            return got
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, Structure]) -> dict:
         p, _ = got
         w.construction.locks[p] = False
         w.emit("door_unlocked", agent=c.id, **_xy(w, p))
@@ -701,10 +685,7 @@ def _access_plan(w: World, c: Character, a: dict[str, Any], allow: bool) -> tupl
     return p, s
 
 
-def _change_access(w: World, c: Character, op: Operation, allow: bool) -> dict | Rejected:
-    got = _access_plan(w, c, op.args, allow)
-    if isinstance(got, Rejected):
-        return got
+def _change_access(w: World, c: Character, op: Operation, got: tuple[int, Structure], allow: bool) -> dict:
     p, s = got
     who = op.args["character"]
     access = w.construction.access
@@ -729,13 +710,12 @@ class Allow:
     Args = AccessArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: AccessArgs) -> Plan | Rejected:
-        got = _access_plan(w, c, a.model_dump(), True)
-        return got if isinstance(got, Rejected) else cost(w, "allow")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
+        return _access_plan(w, c, a, True)
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        return _change_access(w, c, op, True)
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, Structure]) -> dict:
+        return _change_access(w, c, op, got, True)
 
 
 @register
@@ -746,13 +726,12 @@ class Disallow:
     Args = AccessArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: AccessArgs) -> Plan | Rejected:
-        got = _access_plan(w, c, a.model_dump(), False)
-        return got if isinstance(got, Rejected) else cost(w, "disallow")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
+        return _access_plan(w, c, a, False)
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        return _change_access(w, c, op, False)
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, Structure]) -> dict:
+        return _change_access(w, c, op, got, False)
 
 
 # ---- chests and storehouses ------------------------------------------------------------------
@@ -786,14 +765,10 @@ def _container_plan(w: World, c: Character, a: dict[str, Any], role: str, puttin
 
 
 def _container_action(name: str, role: str, putting: bool):
-    def check(w: World, c: Character, a: ContainerArgs) -> Plan | Rejected:
-        got = _container_plan(w, c, a.model_dump(), role, putting)
-        return got if isinstance(got, Rejected) else cost(w, name)
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, str] | Rejected:
+        return _container_plan(w, c, a, role, putting)
 
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        got = _container_plan(w, c, op.args, role, putting)
-        if isinstance(got, Rejected):
-            return got
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, str]) -> dict:
         p, holder = got
         item, qty = op.args["item"], op.args["qty"]
         src, dst = (c.id, holder) if putting else (holder, c.id)
@@ -801,7 +776,7 @@ def _container_action(name: str, role: str, putting: bool):
         w.give(dst, item, qty, f"{name}:{src}")
         return {**_xy(w, p), "item": item, "qty": qty, "holds": w.containers.get(holder, {}).get(item, 0)}
 
-    return staticmethod(check), staticmethod(finish)
+    return staticmethod(plan), staticmethod(apply)
 
 
 @register
@@ -810,7 +785,7 @@ class Store:
 
     name, category = "store", "maintenance"
     Args = ContainerArgs
-    check, finish = _container_action("store", "chest", True)
+    plan, apply = _container_action("store", "chest", True)
 
 
 @register
@@ -819,7 +794,7 @@ class Retrieve:
 
     name, category = "retrieve", "maintenance"
     Args = ContainerArgs
-    check, finish = _container_action("retrieve", "chest", False)
+    plan, apply = _container_action("retrieve", "chest", False)
 
 
 @register
@@ -828,7 +803,7 @@ class Deposit:
 
     name, category = "deposit", "maintenance"
     Args = ContainerArgs
-    check, finish = _container_action("deposit", "storehouse", True)
+    plan, apply = _container_action("deposit", "storehouse", True)
 
 
 @register
@@ -837,7 +812,7 @@ class Withdraw:
 
     name, category = "withdraw", "maintenance"
     Args = ContainerArgs
-    check, finish = _container_action("withdraw", "storehouse", False)
+    plan, apply = _container_action("withdraw", "storehouse", False)
 
 
 # ---- the part --------------------------------------------------------------------------------

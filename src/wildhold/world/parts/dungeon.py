@@ -34,7 +34,7 @@ from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import EnemyMoveSpec
-from wildhold.world.actions.registry import ActionArgs, NoArgs, Plan, cost, register, require_item
+from wildhold.world.actions.registry import ActionArgs, register, require_item
 from wildhold.world.errors import Rejected
 from wildhold.world.events import EVENT_TYPES, Ev
 from wildhold.world.parts.base import Part
@@ -525,8 +525,8 @@ class EnterDungeon:
     Args = TierArgs
 
     @staticmethod
-    def _plan(w: World, c: Character, tier: int | str) -> int | Rejected:
-        level = _tier_of(w, tier)
+    def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
+        level = _tier_of(w, a["tier"])
         if isinstance(level, Rejected):
             return level
         if c.id in state(w).inside:
@@ -538,15 +538,7 @@ class EnterDungeon:
         return level
 
     @staticmethod
-    def check(w: World, c: Character, a: TierArgs) -> Plan | Rejected:
-        level = EnterDungeon._plan(w, c, a.tier)
-        return level if isinstance(level, Rejected) else cost(w, "enter_dungeon")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        level = EnterDungeon._plan(w, c, op.args["tier"])
-        if isinstance(level, Rejected):
-            return level
+    def apply(w: World, c: Character, op: Operation, level: int) -> dict:
         s = state(w)
         kept = s.retained.get(c.id, {})
         iid = kept.pop(level, None)
@@ -569,15 +561,11 @@ class LeaveDungeon:
     name, category = "leave_dungeon", "movement"
 
     @staticmethod
-    def check(w: World, c: Character, a: NoArgs) -> Plan | Rejected:
-        inst = _inside(w, c)
-        return inst if isinstance(inst, Rejected) else cost(w, "leave_dungeon")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Instance | Rejected:
+        return _inside(w, c)
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        inst = _inside(w, c)
-        if isinstance(inst, Rejected):
-            return inst
+    def apply(w: World, c: Character, op: Operation, inst: Instance) -> dict:
         _exit(w, c, inst, alive=True)
         return {"instance": inst.id, "tier": inst.tier, "cleared": inst.cleared}
 
@@ -589,7 +577,7 @@ class Advance:
     name, category = "advance", "movement"
 
     @staticmethod
-    def _plan(w: World, c: Character) -> Instance | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Instance | Rejected:
         inst = _inside(w, c)
         if isinstance(inst, Rejected):
             return inst
@@ -602,15 +590,7 @@ class Advance:
         return inst
 
     @staticmethod
-    def check(w: World, c: Character, a: NoArgs) -> Plan | Rejected:
-        inst = Advance._plan(w, c)
-        return inst if isinstance(inst, Rejected) else cost(w, "advance")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        inst = Advance._plan(w, c)
-        if isinstance(inst, Rejected):
-            return inst
+    def apply(w: World, c: Character, op: Operation, inst: Instance) -> dict:
         inst.room += 1
         _enter_room(w, c, inst)
         return {"room": inst.room + 1, "rooms": len(inst.rooms), "enemies": [e.id for e in living(inst.rooms[inst.room])]}
@@ -631,7 +611,8 @@ class Strike:
     Args = EnemyArgs
 
     @staticmethod
-    def _plan(w: World, c: Character, enemy: str) -> tuple[Instance, Enemy] | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[Instance, Enemy] | Rejected:
+        enemy = a["enemy"]
         inst = _inside(w, c)
         if isinstance(inst, Rejected):
             return inst
@@ -642,31 +623,19 @@ class Strike:
         return inst, e
 
     @staticmethod
-    def check(w: World, c: Character, a: EnemyArgs) -> Plan | Rejected:
-        got = Strike._plan(w, c, a.enemy)
-        return got if isinstance(got, Rejected) else cost(w, "strike")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        got = Strike._plan(w, c, op.args["enemy"])
-        if isinstance(got, Rejected):
-            return got
+    def apply(w: World, c: Character, op: Operation, got: tuple[Instance, Enemy]) -> dict:
         return _strike(w, c, *got)
 
 
 def _defend(name: str):
-    def check(w: World, c: Character, a: NoArgs) -> Plan | Rejected:
-        inst = _inside(w, c)
-        return inst if isinstance(inst, Rejected) else cost(w, name)
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Instance | Rejected:
+        return _inside(w, c)
 
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        inst = _inside(w, c)
-        if isinstance(inst, Rejected):
-            return inst
+    def apply(w: World, c: Character, op: Operation, inst: Instance) -> dict:
         setattr(inst, f"{name}_at", w.tick)
         return {"covers": [op.started + 1, op.ends]}
 
-    return check, finish
+    return staticmethod(plan), staticmethod(apply)
 
 
 @register
@@ -675,7 +644,7 @@ class Guard:
     guard_reduction_pct of its damage (after armour)."""
 
     name, category = "guard", "combat"
-    check, finish = _defend("guard")
+    plan, apply = _defend("guard")
 
 
 @register
@@ -684,7 +653,7 @@ class Dodge:
     entirely. A dodge when nothing lands does nothing and still costs its energy."""
 
     name, category = "dodge", "combat"
-    check, finish = _defend("dodge")
+    plan, apply = _defend("dodge")
 
 
 @register
@@ -695,7 +664,7 @@ class ActivateAltar:
     name, category = "activate_altar", "combat"
 
     @staticmethod
-    def _plan(w: World, c: Character) -> Instance | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Instance | Rejected:
         inst = _inside(w, c)
         if isinstance(inst, Rejected):
             return inst
@@ -710,15 +679,7 @@ class ActivateAltar:
         return inst
 
     @staticmethod
-    def check(w: World, c: Character, a: NoArgs) -> Plan | Rejected:
-        inst = ActivateAltar._plan(w, c)
-        return inst if isinstance(inst, Rejected) else cost(w, "activate_altar")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        inst = ActivateAltar._plan(w, c)
-        if isinstance(inst, Rejected):
-            return inst
+    def apply(w: World, c: Character, op: Operation, inst: Instance) -> dict:
         inst.altar = True
         inst.rooms.append([_new_enemy(w, inst, w.content.dungeon.shadow_king.enemy, True)])
         w.emit("altar_activated", agent=c.id, instance=inst.id)
@@ -738,7 +699,8 @@ class UseConsumable:
     Args = ItemArgs
 
     @staticmethod
-    def _plan(w: World, c: Character, item: str) -> Rejected | None:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        item = a["item"]
         bad = require_item(w, c, item)
         if bad:
             return bad
@@ -749,15 +711,8 @@ class UseConsumable:
         return None
 
     @staticmethod
-    def check(w: World, c: Character, a: ItemArgs) -> Plan | Rejected:
-        return UseConsumable._plan(w, c, a.item) or cost(w, "use_consumable")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         item = op.args["item"]
-        bad = UseConsumable._plan(w, c, item)
-        if bad:
-            return bad
         spec = w.content.items[item]
         w.take(c.id, item, 1, "use_consumable")
         w.set_needs(c, f"consumable:{item}", c.health + spec.health, c.energy + spec.energy, c.satiety + spec.satiety)

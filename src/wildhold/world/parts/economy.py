@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PositiveInt
 
-from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, register, target
+from wildhold.world.actions.registry import ActionArgs, Plan, did_you_mean, register, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import EVENT_TYPES, Ev
 from wildhold.world.parts.base import Part
@@ -387,7 +387,7 @@ class OfferTrade:
         ticks: int = Field(ge=1, description="Ticks the offer stays open.")
 
     @staticmethod
-    def _plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
         other = _other(w, c, a["to"])
         if isinstance(other, Rejected):
             return other
@@ -401,16 +401,8 @@ class OfferTrade:
         )
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        return OfferTrade._plan(w, c, a.model_dump()) or cost(w, "offer_trade")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        a = op.args
-        bad = OfferTrade._plan(w, c, a)
-        if bad:
-            return bad
-        e = state(w)
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        a, e = op.args, state(w)
         tid = e.new_id("trade")
         give, want = dict(sorted(a["give"].items())), dict(sorted(a["want"].items()))
         t = {"id": tid, "from": c.id, "to": a["to"], "give": give, "want": want, "expires": w.tick + a["ticks"]}
@@ -434,7 +426,8 @@ class AcceptTrade:
     Args = OfferArgs
 
     @staticmethod
-    def _plan(w: World, c: Character, offer: str) -> dict[str, Any] | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> dict[str, Any] | Rejected:
+        offer = a["offer"]
         t = _open_trade(w, offer)
         if isinstance(t, Rejected):
             return t
@@ -443,15 +436,7 @@ class AcceptTrade:
         return _shortfall(w, c, t["want"], f"Accepting {offer}") or t
 
     @staticmethod
-    def check(w: World, c: Character, a: OfferArgs) -> Plan | Rejected:
-        t = AcceptTrade._plan(w, c, a.offer)
-        return t if isinstance(t, Rejected) else cost(w, "accept_trade")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        t = AcceptTrade._plan(w, c, op.args["offer"])
-        if isinstance(t, Rejected):
-            return t
+    def apply(w: World, c: Character, op: Operation, t: dict[str, Any]) -> dict:
         tid = t["id"]
         del state(w).trades[tid]
         _move(w, c.id, t["from"], t["want"], f"trade:{tid}")
@@ -475,22 +460,15 @@ class DeclineTrade:
     Args = OfferArgs
 
     @staticmethod
-    def _plan(w: World, c: Character, offer: str) -> dict[str, Any] | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> dict[str, Any] | Rejected:
+        offer = a["offer"]
         t = _open_trade(w, offer)
         if not isinstance(t, Rejected) and t["to"] != c.id:
             return Rejected("not_party", f"Trade offer {offer} is for {t['to']}, not you.")
         return t
 
     @staticmethod
-    def check(w: World, c: Character, a: OfferArgs) -> Plan | Rejected:
-        t = DeclineTrade._plan(w, c, a.offer)
-        return t if isinstance(t, Rejected) else cost(w, "decline_trade")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        t = DeclineTrade._plan(w, c, op.args["offer"])
-        if isinstance(t, Rejected):
-            return t
+    def apply(w: World, c: Character, op: Operation, t: dict[str, Any]) -> dict:
         close_trade(w, t, "declined")
         return {"offer": t["id"]}
 
@@ -503,22 +481,15 @@ class CancelTrade:
     Args = OfferArgs
 
     @staticmethod
-    def _plan(w: World, c: Character, offer: str) -> dict[str, Any] | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> dict[str, Any] | Rejected:
+        offer = a["offer"]
         t = _open_trade(w, offer)
         if not isinstance(t, Rejected) and t["from"] != c.id:
             return Rejected("not_party", f"Trade offer {offer} was made by {t['from']}; only they may cancel it.")
         return t
 
     @staticmethod
-    def check(w: World, c: Character, a: OfferArgs) -> Plan | Rejected:
-        t = CancelTrade._plan(w, c, a.offer)
-        return t if isinstance(t, Rejected) else cost(w, "cancel_trade")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        t = CancelTrade._plan(w, c, op.args["offer"])
-        if isinstance(t, Rejected):
-            return t
+    def apply(w: World, c: Character, op: Operation, t: dict[str, Any]) -> dict:
         close_trade(w, t, "cancelled")
         return {"offer": t["id"]}
 
@@ -577,7 +548,7 @@ class OfferContract:
         deadline_ticks: int = Field(ge=1, description="Ticks from now until the delivery deadline.")
 
     @staticmethod
-    def _plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
         other = _other(w, c, a["to"])
         if isinstance(other, Rejected):
             return other
@@ -591,16 +562,8 @@ class OfferContract:
         )
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        return OfferContract._plan(w, c, a.model_dump()) or cost(w, "offer_contract")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        a = op.args
-        bad = OfferContract._plan(w, c, a)
-        if bad:
-            return bad
-        e = state(w)
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        a, e = op.args, state(w)
         kid = e.new_id("contract")
         deliver, pay = dict(sorted(a["deliver"].items())), dict(sorted(a["pay"].items()))
         k = {"id": kid, "payer": c.id, "deliverer": a["to"], "deliver": deliver, "pay": pay,
@@ -618,32 +581,22 @@ class ContractArgs(ActionArgs):
 def _contract_action(name: str, doc: str, party: str, stage: str, apply):
     """Accept, decline, cancel and fulfil share one shape: an open contract at a stage, one party."""
 
-    def plan(w: World, c: Character, contract: str) -> dict[str, Any] | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> dict[str, Any] | Rejected:
+        contract = a["contract"]
         k = _open_contract(w, contract, stage)
         if isinstance(k, Rejected):
             return k
         if k[party] != c.id:
             return Rejected("not_party", f"Only the {party} of {contract} ({k[party]}) may {name.split('_')[0]} it.")
+        if name == "fulfil_contract":
+            return _shortfall(w, c, k["deliver"], f"Fulfilling {k['id']}") or k
         return k
 
-    def check(w: World, c: Character, a: ContractArgs) -> Plan | Rejected:
-        k = plan(w, c, a.contract)
-        if isinstance(k, Rejected):
-            return k
-        if name == "fulfil_contract":
-            bad = _shortfall(w, c, k["deliver"], f"Fulfilling {k['id']}")
-            if bad:
-                return bad
-        return cost(w, name)
-
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        k = plan(w, c, op.args["contract"])
-        if isinstance(k, Rejected):
-            return k
+    def applied(w: World, c: Character, op: Operation, k: dict[str, Any]) -> dict:
         return apply(w, c, k)
 
     cls = type(name, (), {"__doc__": doc, "name": name, "category": "social", "Args": ContractArgs,
-                          "check": staticmethod(check), "finish": staticmethod(finish)})
+                          "plan": staticmethod(plan), "apply": staticmethod(applied)})
     return register(cls)
 
 
@@ -653,10 +606,7 @@ def _accept(w: World, c: Character, k: dict[str, Any]) -> dict:
     return {"contract": k["id"], "deadline": k["deadline"]}
 
 
-def _fulfil(w: World, c: Character, k: dict[str, Any]) -> dict | Rejected:
-    bad = _shortfall(w, c, k["deliver"], f"Fulfilling {k['id']}")
-    if bad:
-        return bad
+def _fulfil(w: World, c: Character, k: dict[str, Any]) -> dict:
     kid = k["id"]
     del state(w).contracts[kid]
     _move(w, c.id, k["payer"], k["deliver"], f"contract:{kid}")
@@ -741,7 +691,7 @@ class PostOrder:
         price: PositiveInt = Field(description="Coins per unit.")
 
     @staticmethod
-    def _plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
         p = target(w, c, a["x"], a["y"])
         if isinstance(p, Rejected):
             return p
@@ -760,17 +710,8 @@ class PostOrder:
         return _shortfall(w, c, escrow, f"This {a['side']} order") or p
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        p = PostOrder._plan(w, c, a.model_dump())
-        return p if isinstance(p, Rejected) else cost(w, "post_order")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        a = op.args
-        p = PostOrder._plan(w, c, a)
-        if isinstance(p, Rejected):
-            return p
-        e = state(w)
+    def apply(w: World, c: Character, op: Operation, p: int) -> dict:
+        a, e = op.args, state(w)
         oid = e.new_id("order")
         o = {"id": oid, "agent": c.id, "tile": p, "x": a["x"], "y": a["y"], "side": a["side"], "item": a["item"],
              "qty": a["qty"], "price": a["price"]}
@@ -793,7 +734,8 @@ class FillOrder:
         qty: PositiveInt = Field(description="Units to fill.")
 
     @staticmethod
-    def _plan(w: World, c: Character, oid: str, qty: int) -> dict[str, Any] | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> dict[str, Any] | Rejected:
+        oid, qty = a["order"], a["qty"]
         o = state(w).orders.get(oid)
         if o is None:
             return Rejected("unknown_order", f"No open order {oid!r}: it may never have existed or was filled or cancelled.")
@@ -808,16 +750,8 @@ class FillOrder:
         return _shortfall(w, c, pays, f"Filling {oid}") or o
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        o = FillOrder._plan(w, c, a.order, a.qty)
-        return o if isinstance(o, Rejected) else cost(w, "fill_order")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, o: dict[str, Any]) -> dict:
         qty = op.args["qty"]
-        o = FillOrder._plan(w, c, op.args["order"], qty)
-        if isinstance(o, Rejected):
-            return o
         oid, coin = o["id"], w.content.economy.coin
         pays = {coin: qty * o["price"]} if o["side"] == "sell" else {o["item"]: qty}
         o["qty"] -= qty
@@ -840,7 +774,8 @@ class CancelOrder:
         order: str = Field(description="Id of your order.")
 
     @staticmethod
-    def _plan(w: World, c: Character, oid: str) -> dict[str, Any] | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> dict[str, Any] | Rejected:
+        oid = a["order"]
         o = state(w).orders.get(oid)
         if o is None:
             return Rejected("unknown_order", f"No open order {oid!r}: it may never have existed or was filled or cancelled.")
@@ -849,15 +784,7 @@ class CancelOrder:
         return o
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        o = CancelOrder._plan(w, c, a.order)
-        return o if isinstance(o, Rejected) else cost(w, "cancel_order")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        o = CancelOrder._plan(w, c, op.args["order"])
-        if isinstance(o, Rejected):
-            return o
+    def apply(w: World, c: Character, op: Operation, o: dict[str, Any]) -> dict:
         left = o["qty"]
         close_order(w, o, "cancelled")
         return {"order": o["id"], "returned": left}
@@ -890,7 +817,8 @@ class Train:
         attribute: str = Field(description="Attribute name, as listed in the rules.")
 
     @staticmethod
-    def _plan(w: World, c: Character, attribute: str) -> tuple[int, int] | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, int] | Rejected:
+        attribute = a["attribute"]
         spec = w.content.attributes.get(attribute)
         if spec is None:
             return Rejected("unknown_attribute", f"There is no attribute {attribute!r}.{did_you_mean(attribute, w.content.attributes)}")
@@ -906,19 +834,13 @@ class Train:
         return level + 1, coins
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        got = Train._plan(w, c, a.attribute)
-        if isinstance(got, Rejected):
-            return got
-        spec = w.content.attributes[a.attribute]
+    def spend(w: World, a: dict[str, Any], _: tuple[int, int]) -> Plan:
+        spec = w.content.attributes[a["attribute"]]
         return Plan(spec.train_ticks, spec.energy)
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, int]) -> dict:
         attribute = op.args["attribute"]
-        got = Train._plan(w, c, attribute)
-        if isinstance(got, Rejected):
-            return got
         level, coins = got
         w.take(c.id, w.content.economy.coin, coins, f"train:{attribute}")
         state(w).attributes.setdefault(c.id, {})[attribute] = level
@@ -942,27 +864,21 @@ class CreateArtwork:
         text: str = Field(description="The work itself, or a description of it.")
 
     @staticmethod
-    def _plan(w: World, c: Character, title: str, text: str) -> Rejected | None:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
         e = w.content.economy
         return (
-            _text_ok(title, e.artwork_title_max, "title")
-            or _text_ok(text, e.artwork_text_max, "text")
+            _text_ok(a["title"], e.artwork_title_max, "title")
+            or _text_ok(a["text"], e.artwork_text_max, "text")
             or _shortfall(w, c, e.artwork_materials, "An artwork")
         )
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        bad = CreateArtwork._plan(w, c, a.title, a.text)
-        if bad:
-            return bad
+    def spend(w: World, a: dict[str, Any], _: None) -> Plan:
         return Plan(w.content.economy.artwork_duration, w.content.actions["create_artwork"].energy)
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         title, text = op.args["title"], op.args["text"]
-        bad = CreateArtwork._plan(w, c, title, text)
-        if bad:
-            return bad
         e, spec = state(w), w.content.economy
         aid = e.new_id("artwork")
         for item, qty in sorted(spec.artwork_materials.items()):
@@ -1000,15 +916,12 @@ class Say:
     Args = TextArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: TextArgs) -> Plan | Rejected:
-        return _message_ok(w, a.text) or cost(w, "say")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        return _message_ok(w, a["text"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         text = op.args["text"]
-        bad = _message_ok(w, text)
-        if bad:
-            return bad
         radius = w.content.social.say_radius
         heard = [o.id for o in w.chars.values() if o.id != c.id and w.distance(o.pos, c.pos) <= radius]
         for other in heard:
@@ -1029,20 +942,13 @@ class Whisper:
         text: str = Field(description="The message.")
 
     @staticmethod
-    def _plan(w: World, c: Character, to: str, text: str) -> Rejected | None:
-        other = _other(w, c, to)
-        return other if isinstance(other, Rejected) else _message_ok(w, text)
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        other = _other(w, c, a["to"])
+        return other if isinstance(other, Rejected) else _message_ok(w, a["text"])
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        return Whisper._plan(w, c, a.to, a.text) or cost(w, "whisper")
-
-    @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         to, text = op.args["to"], op.args["text"]
-        bad = Whisper._plan(w, c, to, text)
-        if bad:
-            return bad
         _deliver(w, to, {"tick": w.tick, "from": c.id, "kind": "whisper", "text": text})
         w.emit("message_whispered", agent=c.id, to=to, text=text)
         return {"to": to}
@@ -1057,15 +963,12 @@ class Post:
     Args = TextArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: TextArgs) -> Plan | Rejected:
-        return _message_ok(w, a.text) or cost(w, "post")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        return _message_ok(w, a["text"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         text = op.args["text"]
-        bad = _message_ok(w, text)
-        if bad:
-            return bad
         board = state(w).board
         board.append({"tick": w.tick, "from": c.id, "text": text})
         over = len(board) - w.content.social.board_max_posts
@@ -1088,6 +991,11 @@ def _safe(w: World, p: int) -> bool:
     return w.safe_terrain[w.terrain[p]]
 
 
+def _attack_spend(w: World, a: dict[str, Any], _: Any) -> Plan:
+    k = w.content.conflict
+    return Plan(k.attack_duration, k.attack_energy)
+
+
 @register
 class AttackStructure:
     """Raid another character's structure within reach: it loses conflict.structure_damage hit
@@ -1102,7 +1010,8 @@ class AttackStructure:
         y: int = Field(description="Row of the structure.")
 
     @staticmethod
-    def _plan(w: World, c: Character, x: int, y: int) -> int | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
+        x, y = a["x"], a["y"]
         bad = _conflict_on(w)
         if bad:
             return bad
@@ -1119,20 +1028,10 @@ class AttackStructure:
             return Rejected("safe_zone", f"({x}, {y}) is in the settlement's safe ground, where no one may be attacked.")
         return p
 
-    @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        p = AttackStructure._plan(w, c, a.x, a.y)
-        if isinstance(p, Rejected):
-            return p
-        k = w.content.conflict
-        return Plan(k.attack_duration, k.attack_energy)
+    spend = staticmethod(_attack_spend)
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        x, y = op.args["x"], op.args["y"]
-        p = AttackStructure._plan(w, c, x, y)
-        if isinstance(p, Rejected):
-            return p
+    def apply(w: World, c: Character, op: Operation, p: int) -> dict:
         s = w.structures[p]
         kind, owner = s.kind, s.owner
         damage = w.content.conflict.structure_damage + damage_bonus(w, c)
@@ -1154,7 +1053,8 @@ class Attack:
         character: str = Field(description="Id of the character to attack.")
 
     @staticmethod
-    def _plan(w: World, c: Character, agent: str) -> Character | Rejected:
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Character | Rejected:
+        agent = a["character"]
         bad = _conflict_on(w)
         if bad:
             return bad
@@ -1167,19 +1067,10 @@ class Attack:
             return Rejected("safe_zone", "No one may be attacked on or from the settlement's safe ground.")
         return other
 
-    @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        other = Attack._plan(w, c, a.character)
-        if isinstance(other, Rejected):
-            return other
-        k = w.content.conflict
-        return Plan(k.attack_duration, k.attack_energy)
+    spend = staticmethod(_attack_spend)
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        other = Attack._plan(w, c, op.args["character"])
-        if isinstance(other, Rejected):
-            return other
+    def apply(w: World, c: Character, op: Operation, other: Character) -> dict:
         damage = w.content.conflict.character_damage + damage_bonus(w, c)
         health = max(other.health - damage, 0)
         w.set_needs(other, f"attack:{c.id}", health, other.energy, other.satiety)

@@ -465,16 +465,12 @@ class Talk:
     Args = NpcArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: NpcArgs) -> Plan | Rejected:
-        return _villager(w, c, a.npc) or cost(w, "talk")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        return _villager(w, c, a["npc"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        npc = op.args["npc"]
-        bad = _villager(w, c, npc)
-        if bad:
-            return bad
-        v = w.village
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        npc, v = op.args["npc"], w.village
         first = v.talked.get((c.id, npc)) != w.day
         before, level = friendship(w, c.id, npc)
         points = _points_after(w, c.id, npc, w.content.social.talk_points) if first else before
@@ -496,16 +492,12 @@ class Gift:
         item: str = Field(description="An item you carry; one unit is given.")
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        return _gift_plan(w, c, a.npc, a.item) or cost(w, "gift")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        return _gift_plan(w, c, a["npc"], a["item"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        npc, item = op.args["npc"], op.args["item"]
-        bad = _gift_plan(w, c, npc, item)
-        if bad:
-            return bad
-        v = w.village
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        npc, item, v = op.args["npc"], op.args["item"], w.village
         day, given = v.gifts.get((c.id, npc), (0, 0))
         v.gifts[(c.id, npc)] = (w.day, given + 1 if day == w.day else 1)
         w.take(c.id, item, 1, f"gift:{npc}")
@@ -526,17 +518,13 @@ class Buy:
     Args = TradeArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: TradeArgs) -> Plan | Rejected:
-        plan = _buy_plan(w, c, a.npc, a.item, a.qty)
-        return plan if isinstance(plan, Rejected) else cost(w, "buy")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, int] | Rejected:
+        return _buy_plan(w, c, a["npc"], a["item"], a["qty"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, price: tuple[int, int]) -> dict:
         npc, item, qty = op.args["npc"], op.args["item"], op.args["qty"]
-        plan = _buy_plan(w, c, npc, item, qty)
-        if isinstance(plan, Rejected):
-            return plan
-        unit, total = plan
+        unit, total = price
         w.take(c.id, w.content.economy.coin, total, f"shop:{npc}")
         w.give(c.id, item, qty, f"shop:{npc}")
         pct = discount_pct(w, c.id, npc)
@@ -552,16 +540,12 @@ class Sell:
     Args = TradeArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: TradeArgs) -> Plan | Rejected:
-        plan = _sell_plan(w, c, a.npc, a.item, a.qty)
-        return plan if isinstance(plan, Rejected) else cost(w, "sell")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
+        return _sell_plan(w, c, a["npc"], a["item"], a["qty"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
+    def apply(w: World, c: Character, op: Operation, unit: int) -> dict:
         npc, item, qty = op.args["npc"], op.args["item"], op.args["qty"]
-        unit = _sell_plan(w, c, npc, item, qty)
-        if isinstance(unit, Rejected):
-            return unit
         w.take(c.id, item, qty, f"shop:{npc}")
         w.give(c.id, w.content.economy.coin, unit * qty, f"shop:{npc}")
         w.emit("sold", agent=c.id, npc=npc, item=item, qty=qty, unit_price=unit, total=unit * qty)
@@ -576,15 +560,11 @@ class AcceptQuest:
     Args = QuestArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: QuestArgs) -> Plan | Rejected:
-        q = _accept_plan(w, c, a.quest)
-        return q if isinstance(q, Rejected) else cost(w, "accept_quest")
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Quest | Rejected:
+        return _accept_plan(w, c, a["quest"])
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        q = _accept_plan(w, c, op.args["quest"])
-        if isinstance(q, Rejected):
-            return q
+    def apply(w: World, c: Character, op: Operation, q: Quest) -> dict:
         v = w.village
         del v.board[q.id]
         q.agent, q.accepted_tick = c.id, w.tick
