@@ -372,7 +372,7 @@ def test_open_orders_per_character_are_capped(content):
 
 def test_orders_at_a_destroyed_stall_close_and_return_their_escrow(content):
     w, (a, _), (sx, sy) = market(content)
-    oid = act(w, a, "post_order", x=sx, y=sy, side="sell", item="wood", qty=2, price=1)["order"]
+    act(w, a, "post_order", x=sx, y=sy, side="sell", item="wood", qty=2, price=1)
     from wildhold.world.parts.construction import damage_structure
 
     damage_structure(w, w.pos(sx, sy), 10_000, "test")

@@ -244,3 +244,58 @@ def test_villagers_gift_opinions_are_left_to_discover(content, doc):
         entry = doc["villagers"]["people"][name]
         assert "loves" not in entry and "likes" not in entry and "dislikes" not in entry
     assert doc["villagers"]["friendship"]["gift_points"] == dict(content.social.gift_points)
+
+
+# ---- programs -------------------------------------------------------------------------------
+
+
+def test_every_program_function_and_result_field_appears_in_both_formats(content, doc, md):
+    from wildhold.programs.api import OP_RESULT_FIELDS, api_functions
+
+    programs = section(md, "Programs")
+    functions = api_functions(content=content)
+    assert list(doc["programs"]["functions"]) == [f["name"] for f in functions]
+    assert {name for name in REGISTRY} < set(doc["programs"]["functions"])
+    for f in functions:
+        assert f"`{f['signature'].replace('|', chr(92) + '|')}`" in programs, f["name"]
+    for field in OP_RESULT_FIELDS:
+        assert f"`{field}`" in programs
+
+
+def test_every_programs_number_is_in_the_limits_table(content, doc, md):
+    limits = section(md, "Programs").split("### Limits and budgets", 1)[1]
+    values = content.programs.model_dump(mode="json")
+    assert set(doc["programs"]["limits"]) == set(values)
+    for name, value in values.items():
+        assert doc["programs"]["limits"][name]["value"] == value
+        shown = f"{value:g}" if isinstance(value, float) else str(value)
+        assert f"{row(name)} {shown} |" in limits, name
+
+
+def test_the_programs_section_states_fairness_the_safety_net_who_acts_first_and_the_sandbox(doc, md):
+    programs = section(md, "Programs")
+    assert "no interpreter-step counter" in programs and "wall_clock" in programs and "recorded" in programs
+    assert "the first submission wins" in programs and "busy" in programs
+    assert "program:<name>@<revision>" in programs
+    refused = doc["programs"]["sandbox"]["refused"]
+    for attempt, outcome in refused.items():
+        assert f"| {attempt} | {outcome} |" in programs
+
+
+def test_the_sandbox_table_names_every_outcome_of_the_escape_suite(doc):
+    from test_programs_escape import CASES
+
+    outcomes = " ".join(doc["programs"]["sandbox"]["refused"].values())
+    for case, _, kind, reason, _, _ in CASES:
+        assert kind in outcomes, case
+        assert reason == "runtime_error" or f"reason {reason}" in outcomes, case
+    assert set(doc["programs"]["events"]) <= set(EVENT_TYPES)
+
+
+def test_a_changed_program_budget_changes_the_section_and_the_digest(content, tmp_path):
+    assert content.programs.host_calls_per_turn != 17
+    changed = edited(tmp_path, "programs.yaml", lambda d: d.update(host_calls_per_turn=17, max_running_per_agent=2))
+    programs = section(rules_markdown(changed), "Programs")
+    assert f"{row('host_calls_per_turn')} 17 |" in programs and "17 world calls" in programs
+    assert "runs at most 2 at once" in programs
+    assert rules_digest(changed) != rules_digest(content)

@@ -1,18 +1,23 @@
-"""`wildhold run` offline: two replay arms and a scripted arm through the real MCP server, and what it writes."""
+"""`wildhold run` offline: two replay arms and a scripted arm through the real MCP server on loopback, and what it writes."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import shutil
+import socket
 import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from wildhold.agents.scaffold.accounting import Telemetry, rebuild
-from wildhold.agents.scaffold.experiment import Experiment, Run
+from wildhold.agents.scaffold.adapters import ReplayAdapter
+from wildhold.agents.scaffold.experiment import Experiment, Run, spend_curve, stage_ticks, trial_ticks
+from wildhold.agents.scaffold.session import SCAFFOLD_TOOLS
 from wildhold.cli import app
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "offline-smoke.yaml"
@@ -50,6 +55,7 @@ def test_the_run_writes_archive_telemetry_manifest_report_and_spend_curve(smoke)
     assert manifest["tools_hash"] and manifest["rules_digest"] and manifest["caps"]["max_tool_calls"] == 40
     arms = {a["name"]: a for a in manifest["arms"]}
     assert arms["explorer"]["model"] == "replay/explorer-v1" and arms["explorer"]["price"]["input_per_mtok"] == 3.0
+    assert (arms["explorer"]["budget_usd"], arms["explorer"]["ceiling_s"]) == (5.0, 600.0)  # the experiment's default
     assert arms["baseline"]["policy"] == "producer"
     report = json.loads(paths["report"].read_text())
     assert {c["name"] for c in report["agents"]} == {"explorer", "stumbler", "baseline"}
@@ -59,6 +65,17 @@ def test_the_run_writes_archive_telemetry_manifest_report_and_spend_curve(smoke)
     assert [p["session"] for p in points] == [1, 2]
     assert points[0]["tokens"] < points[1]["tokens"] and points[0]["cost_usd"] < points[1]["cost_usd"]
     assert all(p["quests"] is not None and p["wealth_cents"] is not None for p in points)
+    assert all(p["trial_stages"] == 0 and p["trial_stages_independent"] == 0 for p in points)  # from the archive
+
+
+def test_every_arm_talked_to_a_real_server_on_loopback_that_is_gone_after_the_run(smoke):
+    run, paths = smoke
+    start = next(r for r in Telemetry(paths["telemetry"]).records() if r["kind"] == "run_start" and r["arm"] is None)
+    host, port = start["server"].removeprefix("http://").split(":")
+    assert host == "127.0.0.1" and int(port) > 0
+    with pytest.raises(OSError):  # shut down cleanly: nothing listens there any more
+        socket.create_connection((host, int(port)), timeout=1.0).close()
+    assert run.server is None and run.host.archive is not None
 
 
 def test_telemetry_records_every_kind_and_the_ledger_rebuilt_from_it_matches_provider_usage(smoke):
@@ -95,6 +112,14 @@ def test_the_workspace_persists_across_sessions(smoke):
     assert (run.out / "workspaces" / "explorer" / "notes" / "log.md").exists()
 
 
+def _world_surface() -> list[dict]:
+    """The server's published tool surface (pinned by the manifest's tools_hash), as the scaffold passes it on."""
+    from wildhold.server.mcp import tool_surface
+
+    return [{"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]}
+            for t in tool_surface() if t["name"] != "register"]
+
+
 def test_no_string_the_model_received_carries_budget_spend_or_duration(smoke):
     run, paths = smoke
     records = Telemetry(paths["telemetry"]).records()
@@ -102,14 +127,20 @@ def test_no_string_the_model_received_carries_budget_spend_or_duration(smoke):
     secrets |= {str(r["tokens"]) for r in records if r["kind"] == "progress"}
     exp = run.exp
     secrets |= {str(exp.budget_usd), str(exp.ceiling_s), str(int(exp.ceiling_s))}
+    world_tools = _world_surface()
     for arm in ("explorer", "stumbler"):
         received = run.adapters[arm].received
         assert received, arm
-        strings = _strings(received, [])
+        for call in received:
+            # The tool listing is the world's fixed published surface plus the scaffold's own tools: nothing
+            # in it depends on the run. (World tool texts may use words like "budget" for rules of the world.)
+            assert call["tools"] == world_tools + SCAFFOLD_TOOLS
+        strings = _strings([[c["system"], c["messages"]] for c in received] + [SCAFFOLD_TOOLS], [])
         assert any("Complete as many quests" in s for s in strings)
         for s in strings:
             low = s.lower()
             assert not [w for w in LEAK_WORDS if w in low], s[:200]
+        for s in _strings(received, []):
             assert not [x for x in secrets if x in s and len(x) > 3], s[:200]
 
 
@@ -136,8 +167,6 @@ class Crash(Exception):
 
 
 def test_a_run_killed_mid_way_resumes_and_its_accounting_matches_an_uninterrupted_run(smoke, tmp_path, monkeypatch):
-    from wildhold.agents.scaffold.adapters import ReplayAdapter
-
     uninterrupted = rebuild(Telemetry(smoke[1]["telemetry"]).records())
     real = ReplayAdapter.complete
     calls = {"n": 0}
@@ -164,13 +193,113 @@ def test_a_run_killed_mid_way_resumes_and_its_accounting_matches_an_uninterrupte
     resumed = rebuild(Telemetry(paths["telemetry"]).records())
     for arm in ("explorer", "stumbler"):
         a, b = resumed.arm(arm), uninterrupted.arm(arm)
-        assert (a.input_tokens, a.cached_input_tokens, a.output_tokens, a.llm_calls) == \
-            (b.input_tokens, b.cached_input_tokens, b.output_tokens, b.llm_calls)
+        assert (a.input_tokens, a.cached_input_tokens, a.output_tokens, a.llm_calls, a.sessions) == \
+            (b.input_tokens, b.cached_input_tokens, b.output_tokens, b.llm_calls, b.sessions)
         assert a.cost_usd == pytest.approx(b.cost_usd) and a.complete == b.complete == "cassette_exhausted"
     assert zipfile.is_zipfile(paths["archive"])
 
 
-def test_every_example_experiment_file_is_valid():
-    for path in sorted(EXAMPLE.parent.glob("*.yaml")):
-        exp = Experiment.load(path)
-        assert exp.arms and exp.budget_usd > 0, path
+def test_an_arm_may_carry_its_own_budget_and_ceiling_and_the_manifest_records_what_each_ran_under(tmp_path):
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["arms"][0]["budget_usd"] = 0.05  # explorer: its first session costs about 0.09
+    data["arms"][1]["ceiling_s"] = 0.001  # stumbler: out of wall clock before its first session
+    run = Run(Experiment.model_validate(data), tmp_path, EXAMPLE.parent)
+    asyncio.run(run.play())
+    paths = run.finish()
+    ledger = rebuild(Telemetry(paths["telemetry"]).records())
+    assert (ledger.arm("explorer").complete, ledger.arm("explorer").sessions) == ("budget", 1)
+    assert (ledger.arm("stumbler").complete, ledger.arm("stumbler").sessions) == ("ceiling", 0)
+    manifest = json.loads(paths["manifest"].read_text())
+    arms = {a["name"]: a for a in manifest["arms"]}
+    assert (arms["explorer"]["budget_usd"], arms["explorer"]["ceiling_s"]) == (0.05, 600.0)
+    assert (arms["stumbler"]["budget_usd"], arms["stumbler"]["ceiling_s"]) == (5.0, 0.001)
+    assert (manifest["budget_usd"], manifest["ceiling_s"]) == (5.0, 600.0)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d["arms"][0].update(budget_usd=0), "budget_usd"),
+    (lambda d: d["arms"][0].pop("price"), "pinned price"),
+    (lambda d: d["arms"][1].update(name="explorer"), "distinct"),
+    (lambda d: d["arms"][0].pop("cassette"), "needs a cassette"),
+    (lambda d: d.update(clock="sundial"), "clock"),
+    (lambda d: d.update(arms=d["arms"][2:]), "at least one model arm"),
+])
+def test_a_bad_experiment_file_is_refused_naming_the_problem(change, message):
+    data = yaml.safe_load(EXAMPLE.read_text())
+    change(data)
+    with pytest.raises(ValidationError, match=message):
+        Experiment.model_validate(data)
+
+
+def _tool_names() -> set[str]:
+    return {t["name"] for t in _world_surface()} | {t["name"] for t in SCAFFOLD_TOOLS}
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLE.parent.glob("*.yaml")), ids=lambda p: p.name)
+def test_every_example_experiment_file_is_valid_and_its_references_resolve(path, content):
+    from wildhold.agents.scripted import make_policy
+
+    exp = Experiment.load(path)
+    content.scenario(exp.scenario)
+    assert exp.arms and exp.budget_usd > 0
+    for arm in exp.arms:
+        if arm.provider == "scripted":
+            make_policy(arm.policy or "producer", content)
+        elif arm.provider == "replay":
+            cassette = ReplayAdapter(path.parent / arm.cassette)
+            assert cassette.turns and cassette.model
+            called = {c["name"] for t in cassette.turns for c in t.get("tool_calls", [])}
+            assert called - _tool_names() <= {"teleport"}, called  # the stumbler calls one tool that does not exist
+        else:
+            assert arm.model and arm.api_key_env and arm.price, arm.name  # keys come from the environment only
+
+
+def test_the_three_protocols_have_ready_examples():
+    scenarios = {Experiment.load(p).scenario: Experiment.load(p) for p in EXAMPLE.parent.glob("*.yaml")}
+    assert {"season", "famine", "frontier"} <= set(scenarios)
+    assert scenarios["frontier"].clock == "realtime"
+    assert scenarios["frontier"].objective == "Complete as many quests as possible."
+
+
+def _trace(name: str) -> list[dict]:
+    path = Path(__file__).parent / "fixtures" / "trial" / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _progress(arm: str, tick: int, session: int) -> dict:
+    return {"kind": "progress", "arm": arm, "session": session, "tick": tick, "elapsed_s": 1.0, "tokens": 100 * session,
+            "cached_input_tokens": 0, "cost_usd": 0.01 * session, "quests": 0, "wealth_cents": 500}
+
+
+def test_the_spend_curve_counts_trial_stages_reached_by_each_points_tick():
+    from wildhold.eval.trial import assess
+
+    events = _trace("season_all_stages")
+    stages = stage_ticks(events, "season", {"a1": "explorer"})
+    credited = assess(events)["a1"]["native_ticks"]
+    first, home, last = credited["foothold"], credited["home"], max(credited.values())
+    ticks = [first - 1, first, home, last - 1, last]
+    curve = spend_curve([_progress("explorer", t, n) for n, t in enumerate(ticks, start=1)], stages)
+    points = curve["arms"]["explorer"]["points"]
+    native = [p["trial_stages"] for p in points]
+    assert native[0] == 0 and native[1] >= 1 and native[2] >= list(credited).index("home") + 1
+    assert native[3] < 8 and native[4] == 8 and native == sorted(native)
+    assert all(p["trial_stages_independent"] >= p["trial_stages"] for p in points)
+    assert [p["cost_usd"] for p in points] == [0.01 * n for n in range(1, 6)]
+
+
+def test_trial_stages_come_from_the_archive_joined_by_agent_name():
+    from wildhold.eval.trial import assess
+    from wildhold.store.archive import Archive
+
+    archive = Path(__file__).parent / "fixtures" / "eval" / "delve_seed11.wildhold.zip"
+    with Archive(archive) as a:
+        names = {agent["id"]: agent["name"] for agent in a.manifest["agents"]}
+        attained = assess(a.events(), scenario=a.manifest["scenario"])
+    stages = trial_ticks(archive)
+    assert set(stages) == set(names.values())
+    delver = next(i for i, n in names.items() if n == "delver")
+    ticks = sorted(r["tick"] for r in attained[delver]["independent"].values())
+    assert ticks and stages["delver"]["independent"] == ticks
+    curve = spend_curve([_progress("delver", ticks[0] - 1, 1), _progress("delver", ticks[-1], 2)], stages)
+    assert [p["trial_stages_independent"] for p in curve["arms"]["delver"]["points"]] == [0, len(ticks)]

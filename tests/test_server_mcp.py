@@ -8,6 +8,7 @@ from mcp.shared.exceptions import MCPError
 from server_support import SIGNUP, auth, serving
 
 from wildhold.server.mcp import build_mcp, tool_surface, tools_hash
+from wildhold.server.programs_surface import PROGRAM_OPS
 from wildhold.server.surface import action_description
 from wildhold.world.actions import REGISTRY
 from wildhold.world.serialize import state_hash
@@ -15,6 +16,7 @@ from wildhold.world.serialize import state_hash
 pytestmark = pytest.mark.anyio
 INFO = {"register", "observe", "map_memory", "inventory", "recipes", "rules", "quest_log", "world_info",
         "scoring_info", "operation_status", "wait_operation", "write_epilogue"}
+PROGRAMS = {op.tool for op in PROGRAM_OPS}
 
 
 @pytest.fixture
@@ -22,12 +24,12 @@ def anyio_backend():
     return "asyncio"
 
 
-async def test_tools_are_the_registry_actions_plus_the_information_tools(tmp_path):
+async def test_tools_are_the_registry_actions_plus_the_information_and_program_tools(tmp_path):
     async with serving(tmp_path) as s:
         async with s.mcp(SIGNUP) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(REGISTRY) <= set(tools) and INFO <= set(tools)
-    assert set(tools) == set(REGISTRY) | INFO
+    assert set(tools) == set(REGISTRY) | INFO | PROGRAMS
     for name, spec in REGISTRY.items():
         assert tools[name].input_schema == spec.json_schema()
         assert tools[name].description == action_description(spec)
@@ -67,7 +69,7 @@ async def test_clients_that_open_with_the_initialize_handshake_play_too(tmp_path
     async with serving(tmp_path) as s:
         token, _ = await s.register("ann")
         async with s.mcp(token, mode="legacy") as client:
-            assert len((await client.list_tools()).tools) == len(REGISTRY) + len(INFO)
+            assert len((await client.list_tools()).tools) == len(REGISTRY) + len(INFO) + len(PROGRAMS)
             assert (await client.call_tool("wait", {"ticks": 1})).structured_content["status"] == "running"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -150,7 +149,9 @@ def resume(db: Annotated[Path, typer.Argument(help="A match database written by 
 
 @app.command()
 def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")]) -> None:
-    """Re-simulate an archive from its seed and inputs; exit 1 unless the state hash and chain head match."""
+    """Re-simulate an archive from its seed and inputs; exit 1 unless the state hash and chain head match
+    (and, when agents ran programs, unless every program run re-simulates from its transcript)."""
+    from wildhold.programs.replay import check_archive
     from wildhold.service.match import replay as resimulate
     from wildhold.store.archive import Archive, ArchiveError
     from wildhold.world.serialize import state_hash
@@ -163,6 +164,7 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
             if m["content_digest"] != content.digest:
                 _fail(f"the archive was played under other content files ({m['content_digest'][:12]}); this Wildhold has {content.digest[:12]}", 1)
             world = resimulate(content, m["scenario"], m["seed"], arc.inputs(), m["final_tick"])
+            runs = check_archive(arc, content)
     except ArchiveError as exc:
         _fail(str(exc), 1)
     table = Table(title=f"replay of {archive.name}")
@@ -170,9 +172,14 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
         table.add_column(col)
     checks = [("chain head", m["chain_head"], world.events.head), ("state hash", m["state_hash"], state_hash(world)),
               ("events", str(m["event_count"]), str(world.events.seq)), ("log verifies", logged_head, m["chain_head"])]
+    checks = [(name, a, b, a == b) for name, a, b in checks]
+    if runs:
+        same_runs = sum(r.ok for r in runs)
+        checks.append(("program runs re-simulate", f"{len(runs)} runs", f"{same_runs} same", same_runs == len(runs)))
+        for bad in (r for r in runs if not r.ok):
+            console.print(f"[red]program run {bad.run} ({bad.agent} {bad.name}@{bad.revision}):[/red] {bad.problem}", soft_wrap=True)
     ok = True
-    for name, a, b in checks:
-        same = a == b
+    for name, a, b, same in checks:
         ok &= same
         table.add_row(name, a[:16], b[:16], "[green]yes[/green]" if same else "[red]NO[/red]")
     console.print(table)
@@ -354,18 +361,20 @@ def export_cmd(
 @app.command("run")
 def run_cmd(
     experiment: Annotated[Path, typer.Argument(help="An experiment file (see examples/offline-smoke.yaml).")],
-    out: Annotated[Path, typer.Option(help="Folder for the archive, telemetry, manifest, report and spend curve.")] = Path("runs/experiment"),
+    out: Annotated[Path, typer.Option(help="Folder for the archive, telemetry, manifest, report and spend curve; a crashed run there resumes.")] = Path("runs/experiment"),
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live progress (it is shown only on a terminal anyway).")] = False,
 ) -> None:
-    """Run an experiment: the world with its lobby, every arm through the MCP server, then the run's artifacts."""
+    """Run an experiment: the world served on 127.0.0.1 with its lobby, every arm through its MCP server, then the run's artifacts."""
     from pydantic import ValidationError
 
     from wildhold.agents.scaffold.experiment import run_experiment
+    from wildhold.store.sqlite import StoreError
 
     if not experiment.exists():
         _fail(f"{experiment} does not exist")
     try:
-        paths = run_experiment(experiment, out)
-    except (ValidationError, ContentError, ValueError) as exc:
+        paths = run_experiment(experiment, out, quiet=quiet)
+    except (ValidationError, ContentError, ValueError, StoreError) as exc:
         _fail(str(exc))
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")
@@ -386,6 +395,15 @@ def bench_server(json_out: Annotated[bool, typer.Option("--json", help="Also pri
                  quick: Annotated[bool, typer.Option(help="Short runs: a rough figure, fast.")] = False) -> None:
     """Actions/s and p50/p99 latency over HTTP and MCP at 1 and 32 clients, beside a bare FastAPI echo endpoint."""
     from wildhold.bench.server import bench_server as run
+
+    run(as_json=json_out, quick=quick)
+
+
+@bench_app.command("programs")
+def bench_programs(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+                   quick: Annotated[bool, typer.Option(help="Fewer actions and calls: a rough figure, fast.")] = False) -> None:
+    """Program actions/s and overhead per host call at 1 and 100 concurrent programs, beside direct calls."""
+    from wildhold.bench.programs import bench_programs as run
 
     run(as_json=json_out, quick=quick)
 

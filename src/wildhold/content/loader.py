@@ -26,6 +26,7 @@ from wildhold.content.models import (
     NeedsSpec,
     NodeSpec,
     NpcSpec,
+    ProgramsSpec,
     QuestBoardSpec,
     QuestSpec,
     RecipeSpec,
@@ -76,6 +77,7 @@ class Content(BaseModel):
     enemies: dict[str, EnemySpec]
     dungeon: DungeonSpec
     trial: TrialSpec
+    programs: ProgramsSpec
     scenarios: dict[str, ScenarioSpec]
     digest: str
 
@@ -114,6 +116,7 @@ _SINGLES: dict[str, type[BaseModel]] = {
     "wealth": WealthSpec,
     "trial": TrialSpec,
     "dungeon": DungeonSpec,
+    "programs": ProgramsSpec,
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
 
 
 class Spec(BaseModel):
@@ -460,6 +460,37 @@ class TrialSpec(Spec):
 
     def requirement(self, stage: str, key: str) -> str:
         return self.stages[stage].requirements[key].format(**self.numbers())
+
+
+class ProgramsSpec(Spec):
+    """Agent-written programs: how many, how large, and the budgets and limits every program runs under."""
+
+    max_programs_per_agent: PositiveInt = Field(description="distinct program names one character may save")
+    max_running_per_agent: PositiveInt = Field(description="programs one character may have running or waiting at once")
+    max_revisions: PositiveInt = Field(description="revisions one program may have; every save is a new revision")
+    max_source_bytes: PositiveInt = Field(description="the largest program source, in UTF-8 bytes")
+    host_calls_per_turn: PositiveInt = Field(description="world calls one program may make in one turn (one tick)")
+    actions_per_tick: PositiveInt = Field(description="actions one program may submit in one turn")
+    sleep_max_ticks: PositiveInt = Field(description="the furthest ahead sleep_until may wait")
+    log_lines: PositiveInt = Field(description="lines kept in each program's log ring buffer")
+    log_line_chars: PositiveInt = Field(description="a longer log line is cut to this many characters")
+    max_memory_bytes: PositiveInt = Field(description="the interpreter heap of one program")
+    max_recursion_depth: PositiveInt
+    max_state_bytes: PositiveInt = Field(description="the saved state of a paused program (its snapshot)")
+    call_wall_s: float = Field(gt=0, description="wall-clock seconds a program may compute between two world calls")
+    turn_wall_s: float = Field(gt=0, description="wall-clock seconds one turn may take in all: the safety net")
+    check_wall_s: float = Field(gt=0, description="wall-clock seconds a save's check may run the program's code")
+    runner_workers: PositiveInt = Field(description="interpreter processes the runner keeps")
+    runner_reply_grace_s: float = Field(gt=0, description="how long past a limit the world waits for the runner")
+    frozen_clock: AwareDatetime = Field(description="the instant datetime and time report inside a program")
+
+    @model_validator(mode="after")
+    def _walls(self) -> ProgramsSpec:
+        if self.call_wall_s > self.turn_wall_s:
+            raise ValueError("call_wall_s may not exceed turn_wall_s")
+        if self.actions_per_tick > self.host_calls_per_turn:
+            raise ValueError("actions_per_tick may not exceed host_calls_per_turn")
+        return self
 
 
 class ScenarioSpec(Spec):

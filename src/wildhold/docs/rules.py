@@ -13,7 +13,8 @@ from typing import Any, Callable
 
 import wildhold
 from wildhold.content import Content
-from wildhold.content.models import NeedsSpec
+from wildhold.content.models import NeedsSpec, ProgramsSpec
+from wildhold.programs.api import OP_RESULT_FIELDS, api_functions, reference_markdown
 from wildhold.world.actions import REGISTRY, ActionDef, check_registry
 from wildhold.world.errors import CODES
 from wildhold.world.events import EVENT_TYPES
@@ -51,6 +52,7 @@ def rules_json(content: Content) -> dict[str, Any]:
         "observation": _observation(content),
         "scenarios": _scenarios(content),
         **_breadth(content),
+        "programs": _programs(content),
     }
 
 
@@ -457,6 +459,77 @@ def _event(model: type) -> dict[str, Any]:
     return {"description": inspect.cleandoc(doc) if doc else None, "fields": fields}
 
 
+# ---- programs -------------------------------------------------------------------------------
+
+PROGRAM_ISSUER = "program:<name>@<revision>"
+
+
+def _sandbox_refusals(p: ProgramsSpec) -> dict[str, str]:
+    """What the sandbox does with each kind of escape attempt: the cases of the escape suite in tests/."""
+    return {
+        "reading or writing files (`open`, `os.listdir`), reading `os.environ`": "PermissionError (a plain `open()` call is "
+        "refused at save, as a type error)",
+        "importing `socket`, `subprocess`, `ctypes`, `builtins` or any module outside the interpreter's own": "ModuleNotFoundError",
+        "`os.system` and other process calls": "AttributeError: the os module has no such function",
+        "`__import__`, `globals()`, `eval` of either": "NameError (refused at save when written plainly)",
+        "introspection: `__class__`, `__subclasses__`, `__globals__`, `__code__`, `__traceback__`, `sys._getframe`": "AttributeError",
+        "`sys`": "imports, but holds no host path, environment, module table or frame",
+        "an endless loop, or printing without end": f"TimeoutError with reason wall_clock after {p.call_wall_s:g} s "
+                                                   "(the safety net)",
+        "a memory bomb": f"MemoryError with reason limit ({p.max_memory_bytes // (1 << 20)} MiB)",
+        "deep recursion": f"RecursionError with reason limit (depth {p.max_recursion_depth})",
+        "passing the world a value too large to carry (megabytes in one call)": "ValueError: the value is too large",
+        "flooding actions": f"at most {p.actions_per_tick} actions a turn; the program goes on at the next tick",
+        "flooding the log": f"the log keeps {p.log_lines} lines, each cut to {p.log_line_chars} characters; older "
+                            "lines are dropped and counted",
+        "acting as another character": "an `agent` argument is a type error at save and bad_arguments when it runs; "
+                                       "every action is the program's own character's",
+        "a runner frame with another program's capability": "refused: the program fails with reason capability",
+    }
+
+
+def _programs(c: Content) -> dict[str, Any]:
+    """The program API and every number programs run under (programs.yaml), with the rules that use them."""
+    p = c.programs
+    values = p.model_dump(mode="json")
+    limits = {name: {"value": values[name], "meaning": field.description or name.replace("_", " ")}
+              for name, field in ProgramsSpec.model_fields.items()}
+    return {
+        "summary": "A program is Python source an agent saves and starts; it runs inside the world on the agent's "
+                   "character's behalf at every tick boundary, between the agent's own calls, until it finishes, "
+                   "fails or is stopped.",
+        "limits": limits,
+        "rules": [
+            f"A character keeps at most {p.max_programs_per_agent} program names with at most {p.max_revisions} "
+            f"revisions each and runs at most {p.max_running_per_agent} at once (past either: program_limit); a "
+            f"source is at most {p.max_source_bytes} UTF-8 bytes (past that: program_too_large).",
+            "Fairness is counted, not timed: world calls per turn and actions per tick are the deterministic "
+            "budgets. There is no interpreter-step counter: computing between two world calls is bounded only by "
+            f"wall clock ({p.call_wall_s:g} s between two calls, {p.turn_wall_s:g} s per turn), a safety net. When "
+            "it fires the program fails with reason wall_clock, and that failure is recorded as an input and a "
+            "program_failed event, so a replay reproduces it without timing anything.",
+            "Every result a program received from the world is recorded with the match, and each paused program's "
+            "state is stored after every turn: a program resumes after a server restart, and a replay feeds each "
+            "recorded result back to the program to check it makes the same calls.",
+            f"A program's log keeps its last {p.log_lines} lines of at most {p.log_line_chars} characters; older "
+            "lines are dropped and counted.",
+        ],
+        "sandbox": {
+            "summary": "Programs run in Monty, a Python subset, in a separate runner process with no files, network, "
+                       "processes, environment variables or secrets; a crash or limit in one program fails only that "
+                       "program, and the world never waits on it past the wall-clock limits.",
+            "refused": _sandbox_refusals(p),
+            "memory_bytes": p.max_memory_bytes,
+            "recursion_depth": p.max_recursion_depth,
+            "frozen_clock": p.frozen_clock.isoformat(),
+        },
+        "functions": {f["name"]: {k: v for k, v in f.items() if k != "name"} for f in api_functions(content=c)},
+        "op_result": {name: {"type": typ, "meaning": meaning} for name, (typ, meaning) in OP_RESULT_FIELDS.items()},
+        "events": [kind for kind in EVENT_TYPES if kind.startswith("program_")],
+        "reference": reference_markdown(c),
+    }
+
+
 # ---- observations ---------------------------------------------------------------------------
 
 
@@ -745,7 +818,29 @@ def rules_markdown(content: Content) -> str:
         ),
     ]
     md += _md_breadth(doc)
+    md += _md_programs(doc["programs"])
     return "\n".join(md).rstrip() + "\n"
+
+
+def _md_programs(p: dict[str, Any]) -> list[str]:
+    """The program API reference (its own `## Programs` section), then every number and rule behind it."""
+    return [
+        p["reference"],
+        "",
+        "### Limits and budgets",
+        "",
+        *_table(["setting", "value", "meaning"], [[f"`{k}`", v["value"], v["meaning"]] for k, v in p["limits"].items()]),
+        "### Rules",
+        "",
+        *_bullets(p["rules"]),
+        "### What the sandbox refuses",
+        "",
+        p["sandbox"]["summary"],
+        "",
+        *_table(["attempt", "outcome"], [[k, v] for k, v in p["sandbox"]["refused"].items()]),
+        "Program events: " + ", ".join(f"`{k}`" for k in p["events"]) + "." if p["events"] else "",
+        "",
+    ]
 
 
 def _md_breadth(doc: dict[str, Any]) -> list[str]:

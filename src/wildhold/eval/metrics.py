@@ -30,6 +30,7 @@ PRODUCED = ("gather", "craft", "cook", "harvest", "collect", "produce", "artwork
 IDLE_FLOOR_TICKS = 30  # silences shorter than this are not recorded; every rubric's threshold is above
 CURVE_POINTS = 120  # wealth samples per match (at most)
 KING = "shadow_king"
+PROGRAM_ISSUER = "program:"  # issuers of program actions: "program:<name>@<revision>"
 
 
 # ---- reading an archive --------------------------------------------------------------------
@@ -147,6 +148,11 @@ class AgentMetrics:
     cancelled: int = 0
     rejected: int = 0
     rejected_by_code: dict[str, int] = field(default_factory=dict)
+    # programs (agent-written code acting for the character): actions they issued, revisions saved,
+    # failures by reason
+    program_actions: int = 0
+    program_revisions: int = 0
+    program_failures: dict[str, int] = field(default_factory=dict)
     # production
     crafts: int = 0
     goods: int = 0
@@ -203,6 +209,11 @@ class AgentMetrics:
     # [tick, health, needs met (energy and satiety above 0)] at every change: the survival integrals
     needs_steps: list[tuple[int, int, bool]] = field(default_factory=list, repr=False)
 
+    @property
+    def program_share(self) -> float:
+        """Share of executed actions that a program issued (0 when the character did nothing)."""
+        return self.program_actions / self.actions if self.actions else 0.0
+
     def rate(self, count: float) -> float:
         """Per 100 ticks alive."""
         return count * 100 / self.ticks_alive if self.ticks_alive > 0 else 0.0
@@ -211,6 +222,7 @@ class AgentMetrics:
         """JSON-ready, without the survival step function."""
         d = asdict(self)
         del d["needs_steps"]
+        d["program_share"] = self.program_share
         d["dungeon"] = {k: {**asdict(v), "clear_rate": v.clear_rate, "mean_damage": v.mean_damage} for k, v in self.dungeon.items()}
         return d
 
@@ -398,6 +410,8 @@ def _compute(record: MatchRecord, content: Content) -> MatchMetrics:
                 cat = category.get(d["action"], "other")
                 am.by_category[cat] = am.by_category.get(cat, 0) + 1
                 am.by_issuer[d["issuer"]] = am.by_issuer.get(d["issuer"], 0) + 1
+                if d["issuer"].startswith(PROGRAM_ISSUER):
+                    am.program_actions += 1
         elif kind in ("operation_completed", "operation_failed", "operation_cancelled"):
             a = d["agent"]
             am = agents.get(a)
@@ -532,6 +546,13 @@ def _compute(record: MatchRecord, content: Content) -> MatchMetrics:
         elif kind in ("talked", "gift_given", "bought", "sold"):
             if d["agent"] in agents:
                 agents[d["agent"]].community += 1
+        elif kind == "program_saved":
+            if d["agent"] in agents:
+                agents[d["agent"]].program_revisions += 1
+        elif kind == "program_failed":
+            am = agents.get(d["agent"])
+            if am is not None:
+                am.program_failures[d["reason"]] = am.program_failures.get(d["reason"], 0) + 1
         elif kind == "agent_idle":
             a = d["agent"]
             if a in agents:
@@ -573,6 +594,7 @@ def _compute(record: MatchRecord, content: Content) -> MatchMetrics:
         am.goods_kinds = sorted(goods_kinds[a])
         am.rejected_by_code = dict(sorted(am.rejected_by_code.items(), key=lambda kv: (-kv[1], kv[0])))
         am.by_issuer = dict(sorted(am.by_issuer.items()))
+        am.program_failures = dict(sorted(am.program_failures.items()))
         since = free_since.get(a)
         if since is not None and not running[a] and final_tick - since >= IDLE_FLOOR_TICKS:
             idle[a].append([since, final_tick])

@@ -301,6 +301,12 @@ def _lines(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, scores: dict[str,
     if am.raids:
         notable.append(f"Attacked other characters or their structures {_times(am.raids)}.")
     notable.append(f"Saw {round(100 * am.tiles_seen / mm.map_tiles)}% of the map ({regions}).")
+    if am.program_actions or am.program_revisions or am.program_failures:
+        failures = sum(am.program_failures.values())
+        why = f" ({', '.join(f'{n} {reason}' for reason, n in am.program_failures.items())})" if failures else ""
+        notable.append(f"Programs: {am.program_actions} of {plural(am.actions, 'action')} ({round(100 * am.program_share)}%) "
+                       f"issued by its programs; {plural(am.program_revisions, 'revision')} saved; "
+                       f"{plural(failures, 'program failure')}{why}.")
     others = {k: v for k, v in am.by_issuer.items() if k != "direct"}
     if others:
         notable.append("Actions by issuer: " + ", ".join(f"{v} {k}" for k, v in sorted(am.by_issuer.items())) + ".")
@@ -333,7 +339,14 @@ def _card(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, rank: int, n: int,
         "notable": notable,
         "idle": {"went_dark": bool(dark), "dark_spans": dark, "dark_ticks": sum(e - s for s, e in dark),
                  "threshold_ticks": rubric.idle_threshold_ticks},
+        "programs": _programs(am),
     }
+
+
+def _programs(am: AgentMetrics) -> dict[str, Any]:
+    """Program share of executed actions, revisions saved, program failures by reason (never scored)."""
+    return {"actions": am.program_actions, "share": _r3(am.program_share), "revisions": am.program_revisions,
+            "failures": dict(am.program_failures)}
 
 
 # ---- the report ------------------------------------------------------------------------------
@@ -387,6 +400,7 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
         "season_table": _season_table(mm),
         "trial": _trial_table(mm),
         "dungeon": _dungeon_table(mm),
+        "programs": _match_programs(mm),
         "activity": {a: {"counts": {c: am.by_category.get(c, 0) for c in (*CATEGORIES, *sorted(set(am.by_category) - set(CATEGORIES)))},
                          "total": am.actions} for a, am in agents.items()},
         "curves": {
@@ -400,6 +414,18 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
         "epilogues": record.epilogues,
         "manifest": m,
     }
+
+
+def _match_programs(mm: MatchMetrics) -> dict[str, Any]:
+    """The whole field's program share of executed actions, revisions and failures by reason."""
+    agents = mm.agents.values()
+    actions, by_programs = sum(am.actions for am in agents), sum(am.program_actions for am in agents)
+    failures: dict[str, int] = {}
+    for am in agents:
+        for reason, n in am.program_failures.items():
+            failures[reason] = failures.get(reason, 0) + n
+    return {"actions": by_programs, "share": _r3(by_programs / actions) if actions else 0.0,
+            "revisions": sum(am.program_revisions for am in agents), "failures": dict(sorted(failures.items()))}
 
 
 def _achievements(am: AgentMetrics, mm: MatchMetrics) -> list[list[Any]]:
@@ -512,6 +538,11 @@ def report_markdown(report: dict[str, Any]) -> str:
     for r in trial["rows"]:
         cells = [str(r["stages"][s["stage"]]["tick"]) if r["stages"][s["stage"]] else "-" for s in trial["stages"]]
         out.append(f"| {r['name']} | " + " | ".join(cells) + f" | {r['native']}/{len(trial['stages'])} |")
+    p = report["programs"]
+    if p["actions"] or p["revisions"]:
+        failed = ", ".join(f"{n} {reason}" for reason, n in p["failures"].items()) or "none"
+        out += ["", f"Programs: {p['actions']} actions ({round(100 * p['share'])}% of all) issued by agents' programs; "
+                    f"{p['revisions']} revisions saved; failures: {failed}."]
     if not report["dungeon"]["recorded"]:
         out += ["", "Dungeon: not recorded (no character entered it)."]
     out += ["", "Tokens and dollars: not recorded in this archive."]

@@ -6,6 +6,7 @@ whereabouts and the public wealth formula, never a strategy.
 
 from __future__ import annotations
 
+from wildhold.server.programs_surface import PROGRAM_OPS
 from wildhold.server.surface import action_tools, error_codes, info_tools
 from wildhold.service.host import Host
 from wildhold.world.wealth import formula_summary
@@ -65,6 +66,9 @@ def briefing(host: Host, base_url: str) -> str:
     for name, spec_ in action_tools().items():
         by_category.setdefault(spec_.category, []).append(name)
     lines += [f"- {category}: " + ", ".join(f"`{n}`" for n in names) for category, names in by_category.items()]
+    lines += ["", "Programs (Python you write that acts for your character inside the world between your calls; "
+              "the API is in `save_program`'s description and the rules document, section `programs`):", ""]
+    lines += [f"- `{op.tool}` (HTTP: `{op.method} {base_url}{op.path}`) — {op.headline}." for op in PROGRAM_OPS]
     lines += [
         "",
         "## The rules",

@@ -3,7 +3,8 @@
 Routes unwrap identity and arguments and call the host; they hold no rules. One route per
 registry action (`POST /api/actions/<name>`) is generated with the action's own JSON schema as
 its documented body, and the raw body goes to the world, which validates it with the registry's
-model: there is no second copy of any argument check.
+model: there is no second copy of any argument check. The program lifecycle routes
+(`/api/programs...`) are generated from the same table as the MCP program tools.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from starlette.routing import Route
 from wildhold import __version__
 from wildhold.server.briefing import briefing
 from wildhold.server.mcp import BearerGuard, build_mcp, mcp_app, mcp_endpoint
+from wildhold.server.programs_surface import PROGRAM_OPS, ProgramOp
 from wildhold.server.schemas import (
     ActBody,
     EpilogueBody,
@@ -54,6 +56,8 @@ STATUS: dict[str, int] = {
     "unauthorised": 401, "forbidden": 403, "rate_limited": 429, "lobby_closed": 409, "late_join_refused": 409,
     "not_started": 409, "already_started": 409, "match_over": 409, "name_taken": 409, "bad_request": 400,
     "unknown_operation": 404, "unknown_section": 404, "setup_refused": 422, "not_found": 404,
+    "unknown_program": 404, "program_invalid": 422, "program_too_large": 413, "program_limit": 409,
+    "program_running": 409, "program_not_running": 409, "invalid_arguments": 422, "runner_unavailable": 503,
 }
 REJECTED_STATUS = 422
 _ERROR = {"model": ErrorBody}
@@ -65,6 +69,15 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     409: {**_ERROR, "description": "The match's state refuses this: not_started, match_over, lobby_closed, late_join_refused, ..."},
     422: {**_ERROR, "description": "The world rejected the action: a stable rejection code and a sentence; nothing changed."},
     429: {**_ERROR, "description": "rate_limited: wait retry_after_s seconds."},
+}
+PROGRAM_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    404: {**_ERROR, "description": "unknown_program: you have no program of that name (another character's are never visible)."},
+    409: {**_ERROR, "description": "program_running, program_not_running, program_limit (too many running, names or revisions), "
+                                     "not_started, match_over."},
+    413: {**_ERROR, "description": "program_too_large: the source is longer than the limit in the rules document (programs)."},
+    422: {**_ERROR, "description": "program_invalid (a syntax or type error; the message names the line) or invalid_arguments."},
+    503: {**_ERROR, "description": "runner_unavailable: the program runner could not be reached; nothing changed."},
 }
 PUBLIC_ERRORS = {k: v for k, v in ERRORS.items() if k in (400, 404)}
 # Reports: public once a match is over, the operator's before (403); errors are JSON even beside an HTML page.
@@ -304,6 +317,13 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
         """Your own account of how and why you played: stored in the match archive, never scored."""
         return current().write_epilogue(agent, body.text)
 
+    # ---- programs: routes generated from the lifecycle table the MCP tools share ------------------
+
+    for op in PROGRAM_OPS:
+        app.add_api_route(op.path, _program_endpoint(op, current), methods=[op.method], response_model=op.answer,
+                          responses=PROGRAM_ERRORS, tags=["programs"], summary=op.headline,
+                          description=op.description(), operation_id=op.tool, openapi_extra=op.openapi_extra())
+
     # ---- operator -----------------------------------------------------------------------------------
 
     @app.post("/api/admin/start", response_model=Started, responses=ERRORS, tags=["admin"])
@@ -408,6 +428,24 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
     # MCP first: its requests then skip matching every API route.
     app.router.routes.insert(0, Route("/mcp", BearerGuard(mcp_endpoint(mcp_asgi), current), include_in_schema=False))
     return app
+
+
+def _program_endpoint(op: ProgramOp, current: Callable[[], Host]) -> Callable:
+    """A lifecycle route: the name from the path, the rest from the query (GET) or the JSON body (POST)."""
+    async def endpoint(request: Request, agent: Agent) -> Any:
+        raw: Any = dict(request.path_params)
+        if op.method == "GET":
+            raw.update((k, v) for k, v in request.query_params.items() if k in op.args.model_fields and k not in raw)
+        else:
+            body = await read_json(request)
+            if not isinstance(body, dict):
+                raise HostError("bad_request", "The body is a JSON object.")
+            if set(body) & set(raw):
+                raise HostError("bad_request", "The program's name is in the path, not the body.")
+            raw.update(body)
+        return op.run(current().programs, agent, raw)
+    endpoint.__name__ = op.tool
+    return endpoint
 
 
 def _documented(spec: ActionDef) -> Callable:

@@ -1,4 +1,5 @@
-"""The MCP face: one tool per registry action plus the perception and information tools, over streamable HTTP.
+"""The MCP face: one tool per registry action, the perception and information tools, and the program
+lifecycle tools (from the table in `programs_surface`, shared with the HTTP routes), over streamable HTTP.
 
 Built with the official SDK's `MCPServer`. Action tools take their JSON schema and description
 from the registry and hand the raw arguments to the world, so arguments are validated once, by
@@ -23,6 +24,7 @@ from pydantic import PrivateAttr, ValidationError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wildhold import __version__
+from wildhold.server.programs_surface import ProgramOp, program_ops
 from wildhold.server.schemas import OpResult
 from wildhold.server.surface import action_description, action_tools, info_tools, rules_lookup, scoring_info
 from wildhold.service.host import Host, HostError, Identity
@@ -88,6 +90,36 @@ class ActionTool(Tool):
         return _result(OpResult.model_validate(outcome).model_dump(mode="json"))
 
 
+class ProgramTool(Tool):
+    """A program lifecycle operation as an MCP tool, generated from the same table as its HTTP route."""
+
+    _host: Callable[[], Host] | None = PrivateAttr(default=None)
+    _op: ProgramOp | None = PrivateAttr(default=None)
+
+    async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
+        if self._host is None or self._op is None:
+            raise ToolError("This tool surface is not attached to a running match.")
+        host = self._host()
+        try:
+            return _result(self._op.run(host.programs, _agent(host, context), arguments))
+        except HostError as exc:
+            raise _fail(exc) from None
+
+
+def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
+    async def template(ctx: Context) -> Any:
+        raise RuntimeError("the output-schema template of program tools is never called")
+
+    template.__annotations__ = {"ctx": Context, "return": op.answer}
+    base = Tool.from_function(template, name=op.tool, description=op.description(), structured_output=True)
+    annotations = READ_ONLY if op.read_only else ToolAnnotations(read_only_hint=False, destructive_hint=False)
+    tool = ProgramTool(fn=base.fn, name=op.tool, title=None, description=base.description,
+                       parameters=op.args.model_json_schema(), fn_metadata=base.fn_metadata, is_async=True,
+                       context_kwarg="ctx", annotations=annotations)
+    tool._host, tool._op = host, op
+    return tool
+
+
 def _identity(host: Host, ctx: Context) -> Identity:
     who = host.authenticate(bearer(ctx.headers))
     host.throttle(who)
@@ -117,6 +149,7 @@ def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
     """The MCP server over the host `get_host` returns at call time (None only to list and hash the tool surface)."""
     docs = info_tools()
     tools: list[Tool] = [_action_tool(get_host, spec) for spec in action_tools().values()]
+    tools += [_program_tool(get_host, op) for op in program_ops(set(docs) | {t.name for t in tools})]
 
     def info(name: str, read_only: bool = True) -> Callable[[Callable], Callable]:
         def add(fn: Callable) -> Callable:
@@ -200,7 +233,8 @@ def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
 
     return MCPServer("wildhold", version=__version__,
                      instructions="A Wildhold world: one character per agent token. Read /llms.txt for the briefing, "
-                                  "`rules` for the rules, `observe` for what you perceive; each action is a tool.",
+                                  "`rules` for the rules, `observe` for what you perceive; each action is a tool; "
+                                  "`save_program` and `start_program` run a program of yours inside the world.",
                      tools=tools, warn_on_duplicate_tools=True, log_level="WARNING")
 
 

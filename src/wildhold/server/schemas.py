@@ -162,3 +162,65 @@ class Inventory(Strict):
     inventory: dict[str, int]
     equipment: dict[str, str]
 
+
+
+# ---- programs: the answers of the lifecycle operations (server/programs_surface.py) -----------
+
+
+class ProgramError(BaseModel):
+    type: str = Field(description="The error's kind, e.g. NameError, TimeoutError, RunnerCrash.")
+    message: str
+    line: int | None = Field(description="The source line it happened on, when known.")
+    reason: str | None = Field(default=None, description="runtime_error, limit, wall_clock, runner_crash, capability, "
+                                                         "state_too_large or restore_mismatch.")
+
+
+class ProgramWaitingOn(BaseModel):
+    kind: Literal["operation", "tick"]
+    op: str | None = Field(default=None, description="The operation it waits for (kind operation).")
+    tick: int | None = Field(default=None, description="The tick it sleeps until (kind tick).")
+
+
+class ProgramStatus(BaseModel):
+    name: str
+    revision: int = Field(description="The revision this status is about: the running one, else the latest saved.")
+    state: Literal["running", "waiting", "stopped", "finished", "failed"]
+    error: ProgramError | None = Field(description="Why it failed (state failed), else null.")
+    started_tick: int | None = Field(description="Tick its current or last run started, or null if it never ran.")
+    actions: int = Field(description="Actions its current or last run submitted.")
+    host_calls: int = Field(description="Calls its current or last run made to the world.")
+    waiting_on: ProgramWaitingOn | None = Field(description="What it is blocked on (state waiting), else null.")
+    run: int | None = Field(description="The number of its current or last run in this match, or null if it never ran.")
+    ended_tick: int | None = Field(description="Tick its last run ended, or null while it runs or if it never ran.")
+    issuer: str | None = Field(description="The issuer its actions carry in the event log: program:<name>@<revision>.")
+
+
+class ProgramList(BaseModel):
+    programs: list[ProgramStatus] = Field(description="Every program this character saved, by name.")
+
+
+class ProgramSaved(BaseModel):
+    name: str
+    revision: int = Field(description="The new revision number (1 for a new name).")
+    tick: int = Field(description="Tick it was saved.")
+    source_sha256: str
+
+
+class ProgramLogLine(BaseModel):
+    seq: int = Field(description="Line number in the program's log, from 1; pass the last one seen as `after`.")
+    tick: int
+    text: str
+
+
+class ProgramLogs(BaseModel):
+    name: str
+    lines: list[ProgramLogLine]
+    next: int = Field(description="Pass this as `after` to read the lines that follow.")
+    dropped: int = Field(description="Lines after `after` that the bounded log no longer holds.")
+
+
+class ProgramSource(BaseModel):
+    name: str
+    revision: int
+    source: str
+    revisions: int = Field(description="How many revisions of this program exist.")

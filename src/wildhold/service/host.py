@@ -58,6 +58,14 @@ SERVICE_CODES: dict[str, str] = {
     "unknown_section": "The rules document has no such section or entry.",
     "setup_refused": "The setup command did not apply; the world is unchanged.",
     "not_found": "No such route; GET /openapi.json lists them.",
+    "unknown_program": "You have no program of that name, or it has no such revision; save it first.",
+    "program_invalid": "The program has a syntax or type error (the message names the line); nothing was saved.",
+    "program_too_large": "The program's source is over the size limit.",
+    "program_limit": "Too many programs: running at once, saved by one character, or revisions of one program.",
+    "program_not_running": "That program is not running (it is stopped, finished or failed).",
+    "program_running": "That program is already running; stop it before starting it again.",
+    "invalid_arguments": "An argument is of the wrong kind or out of range (a program name, a revision, a log position).",
+    "runner_unavailable": "The program runner could not be reached just now; nothing changed, try again.",
 }
 
 
@@ -193,6 +201,9 @@ class Host:
         match.on_events = self._note_events
         if not config.lobby and self.state == "lobby":
             self._set_started()
+        from wildhold.programs.host import ProgramHost  # the programs package builds on this module
+
+        self.programs = ProgramHost(self)  # restores every program that was running or waiting
 
     # ---- opening --------------------------------------------------------------------------------
 
@@ -335,6 +346,7 @@ class Host:
         return {"status": self.state, "tick": self.world.tick, "archive": str(self.archive)}
 
     def _finish(self, reason: str) -> None:
+        self.programs.stop_all("the match ended")
         self.match.end(reason)
         self.state = "over"
         self.export()
@@ -446,6 +458,10 @@ class Host:
                                 "status": "running", "started": tick, "ends": data["ends"], "finished_tick": None,
                                 "result": None, "code": None, "message": None}
                 continue
+            # The character was busy until the tick before its operation ended: the same activity the clock
+            # records live, so a restarted host (which rebuilds activity from these events) marks idleness alike.
+            agent = data["agent"]
+            self.last_active[agent] = max(self.last_active.get(agent, tick - 1), tick - 1)
             rec = self.ops.get(op)
             if rec is None:
                 continue
@@ -583,10 +599,12 @@ class Host:
     # ---- the clock --------------------------------------------------------------------------------
 
     def step(self) -> None:
-        """Advance one tick, follow activity, end the match when its time is up."""
+        """Advance one tick, give running programs their turn, follow activity, end the match when its time is up."""
         self.match.step()
         self.submitted.clear()
         self.counters["ticks"] += 1
+        if not self.world.finished:
+            self.programs.tick()
         self._track_activity()
         if self.world.finished and self.state == "running":
             self._finish("season over")
@@ -610,10 +628,12 @@ class Host:
         return [r.agent for r in self.records.values() if r.agent is not None and r.agent not in self.idle]
 
     def turn_ready(self) -> bool:
-        """Lockstep: every active agent is running an operation or started one this tick (and there is one)."""
+        """Lockstep: every active agent is running an operation, started one this tick, or has a program
+        running for it (which acts at the boundary) — and there is one such agent."""
         chars = self.world.chars
         active = self.active_agents()
-        return bool(active) and all(a in self.submitted or chars[a].op is not None for a in active)
+        return bool(active) and all(a in self.submitted or chars[a].op is not None or self.programs.active(a)
+                                    for a in active)
 
     def _wake(self) -> None:
         if self._activity is not None:
@@ -677,5 +697,6 @@ class Host:
                 pass
 
     def close(self) -> None:
-        """Stop cleanly: a final snapshot so a restart resumes exactly here."""
+        """Stop cleanly: end the program runner (programs stay stored), a final snapshot so a restart resumes exactly here."""
+        self.programs.close()
         self.match.close()

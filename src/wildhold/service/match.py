@@ -1,6 +1,6 @@
 """A match: one world driven by an input log and persisted to a store.
 
-Every input (join, action, setup, end) is recorded before it takes effect. Replaying the inputs
+Every input (join, action, setup, idle, program, end) is recorded before it takes effect. Replaying the inputs
 from the seed, or from the latest snapshot, rebuilds the world exactly; that is how a match
 resumes after a crash and how `wildhold replay` checks an archive.
 """
@@ -15,6 +15,7 @@ from wildhold.content import Content, default_content
 from wildhold.store.archive import export_archive
 from wildhold.store.sqlite import Input, MatchStore, StoreError
 from wildhold.world.errors import Accepted, Rejected
+from wildhold.world.events import PROGRAM_EVENTS
 from wildhold.world.serialize import dumps, loads, state_hash
 from wildhold.world.setup import SetupError, apply_setup
 from wildhold.world.world import World
@@ -38,6 +39,11 @@ def apply_input(world: World, inp: Input) -> Accepted | Rejected | str | None:
     if inp.kind == "idle":
         since = inp.args["since_tick"]
         world.emit("agent_idle", agent=inp.agent, since_tick=since, idle_ticks=world.tick - since)
+        return None
+    if inp.kind == "program":
+        if inp.name not in PROGRAM_EVENTS:
+            raise StoreError(f"input {inp.seq}: unknown program input {inp.name!r}")
+        world.emit(PROGRAM_EVENTS[inp.name], agent=inp.agent, **inp.args)
         return None
     raise StoreError(f"input {inp.seq}: unknown kind {inp.kind!r}")
 
@@ -166,6 +172,10 @@ class Match:
     def mark_idle(self, agent: str, since_tick: int) -> None:
         """Record that an agent has issued nothing since `since_tick`: an `agent_idle` event, replayed like any input."""
         apply_input(self.world, self._record("idle", agent, "idle", {"since_tick": since_tick}, "service"))
+
+    def program(self, agent: str, event: str, args: dict[str, Any], issuer: str = "direct") -> None:
+        """Record a program's lifecycle step (save, start, stop, finish, fail): a `program_*` event, replayed like any input."""
+        apply_input(self.world, self._record("program", agent, event, args, issuer))
 
     def end(self, reason: str) -> None:
         if not self.ended:

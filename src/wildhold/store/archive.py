@@ -5,12 +5,17 @@ Format 1, members:
   final tick, final state hash, chain head, event count;
 - inputs.jsonl: one input per line (seq, tick, kind, agent, name, args, issuer);
 - events.jsonl: one event per line, {"event": <payload JSON>, "hash": <chain hash>};
-- final_state.json: the world's full state at the end (the snapshot format).
+- final_state.json: the world's full state at the end (the snapshot format);
+- programs/*.jsonl, only when agents saved programs: sources.jsonl (every revision's source),
+  runs.jsonl (each run: revision, seed, state, counters, error, what it waits on, the call it is
+  paused in and its last snapshot, base64), calls.jsonl (the transcript: each world call of each run
+  and the answer the program received) and logs.jsonl (the log lines still in each ring buffer).
 Anything a report says must be recomputable from this file alone.
 """
 
 from __future__ import annotations
 
+import base64
 import zipfile
 from dataclasses import asdict
 from pathlib import Path
@@ -22,6 +27,7 @@ from wildhold.store.sqlite import Input, MatchStore
 from wildhold.world.events import GENESIS, link
 
 FORMAT = 1
+PROGRAMS = "programs/"
 
 
 class ArchiveError(ValueError):
@@ -39,8 +45,27 @@ def export_archive(store: MatchStore, manifest: dict[str, Any], final_state: byt
             for _, _, _, payload, digest in store.events(0):
                 f.write(b'{"event":' + bytes(payload) + b',"hash":"' + digest.encode() + b'"}\n')
         z.writestr("final_state.json", final_state)
+        _write_programs(z, store)
     tmp.replace(path)
     return path
+
+
+def _lines(rows) -> bytes:
+    return b"".join(orjson.dumps(row) + b"\n" for row in rows)
+
+
+def _write_programs(z: zipfile.ZipFile, store: MatchStore) -> None:
+    sources = store.program_sources()
+    if not sources:
+        return
+    runs = [{**run, "dump": base64.b64encode(run["dump"]).decode() if run["dump"] is not None else None}
+            for run in store.program_runs()]
+    z.writestr(PROGRAMS + "sources.jsonl", _lines(sources))
+    z.writestr(PROGRAMS + "runs.jsonl", _lines(runs))
+    with z.open(PROGRAMS + "calls.jsonl", "w") as f:
+        for call in store.program_calls():
+            f.write(orjson.dumps(call) + b"\n")
+    z.writestr(PROGRAMS + "logs.jsonl", _lines(store.program_logs()))
 
 
 class Archive:
@@ -83,6 +108,32 @@ class Archive:
 
     def final_state(self) -> bytes:
         return self.zip.read("final_state.json")
+
+    # ---- programs (present only when agents saved any) -----------------------------------------
+
+    @property
+    def has_programs(self) -> bool:
+        return PROGRAMS + "sources.jsonl" in self.zip.namelist()
+
+    def _program_rows(self, member: str) -> Iterator[dict[str, Any]]:
+        if not self.has_programs:
+            return
+        with self.zip.open(PROGRAMS + member) as f:
+            for line in f:
+                yield orjson.loads(line)
+
+    def program_sources(self) -> Iterator[dict[str, Any]]:
+        yield from self._program_rows("sources.jsonl")
+
+    def program_runs(self) -> Iterator[dict[str, Any]]:
+        for run in self._program_rows("runs.jsonl"):
+            yield {**run, "dump": base64.b64decode(run["dump"]) if run["dump"] is not None else None}
+
+    def program_calls(self) -> Iterator[dict[str, Any]]:
+        yield from self._program_rows("calls.jsonl")
+
+    def program_logs(self) -> Iterator[dict[str, Any]]:
+        yield from self._program_rows("logs.jsonl")
 
     def verify(self) -> str:
         """Check every event's hash link; return the chain head or raise ArchiveError at the first bad event."""

@@ -228,6 +228,53 @@ class AgentIdle(Ev):
     idle_ticks: int
 
 
+class ProgramSaved(Ev):
+    """A new revision of an agent's program; its source is kept with the match (see the archive's programs/)."""
+
+    agent: str
+    name: str
+    revision: int
+    source_sha256: str
+
+
+class ProgramStarted(Ev):
+    agent: str
+    name: str
+    revision: int
+    run: int
+
+
+class ProgramStopped(Ev):
+    agent: str
+    name: str
+    revision: int
+    run: int
+    reason: str
+
+
+class ProgramFinished(Ev):
+    agent: str
+    name: str
+    revision: int
+    run: int
+    actions: int
+    host_calls: int
+
+
+class ProgramFailed(Ev):
+    """A program ended by an error or a limit; `reason` is runtime_error, limit, wall_clock, runner_crash,
+    capability, state_too_large or restore_mismatch."""
+
+    agent: str
+    name: str
+    revision: int
+    run: int
+    reason: str
+    error_type: str
+    message: str
+    line: int | None
+
+
 EVENT_TYPES: dict[str, type[Ev]] = {
     "agent_spawned": AgentSpawned,
     "operation_started": OperationStarted,
@@ -254,7 +301,16 @@ EVENT_TYPES: dict[str, type[Ev]] = {
     "setup": SetupApplied,
     "match_ended": MatchEnded,
     "agent_idle": AgentIdle,
+    "program_saved": ProgramSaved,
+    "program_started": ProgramStarted,
+    "program_stopped": ProgramStopped,
+    "program_finished": ProgramFinished,
+    "program_failed": ProgramFailed,
 }
+
+# The event each program lifecycle input (service input kind "program") emits, by the input's name.
+PROGRAM_EVENTS: dict[str, str] = {"save": "program_saved", "start": "program_started", "stop": "program_stopped",
+                                  "finish": "program_finished", "fail": "program_failed"}
 
 
 def validate_event(kind: str, data: dict[str, Any]) -> Ev:

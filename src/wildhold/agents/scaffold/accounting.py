@@ -16,8 +16,8 @@ from typing import Any
 
 from wildhold.agents.scaffold.adapters import Usage
 
-EVENT_KINDS = ("run_start", "session_start", "llm_call", "tool_call", "workspace_write", "wake_scheduled",
-               "session_end", "progress", "run_complete")
+EVENT_KINDS = ("run_start", "session_start", "session_resumed", "llm_call", "tool_call", "workspace_write",
+               "wake_scheduled", "session_end", "progress", "run_complete")
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,13 @@ class Telemetry:
 
 @dataclass
 class ArmLedger:
-    """What one arm has consumed so far: rebuilt from telemetry after a crash, so a resumed run starts here."""
+    """What one arm has consumed so far: rebuilt from telemetry after a crash, so a resumed run starts here.
+
+    `elapsed_s` is the wall-clock time the arm has been alive in earlier processes (each life runs from
+    its `run_start` to its last record), so a resumed run's ceiling counts what was already used.
+    `ended_session` is the last session with a `session_end`, with the wake it chose (`ended_wake`);
+    `progress_session` and `wake_session` say whether its checkpoint and wake were recorded before a crash.
+    """
 
     input_tokens: int = 0
     cached_input_tokens: int = 0
@@ -78,6 +84,11 @@ class ArmLedger:
     complete: str | None = None
     wake_tick: int | None = None
     replay_position: int = 0
+    elapsed_s: float = 0.0
+    ended_session: int = 0
+    ended_wake: int | None = None
+    progress_session: int = 0
+    wake_session: int = 0
 
     @property
     def tokens(self) -> int:
@@ -102,11 +113,19 @@ class Ledger:
 def rebuild(records: list[dict[str, Any]]) -> Ledger:
     """The accounting implied by the telemetry records (the single source of truth for spend)."""
     ledger = Ledger()
+    lives: dict[str, tuple[float, float]] = {}  # arm -> (its current life's run_start time, its latest record time)
     for r in records:
         if r.get("arm") is None:
             continue
         a = ledger.arm(r["arm"])
-        kind = r["kind"]
+        kind, t = r["kind"], r.get("t", 0.0)
+        if kind == "run_start":
+            if r["arm"] in lives:
+                start, last = lives[r["arm"]]
+                a.elapsed_s += last - start
+            lives[r["arm"]] = (t, t)
+        elif r["arm"] in lives:
+            lives[r["arm"]] = (lives[r["arm"]][0], t)
         if kind == "llm_call":
             a.add(Usage(r["input_tokens"], r["cached_input_tokens"], r["output_tokens"]), r["cost_usd"])
             a.replay_position += 1
@@ -114,8 +133,14 @@ def rebuild(records: list[dict[str, Any]]) -> Ledger:
             a.sessions += 1
         elif kind == "tool_call":
             a.tool_calls += 1
+        elif kind == "session_end":
+            a.ended_session, a.ended_wake = r["session"], r.get("wake_minutes")
+        elif kind == "progress":
+            a.progress_session = r["session"]
         elif kind == "wake_scheduled":
-            a.wake_tick = r["wake_tick"]
+            a.wake_tick, a.wake_session = r["wake_tick"], r.get("session", a.ended_session)
         elif kind == "run_complete":
             a.complete = r["reason"]
+    for arm, (start, last) in lives.items():
+        ledger.arm(arm).elapsed_s += last - start
     return ledger

@@ -1,8 +1,9 @@
 """`wildhold run`: an experiment file played end to end through the real MCP server, with its run artifacts.
 
-Starts the world with the lobby on, registers every arm over MCP exactly as an outside agent would,
-starts them together, runs until every model arm is done (budget, ceiling, cassette, season end),
-archives, and writes telemetry, the run manifest, the report and the spend curve into the out folder.
+Serves the world with the lobby on over uvicorn on 127.0.0.1 (a free port), registers every arm over
+MCP exactly as an outside agent would, starts them together, runs until every model arm is done
+(budget, ceiling, cassette, season end), archives, and writes telemetry, the run manifest, the report
+and the spend curve into the out folder. A rerun into the same folder resumes where telemetry stops.
 """
 
 from __future__ import annotations
@@ -16,19 +17,17 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx2
 import yaml
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from rich.console import Console
 
 from wildhold.agents.base import AgentView
 from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, rebuild
 from wildhold.agents.scaffold.adapters import Adapter, ReplayAdapter
-from wildhold.agents.scaffold.session import Caps, MCPTools, run_session, system_prompt
+from wildhold.agents.scaffold.loopback import Loopback
+from wildhold.agents.scaffold.session import Caps, MCPTools, SessionState, run_session, system_prompt
 from wildhold.agents.scaffold.workspace import Workspace
 
-BASE = "http://127.0.0.1:8765"  # the app is reached in-process; this address is never dialled
 DEFAULT_OBJECTIVE = "Complete as many quests as possible."
 
 
@@ -43,7 +42,7 @@ class ArmSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str
-    provider: Literal["replay", "scripted", "openai"]
+    provider: Literal["replay", "scripted", "openai", "anthropic", "google"]
     model: str | None = None
     base_url: str | None = None  # openai: any chat-completions endpoint (vLLM, Ollama, OpenRouter...)
     api_key_env: str | None = None  # openai: the environment variable holding the key (never written anywhere)
@@ -51,6 +50,8 @@ class ArmSpec(BaseModel):
     policy: str | None = None
     sampling: dict[str, Any] = Field(default_factory=dict)
     price: PriceSpec | None = None
+    budget_usd: float | None = Field(default=None, gt=0)  # this arm's budget; the experiment's when absent
+    ceiling_s: float | None = Field(default=None, gt=0)  # this arm's wall-clock ceiling; the experiment's when absent
 
 
 class CapsSpec(BaseModel):
@@ -72,17 +73,40 @@ class Experiment(BaseModel):
     name: str
     scenario: str = "tiny"
     seed: int = 1
-    clock: Literal["lockstep", "fast"] = "lockstep"
+    clock: Literal["lockstep", "fast", "realtime"] = "lockstep"
+    tick_seconds: float = Field(default=1.0, gt=0)  # realtime: wall-clock seconds per world minute
     objective: str = DEFAULT_OBJECTIVE
-    budget_usd: float = Field(gt=0)
-    ceiling_s: float = Field(gt=0)
+    budget_usd: float = Field(gt=0)  # per arm, unless the arm sets its own
+    ceiling_s: float = Field(gt=0)  # per arm, unless the arm sets its own
     turn_deadline_s: float = 5.0
     caps: CapsSpec = Field(default_factory=CapsSpec)
-    arms: list[ArmSpec]
+    arms: list[ArmSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _arms_are_complete(self) -> Experiment:
+        names = [a.name for a in self.arms]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"arm names must be distinct; repeated: {', '.join(dup)}")
+        for a in self.arms:
+            if a.provider != "scripted" and a.price is None:  # without a pinned price no budget could ever end it
+                raise ValueError(f"arm {a.name!r}: a model arm needs its pinned price (price: {{input_per_mtok, "
+                                 "output_per_mtok}})")
+            if a.provider == "replay" and not a.cassette:
+                raise ValueError(f"arm {a.name!r}: a replay arm needs a cassette")
+        if all(a.provider == "scripted" for a in self.arms):
+            raise ValueError("an experiment needs at least one model arm (scripted arms play only while one does)")
+        return self
 
     @classmethod
     def load(cls, path: Path) -> Experiment:
         return cls.model_validate(yaml.safe_load(Path(path).read_text()))
+
+    def budget(self, arm: ArmSpec) -> float:
+        return arm.budget_usd if arm.budget_usd is not None else self.budget_usd
+
+    def ceiling(self, arm: ArmSpec) -> float:
+        return arm.ceiling_s if arm.ceiling_s is not None else self.ceiling_s
 
 
 def git_sha() -> str | None:
@@ -103,6 +127,8 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
     arms = []
     for a in exp.arms:
         entry = a.model_dump(mode="json", exclude_none=True)
+        if a.provider != "scripted":  # what this arm actually ran under, its own override or the default
+            entry["budget_usd"], entry["ceiling_s"] = exp.budget(a), exp.ceiling(a)
         if a.cassette:
             data = (base / a.cassette).read_bytes()
             entry["cassette_sha256"] = hashlib.sha256(data).hexdigest()
@@ -110,13 +136,15 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
         arms.append(entry)
     return {"experiment": exp.name, "wildhold_git_sha": git_sha(), "tools_hash": tools_hash(),
             "rules_digest": rules_digest(default_content()), "scenario": exp.scenario, "seed": exp.seed,
-            "clock": exp.clock, "objective": exp.objective, "budget_usd": exp.budget_usd, "ceiling_s": exp.ceiling_s,
+            "clock": exp.clock, "tick_seconds": exp.tick_seconds if exp.clock == "realtime" else None,
+            "turn_deadline_s": exp.turn_deadline_s if exp.clock == "lockstep" else None,
+            "objective": exp.objective, "budget_usd": exp.budget_usd, "ceiling_s": exp.ceiling_s,
             "caps": exp.caps.model_dump(), "cost_formula": "caching-neutral: (input_tokens incl. cached * input "
             "price + output_tokens * output price) / 1e6", "arms": arms}
 
 
 class Run:
-    """One experiment in progress: the host, its app, the telemetry and each arm's ledger."""
+    """One experiment in progress: the host, its app served on loopback, the telemetry and each arm's ledger."""
 
     def __init__(self, exp: Experiment, out: Path, base: Path):
         from wildhold.eval.html import render_html
@@ -129,22 +157,43 @@ class Run:
         out.mkdir(parents=True, exist_ok=True)
         self.signup, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         config = HostConfig(signup_token=self.signup, admin_token=admin, clock=exp.clock, lobby=True,
-                            turn_deadline_s=exp.turn_deadline_s, rate_per_s=0.0, wait_max_s=30.0)
+                            tick_seconds=exp.tick_seconds, turn_deadline_s=exp.turn_deadline_s, rate_per_s=0.0,
+                            wait_max_s=30.0)
         self.host = Host.open(out / "world", config, exp.scenario, exp.seed, manifest_extra={"tools_hash": tools_hash()})
         self.app = create_app(self.host, scorer=score_archive, render_html=render_html)
         self.telemetry = Telemetry(out / "telemetry.jsonl")
         self.caps = Caps(**exp.caps.model_dump())
-        self.started = time.monotonic()
         self.model_arms_left = sum(1 for a in exp.arms if a.provider != "scripted")
         self.adapters: dict[str, Adapter] = {}
+        self.records: list[dict[str, Any]] = []
+        self.ledger = rebuild([])
+        self.states: dict[str, str] = {}  # each arm's state, for the operator's live view only
+        self.lives: dict[str, float] = {}  # when each arm's life in this process began (monotonic)
+        self.server: Loopback | None = None
 
-    def client(self, token: str) -> Client:
-        transport = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=self.app), base_url=BASE,
-                                       headers={"Authorization": f"Bearer {token}"}, timeout=60.0)
-        return Client(streamable_http_client(f"{BASE}/mcp", http_client=transport))
+    def budget(self, arm: ArmSpec) -> float:
+        return self.exp.budget(arm)
+
+    def ceiling(self, arm: ArmSpec) -> float:
+        return self.exp.ceiling(arm)
+
+    def elapsed(self, arm: str) -> float:
+        """Wall-clock seconds this arm has been alive, earlier processes included (rebuilt from telemetry)."""
+        started = self.lives.get(arm)
+        return self.ledger.arm(arm).elapsed_s + (time.monotonic() - started if started is not None else 0.0)
+
+    def stop_clock(self, arm: str) -> None:
+        """The arm's wall-clock time stops counting once it is done."""
+        self.ledger.arm(arm).elapsed_s = self.elapsed(arm)
+        self.lives.pop(arm, None)
+
+    def connect(self, token: str):
+        """An MCP client session over TCP to the loopback server, acting as `token`."""
+        assert self.server is not None, "the loopback server is not running"
+        return self.server.mcp(token)
 
     async def register(self, arm: ArmSpec) -> str:
-        async with self.client(self.signup) as c:
+        async with self.connect(self.signup) as c:
             r = await c.call_tool("register", {"name": arm.name, "model": arm.model or arm.policy or arm.provider,
                                                "harness": "wildhold-scaffold"})
         if r.is_error:
@@ -156,69 +205,105 @@ class Run:
             if not arm.cassette:
                 raise ValueError(f"arm {arm.name!r}: a replay arm needs a cassette")
             return ReplayAdapter(self.base / arm.cassette, model=arm.model or "")
-        if arm.provider == "openai":
+        if arm.provider in ("openai", "anthropic", "google"):
             import os
 
-            from wildhold.agents.scaffold.openai_compat import OpenAICompatAdapter
-
             if not arm.model:
-                raise ValueError(f"arm {arm.name!r}: an openai arm needs a model")
+                raise ValueError(f"arm {arm.name!r}: provider {arm.provider!r} needs a model")
             key = os.environ.get(arm.api_key_env) if arm.api_key_env else None
             if arm.api_key_env and not key:
                 raise ValueError(f"arm {arm.name!r}: the environment variable {arm.api_key_env} is not set")
+            if arm.provider == "anthropic":
+                from wildhold.agents.scaffold.anthropic_adapter import AnthropicAdapter
+
+                return AnthropicAdapter(arm.model, base_url=arm.base_url, api_key=key, sampling=arm.sampling)
+            if arm.provider == "google":
+                from wildhold.agents.scaffold.google_adapter import GoogleAdapter
+
+                return GoogleAdapter(arm.model, base_url=arm.base_url, api_key=key, sampling=arm.sampling)
+            from wildhold.agents.scaffold.openai_compat import OpenAICompatAdapter
+
             return OpenAICompatAdapter(arm.model, base_url=arm.base_url, api_key=key, sampling=arm.sampling)
         raise ValueError(f"arm {arm.name!r}: provider {arm.provider!r} has no adapter")
 
     async def model_arm(self, arm: ArmSpec, token: str) -> None:
-        """Sessions until the budget, the ceiling, the cassette or the season ends; checked only between sessions."""
+        """Sessions until the budget, the ceiling, the cassette or the season ends; checked only between sessions.
+
+        After a crash it starts where telemetry stops: a session cut short goes on with its transcript,
+        and a session that ended without its checkpoint or wake gets them now.
+        """
         adapter = self.adapters[arm.name]
         price = Price(arm.price.input_per_mtok, arm.price.output_per_mtok) if arm.price else Price(0.0, 0.0)
         ledger = self.ledger.arm(arm.name)  # after a crash: what telemetry says was already spent
         if ledger.complete:
             self.model_arms_left -= 1
-            async with self.client(token) as c:
+            self.states[arm.name] = f"done: {ledger.complete}"
+            async with self.connect(token) as c:
                 await self.park(MCPTools(c))
             return
         if isinstance(adapter, ReplayAdapter):
             adapter.position = ledger.replay_position
         workspace = Workspace(self.out / "workspaces" / arm.name, self.caps.workspace_quota_bytes)
+        resumed = SessionState.resume(self.records, arm.name, self.caps)
         self.telemetry.emit("run_start", arm.name, model=adapter.model, provider=adapter.provider,
-                            resumed=ledger.llm_calls > 0)
+                            resumed=ledger.sessions > 0)
+        self.lives[arm.name] = time.monotonic()
         reason = ""
         try:
-            async with self.client(token) as c:
+            async with self.connect(token) as c:
                 world = MCPTools(c)
                 tools = await world.listing()
                 system = system_prompt(arm.name, self.exp.objective, tools)
-                number = ledger.sessions
-                if ledger.wake_tick is not None:
-                    await self.sleep_until(arm.name, world, ledger.wake_tick)
-                while not reason:
-                    if self.host.state == "over":
-                        reason = "season_over"
-                    elif ledger.cost_usd >= self.exp.budget_usd:
-                        reason = "budget"
-                    elif time.monotonic() - self.started >= self.exp.ceiling_s:
-                        reason = "ceiling"
-                    elif isinstance(adapter, ReplayAdapter) and adapter.exhausted:
-                        reason = "cassette_exhausted"
-                    if reason:
-                        break
-                    number += 1
+
+                async def session(number: int, state: SessionState | None) -> None:
+                    self.states[arm.name] = f"session {number}"
                     result = await run_session(arm=arm.name, number=number, system=system, world_tools=tools,
                                                world=world, adapter=adapter, workspace=workspace,
-                                               telemetry=self.telemetry, price=price, caps=self.caps, ledger=ledger)
+                                               telemetry=self.telemetry, price=price, caps=self.caps, ledger=ledger,
+                                               resumed=state, repeatable=world.read_only)
                     await self.checkpoint(arm.name, world, number, ledger)
-                    await self.sleep(arm.name, world, result.wake_minutes)
+                    await self.sleep(arm.name, world, number, result.wake_minutes)
+
+                if resumed is not None:
+                    await session(resumed.number, resumed)
+                elif ledger.ended_session:  # a crash between sessions: finish what the last one left undone
+                    if ledger.progress_session < ledger.ended_session:
+                        await self.checkpoint(arm.name, world, ledger.ended_session, ledger)
+                    if ledger.wake_session < ledger.ended_session:
+                        await self.sleep(arm.name, world, ledger.ended_session,
+                                         ledger.ended_wake or self.caps.wake_default_minutes)
+                    elif ledger.wake_tick is not None:
+                        self.states[arm.name] = f"asleep until tick {ledger.wake_tick}"
+                        await self.sleep_until(world, ledger.wake_tick)
+                while not reason:
+                    reason = self.stop_reason(arm, ledger, adapter)
+                    if not reason:
+                        await session(ledger.sessions + 1, None)
                 self.telemetry.emit("run_complete", arm.name, reason=reason, cost_usd=ledger.cost_usd,
                                     tokens=ledger.tokens)
                 self.model_arms_left -= 1
+                self.states[arm.name] = f"done: {reason}"
+                self.stop_clock(arm.name)
                 await self.park(world)
         finally:
             if hasattr(adapter, "close"):
                 await adapter.close()
             if not reason:  # interrupted: no run_complete, so a rerun resumes this arm from its telemetry
                 self.model_arms_left -= 1
+                self.states[arm.name] = "interrupted"
+                self.stop_clock(arm.name)
+
+    def stop_reason(self, arm: ArmSpec, ledger: ArmLedger, adapter: Adapter) -> str:
+        """Why this arm should start no further session ('' while it may go on)."""
+        if self.host.state == "over":
+            return "season_over"
+        if ledger.cost_usd >= self.budget(arm):
+            return "budget"
+        if self.elapsed(arm.name) >= self.ceiling(arm):
+            return "ceiling"
+        if isinstance(adapter, ReplayAdapter) and adapter.exhausted:
+            return "cassette_exhausted"
+        return ""
 
     async def park(self, world: MCPTools) -> None:
         """A finished arm's character rests while other arms play, so a lockstep world never waits on it."""
@@ -251,18 +336,19 @@ class Run:
                             wealth_cents=None if info_err else info["wealth_cents"],
                             quests=None if log_err else log["log"].get("quests_completed", 0),
                             tokens=ledger.tokens, cached_input_tokens=ledger.cached_input_tokens,
-                            cost_usd=ledger.cost_usd)
+                            cost_usd=ledger.cost_usd, elapsed_s=round(self.elapsed(arm), 3))
 
-    async def sleep(self, arm: str, world: MCPTools, minutes: int) -> None:
+    async def sleep(self, arm: str, world: MCPTools, session: int, minutes: int) -> None:
         """The world runs on while the agent sleeps: the scaffold waits in world minutes (ticks), never shown."""
         err, _, info = await world.call("world_info", {})
         if err:
             return
         wake_tick = info["time"]["tick"] + minutes
-        self.telemetry.emit("wake_scheduled", arm, minutes=minutes, wake_tick=wake_tick)
-        await self.sleep_until(arm, world, wake_tick)
+        self.telemetry.emit("wake_scheduled", arm, session=session, minutes=minutes, wake_tick=wake_tick)
+        self.states[arm] = f"asleep until tick {wake_tick}"
+        await self.sleep_until(world, wake_tick)
 
-    async def sleep_until(self, arm: str, world: MCPTools, wake_tick: int) -> None:
+    async def sleep_until(self, world: MCPTools, wake_tick: int) -> None:
         while self.host.state != "over" and self.host.world.tick < wake_tick:
             if not await self.wait_ticks(world, wake_tick - self.host.world.tick):
                 return
@@ -273,7 +359,8 @@ class Run:
 
         policy = make_policy(arm.policy or "producer", self.host.content)
         self.telemetry.emit("run_start", arm.name, policy=policy.name, provider="scripted")
-        async with self.client(token) as c:
+        self.states[arm.name] = "playing"
+        async with self.connect(token) as c:
             world = MCPTools(c)
             while self.host.state != "over" and self.model_arms_left > 0:
                 err, _, obs = await world.call("observe", {})
@@ -294,28 +381,46 @@ class Run:
                     err, _, op = await world.call("wait_operation", {"op": op["op"], "timeout_s": 1.0})
                     if err:
                         break
-        self.telemetry.emit("run_complete", arm.name, reason="model_arms_done" if self.host.state != "over"
-                            else "season_over")
+        reason = "model_arms_done" if self.host.state != "over" else "season_over"
+        self.telemetry.emit("run_complete", arm.name, reason=reason)
+        self.states[arm.name] = f"done: {reason}"
 
-    async def play(self) -> None:
-        """Register (or, after a crash, reuse) every arm, start them together, and play until every model arm ends."""
-        self.ledger = rebuild(self.telemetry.records())
+    async def play(self, view: Any = None) -> None:
+        """Serve the world on loopback, register (or, after a crash, reuse) every arm, start them together,
+        and play until every model arm ends. `view` is an optional live view (an async context manager)."""
+        self.records = self.telemetry.records()
+        self.ledger = rebuild(self.records)
         self.adapters = {a.name: self.adapter(a) for a in self.exp.arms if a.provider != "scripted"}
         tokens_file = self.out / "arm-tokens.json"  # local bearer tokens, so a restarted run acts as the same agents
-        async with self.app.router.lifespan_context(self.app):
+        tokens: dict[str, str] = json.loads(tokens_file.read_text()) if tokens_file.exists() else {}
+        async with Loopback(self.app) as self.server:
+            self.telemetry.emit("run_start", None, experiment=self.exp.name, resumed=bool(self.records),
+                                server=self.server.url)
             if self.host.state == "lobby":
-                tokens = {arm.name: await self.register(arm) for arm in self.exp.arms}
-                tokens_file.write_text(json.dumps(tokens))
-                tokens_file.chmod(0o600)
-                self.telemetry.emit("run_start", None, experiment=self.exp.name)
+                for arm in self.exp.arms:
+                    if arm.name not in tokens:
+                        self.states[arm.name] = "registering"
+                        tokens[arm.name] = await self.register(arm)
+                        _write_private(tokens_file, tokens)
                 self.host.start()
-            else:
-                tokens = json.loads(tokens_file.read_text())
-            await asyncio.gather(*(self.scripted_arm(a, tokens[a.name]) if a.provider == "scripted"
-                                   else self.model_arm(a, tokens[a.name]) for a in self.exp.arms))
-            if self.host.state != "over":
-                self.host.stop("every model arm finished")
+            missing = sorted(a.name for a in self.exp.arms if a.name not in tokens)
+            if missing:
+                raise ValueError(f"{self.out} holds a started match without tokens for the arms {', '.join(missing)}; "
+                                 "resume it with the experiment file it was started with, or use a new --out")
+            async with view if view is not None else _nothing():
+                try:
+                    async with asyncio.TaskGroup() as arms:  # one arm failing stops them all: a rerun resumes
+                        for a in self.exp.arms:
+                            arms.create_task(self.scripted_arm(a, tokens[a.name]) if a.provider == "scripted"
+                                             else self.model_arm(a, tokens[a.name]), name=f"arm-{a.name}")
+                except ExceptionGroup as failed:
+                    if len(failed.exceptions) == 1:  # the arm's own error, as the caller would expect it
+                        raise failed.exceptions[0] from None
+                    raise
+                if self.host.state != "over":
+                    self.host.stop("every model arm finished")
             self.telemetry.emit("run_complete", None, reason="every model arm finished")
+        self.server = None
 
     def finish(self) -> dict[str, Path]:
         from wildhold.eval.report import score_archive
@@ -325,20 +430,64 @@ class Run:
         paths = {"archive": archive, "telemetry": self.telemetry.path}
         paths["manifest"] = _write(self.out / "manifest.json", manifest(self.exp, self.base))
         paths["report"] = _write(self.out / "report.json", score_archive(archive))
-        paths["spend_curve"] = _write(self.out / "spend_curve.json", spend_curve(self.telemetry.records()))
+        paths["spend_curve"] = _write(self.out / "spend_curve.json",
+                                      spend_curve(self.telemetry.records(), trial_ticks(archive)))
         return paths
 
 
-def spend_curve(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """Quests and wealth against cumulative tokens and dollars, one point per session, per model arm."""
+class _nothing:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+CURVE_FIELDS = ("session", "tick", "elapsed_s", "tokens", "cached_input_tokens", "cost_usd", "quests", "wealth_cents")
+
+
+def stage_ticks(events: Any, scenario: str, names: dict[str, str] | None = None) -> dict[str, dict[str, list[int]]]:
+    """Per character (by name when `names` maps ids to names): the ticks its trial stages were credited
+    under the cumulative rule (`native`) and attained in any order (`independent`), from its events
+    through the same assessment the report uses."""
+    from wildhold.content import default_content
+    from wildhold.eval.trial import assess
+
+    names = names or {}
+    return {names.get(agent, agent): {"native": sorted(p["native_ticks"].values()),
+                                      "independent": sorted(r["tick"] for r in p["independent"].values())}
+            for agent, p in assess(events, default_content(), scenario).items()}
+
+
+def trial_ticks(archive: Path) -> dict[str, dict[str, list[int]]]:
+    """`stage_ticks` of an archive: the world's tamper-evident record, joined to telemetry by tick."""
+    from wildhold.store.archive import Archive
+
+    with Archive(archive) as a:
+        names = {agent["id"]: agent["name"] for agent in a.manifest["agents"]}
+        return stage_ticks(a.events(), a.manifest["scenario"], names)
+
+
+def spend_curve(records: list[dict[str, Any]], stages: dict[str, dict[str, list[int]]] | None = None) -> dict[str, Any]:
+    """Quests, trial stages and wealth against cumulative tokens and dollars: one point per session per model arm.
+
+    `trial_stages` counts the stages passed under the trial's cumulative rule by the point's tick, and
+    `trial_stages_independent` those attained in any order (both None without `stages`, see `trial_ticks`).
+    """
     ledger = rebuild(records)
+    stages = stages or {}
     arms: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        if r["kind"] == "progress":
-            arms.setdefault(r["arm"], []).append({k: r[k] for k in ("session", "tick", "tokens", "cached_input_tokens",
-                                                                    "cost_usd", "quests", "wealth_cents")})
+        if r["kind"] != "progress":
+            continue
+        point = {k: r.get(k) for k in CURVE_FIELDS}
+        ticks = stages.get(r["arm"])
+        for key, kind in (("trial_stages", "native"), ("trial_stages_independent", "independent")):
+            point[key] = None if ticks is None or r["tick"] is None else sum(1 for t in ticks[kind] if t <= r["tick"])
+        arms.setdefault(r["arm"], []).append(point)
     return {"arms": {name: {"points": pts, "total_cost_usd": ledger.arm(name).cost_usd,
-                            "total_tokens": ledger.arm(name).tokens} for name, pts in arms.items()}}
+                            "total_tokens": ledger.arm(name).tokens} for name, pts in arms.items()},
+            "x": ["cost_usd", "tokens"], "y": ["quests", "trial_stages", "wealth_cents"]}
 
 
 def _write(path: Path, data: Any) -> Path:
@@ -346,12 +495,24 @@ def _write(path: Path, data: Any) -> Path:
     return path
 
 
-def run_experiment(path: Path, out: Path) -> dict[str, Path]:
-    """Load an experiment file, play it, and return the paths of what it wrote."""
+def _write_private(path: Path, data: Any) -> None:
+    """Bearer tokens: written whole (a crash leaves the old file or the new one), readable by the owner only."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data))
+    tmp.chmod(0o600)
+    tmp.replace(path)
+
+
+def run_experiment(path: Path, out: Path, *, quiet: bool = False, console: Console | None = None) -> dict[str, Path]:
+    """Load an experiment file, play it (live progress on a terminal unless `quiet`), return what it wrote."""
+    from wildhold.agents.scaffold.progress import LiveView
+
     exp = Experiment.load(path)
     run = Run(exp, out, Path(path).resolve().parent)
+    console = console or Console(stderr=True)
+    view = LiveView(run, console) if console.is_terminal and not quiet else None
     try:
-        asyncio.run(run.play())
+        asyncio.run(run.play(view))
     except BaseException:
         run.host.close()
         raise

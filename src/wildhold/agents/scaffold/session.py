@@ -8,7 +8,8 @@ is what the agent wrote to its workspace. Budget, spend and run duration never e
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry
@@ -67,11 +68,13 @@ class MCPTools:
 
     def __init__(self, client: Any):
         self.client = client
+        self.read_only: frozenset[str] = frozenset()  # tools the server marks read-only, known after `listing`
 
     async def listing(self) -> list[dict[str, Any]]:
-        tools = (await self.client.list_tools()).tools
+        tools = [t for t in (await self.client.list_tools()).tools if t.name not in HIDDEN_WORLD_TOOLS]
+        self.read_only = frozenset(t.name for t in tools if t.annotations and t.annotations.read_only_hint)
         return [{"name": t.name, "description": t.description or "", "input_schema": t.input_schema}
-                for t in sorted(tools, key=lambda t: t.name) if t.name not in HIDDEN_WORLD_TOOLS]
+                for t in sorted(tools, key=lambda t: t.name)]
 
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str, dict[str, Any] | None]:
         r = await self.client.call_tool(name, arguments)
@@ -97,6 +100,11 @@ def _code(text: str) -> str:
     return head if head and " " not in head else "error"
 
 
+INTERRUPTED = ("interrupted: The connection was lost before this call's result arrived; it may or may not "
+               "have taken effect.")
+NOT_RUN = "not_run: the session had already ended."
+
+
 @dataclass
 class SessionResult:
     reason: str
@@ -104,92 +112,169 @@ class SessionResult:
     tool_calls: int
 
 
+@dataclass
+class SessionState:
+    """Where one session stands: its transcript and what its caps and breakers count.
+
+    Built fresh when a session starts, or rebuilt from telemetry (`resume`) when a crash cut a
+    session short, so the resumed session goes on from exactly the transcript the model had seen.
+    `unanswered` holds the last turn's tool calls that have no result yet.
+    """
+
+    number: int
+    wake: int
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    calls: int = 0
+    errors: int = 0
+    tokens: int = 0
+    recent: list[str] = field(default_factory=list)
+    unanswered: list[ToolCall] = field(default_factory=list)
+    reason: str = ""
+
+    @classmethod
+    def fresh(cls, number: int, caps: Caps) -> SessionState:
+        return cls(number, caps.wake_default_minutes, [{"role": "user", "content": f"Session {number} begins."}])
+
+    @classmethod
+    def resume(cls, records: list[dict[str, Any]], arm: str, caps: Caps) -> SessionState | None:
+        """The arm's session that started but never ended, replayed from its telemetry; None when there is none."""
+        state: SessionState | None = None
+        for r in records:
+            if r.get("arm") != arm:
+                continue
+            kind = r["kind"]
+            if kind == "session_start":
+                state = cls.fresh(r["session"], caps)
+            elif kind == "session_end":
+                state = None
+            elif state is not None and kind == "llm_call":
+                calls = [ToolCall(c["id"], c["name"], c["arguments"]) for c in r.get("calls", [])]
+                state.on_turn(r.get("text", ""), calls, r["input_tokens"] + r["output_tokens"])
+            elif state is not None and kind == "tool_call":
+                call = next((c for c in state.unanswered if c.id == r.get("id")), None)
+                if call is not None:
+                    state.on_result(call, r["code"] != "ok", r.get("result", ""), caps)
+        return state
+
+    def on_turn(self, text: str, calls: list[ToolCall], tokens: int) -> None:
+        self.tokens += tokens
+        self.messages.append({"role": "assistant", "content": text,
+                              "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]})
+        self.unanswered = list(calls)
+        if not calls:
+            self.reason = "model_stopped"
+
+    def on_result(self, call: ToolCall, is_error: bool, text: str, caps: Caps) -> None:
+        """A call's result joins the transcript; the caps and breakers decide whether the session ends."""
+        self.unanswered.remove(call)
+        self.calls += 1
+        self.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
+        self.errors = self.errors + 1 if is_error else 0
+        self.recent = (self.recent + [json.dumps([call.name, call.arguments], sort_keys=True)])[-caps.repeat_limit:]
+        if call.name == "set_next_wake" and not is_error:
+            self.wake = int(call.arguments["minutes"])
+        if call.name == "end_session":
+            self.reason = "end_session"
+        elif self.errors >= caps.max_consecutive_errors:
+            self.reason = "consecutive_errors"
+        elif len(self.recent) == caps.repeat_limit and len(set(self.recent)) == 1:
+            self.reason = "repetition"
+        elif self.calls >= caps.max_tool_calls:
+            self.reason = "tool_call_cap"
+
+    def skip(self, call: ToolCall) -> None:
+        """A call after the session ended in the same turn: answered, never run."""
+        self.unanswered.remove(call)
+        self.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": NOT_RUN})
+
+
 async def run_session(*, arm: str, number: int, system: str, world_tools: list[dict[str, Any]], world: WorldTools,
                       adapter: Adapter, workspace: Workspace, telemetry: Telemetry, price: Price, caps: Caps,
-                      ledger: ArmLedger) -> SessionResult:
-    """One session, from a fresh transcript to its recorded end reason."""
+                      ledger: ArmLedger, resumed: SessionState | None = None,
+                      repeatable: frozenset[str] = frozenset()) -> SessionResult:
+    """One session, from a fresh transcript (or the one a crash interrupted) to its recorded end reason.
+
+    `repeatable` names the world tools that only read (the server marks them read-only): after a crash,
+    a call of the interrupted turn that has no recorded result runs again if it only reads or is a
+    scaffold tool; any other is answered as interrupted, since the world may already have done it.
+    """
     tools = world_tools + SCAFFOLD_TOOLS
     world_names = {t["name"] for t in world_tools}
-    messages: list[dict[str, Any]] = [{"role": "user", "content": f"Session {number} begins."}]
-    telemetry.emit("session_start", arm, session=number)
-    calls = errors = tokens = 0
-    recent: list[str] = []
-    wake = caps.wake_default_minutes
-    reason = ""
-    while not reason:
-        if calls >= caps.max_tool_calls:
-            reason = "tool_call_cap"
-            break
-        if tokens >= caps.max_tokens:
-            reason = "token_cap"
-            break
-        turn = await adapter.complete(system, messages, tools)
-        cost = price.cost(turn.usage)
-        ledger.add(turn.usage, cost)
-        tokens += turn.usage.input_tokens + turn.usage.output_tokens
-        telemetry.emit("llm_call", arm, session=number, model=adapter.model, cost_usd=cost, retries=turn.retries,
-                       tool_calls=len(turn.tool_calls), **turn.usage.dump())
-        messages.append({"role": "assistant", "content": turn.text,
-                         "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls]})
-        if not turn.tool_calls:
-            reason = "model_stopped"
-            break
-        for call in turn.tool_calls:
-            if reason:  # calls after an end in the same turn are answered, not run
-                messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
-                                 "content": "not_run: the session had already ended."})
+    safe = repeatable | {t["name"] for t in SCAFFOLD_TOOLS}
+    state = resumed or SessionState.fresh(number, caps)
+    if resumed is None:
+        ledger.sessions += 1
+        telemetry.emit("session_start", arm, session=number)
+    else:
+        telemetry.emit("session_resumed", arm, session=number, unanswered=len(state.unanswered))
+
+    async def answer(after_crash: bool) -> None:
+        for call in list(state.unanswered):
+            if state.reason:
+                state.skip(call)
                 continue
-            is_error, text, outcome = await _dispatch(call, world_names, world, workspace, caps)
-            calls += 1
+            if after_crash and call.name not in safe:
+                is_error, text = True, INTERRUPTED
+            else:
+                is_error, text = await _dispatch(call, world_names, world, workspace, caps)
             ledger.tool_calls += 1
-            telemetry.emit("tool_call", arm, session=number, name=call.name, args=call.arguments,
-                           code=_code(text) if is_error else "ok")
+            telemetry.emit("tool_call", arm, session=number, id=call.id, name=call.name, args=call.arguments,
+                           code=_code(text) if is_error else "ok", result=text)
             if call.name == "write_file" and not is_error:
                 telemetry.emit("workspace_write", arm, session=number, path=call.arguments.get("path"),
                                bytes=len(str(call.arguments.get("content", "")).encode()))
-            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
-            errors = errors + 1 if is_error else 0
-            recent = (recent + [json.dumps([call.name, call.arguments], sort_keys=True)])[-caps.repeat_limit:]
-            if outcome == "wake" and not is_error:
-                wake = int(call.arguments["minutes"])
-            if outcome == "end":
-                reason = "end_session"
-            elif errors >= caps.max_consecutive_errors:
-                reason = "consecutive_errors"
-            elif len(recent) == caps.repeat_limit and len(set(recent)) == 1:
-                reason = "repetition"
-            elif calls >= caps.max_tool_calls:
-                reason = "tool_call_cap"
-    telemetry.emit("session_end", arm, session=number, reason=reason, tool_calls=calls)
-    return SessionResult(reason, wake, calls)
+            state.on_result(call, is_error, text, caps)
+
+    await answer(after_crash=True)
+    while not state.reason:
+        if state.calls >= caps.max_tool_calls:
+            state.reason = "tool_call_cap"
+            break
+        if state.tokens >= caps.max_tokens:
+            state.reason = "token_cap"
+            break
+        started = time.monotonic()
+        turn = await adapter.complete(system, state.messages, tools)
+        latency = time.monotonic() - started
+        cost = price.cost(turn.usage)
+        ledger.add(turn.usage, cost)
+        telemetry.emit("llm_call", arm, session=number, model=adapter.model, cost_usd=cost, retries=turn.retries,
+                       latency_s=round(latency, 4), tool_calls=len(turn.tool_calls), text=turn.text,
+                       calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls],
+                       **turn.usage.dump())
+        state.on_turn(turn.text, turn.tool_calls, turn.usage.input_tokens + turn.usage.output_tokens)
+        await answer(after_crash=False)
+    telemetry.emit("session_end", arm, session=number, reason=state.reason, tool_calls=state.calls,
+                   wake_minutes=state.wake)
+    return SessionResult(state.reason, state.wake, state.calls)
 
 
 async def _dispatch(call: ToolCall, world_names: set[str], world: WorldTools, workspace: Workspace,
-                    caps: Caps) -> tuple[bool, str, str | None]:
-    """Run one tool call: (is_error, text for the model, scaffold outcome: 'wake', 'end' or None)."""
+                    caps: Caps) -> tuple[bool, str]:
+    """Run one tool call: (is_error, the text the model gets back)."""
     args = call.arguments
     try:
         if call.name == "end_session":
-            return False, json.dumps({"ended": True}), "end"
+            return False, json.dumps({"ended": True})
         if call.name == "set_next_wake":
             minutes = args.get("minutes")
             if not isinstance(minutes, int) or not caps.wake_min_minutes <= minutes <= caps.wake_max_minutes:
                 return True, (f"bad_arguments: set_next_wake: minutes must be a whole number from "
-                              f"{caps.wake_min_minutes} to {caps.wake_max_minutes}."), None
-            return False, json.dumps({"next_wake_in_minutes": minutes}), "wake"
+                              f"{caps.wake_min_minutes} to {caps.wake_max_minutes}.")
+            return False, json.dumps({"next_wake_in_minutes": minutes})
         if call.name == "write_file":
-            return False, json.dumps(workspace.write(str(args["path"]), str(args["content"]))), None
+            return False, json.dumps(workspace.write(str(args["path"]), str(args["content"])))
         if call.name == "read_file":
-            return False, json.dumps(workspace.read(str(args["path"]))), None
+            return False, json.dumps(workspace.read(str(args["path"])))
         if call.name == "list_files":
-            return False, json.dumps(workspace.list()), None
+            return False, json.dumps(workspace.list())
         if call.name == "delete_file":
-            return False, json.dumps(workspace.delete(str(args["path"]))), None
+            return False, json.dumps(workspace.delete(str(args["path"])))
     except WorkspaceError as exc:
-        return True, str(exc), None
+        return True, str(exc)
     except KeyError as exc:
-        return True, f"bad_arguments: {call.name}: missing argument {exc.args[0]!r}.", None
+        return True, f"bad_arguments: {call.name}: missing argument {exc.args[0]!r}."
     if call.name not in world_names:
-        return True, f"unknown_tool: There is no tool named {call.name!r}.", None
+        return True, f"unknown_tool: There is no tool named {call.name!r}."
     is_error, text, _ = await world.call(call.name, args)
-    return is_error, text, None
+    return is_error, text

@@ -1,0 +1,557 @@
+"""Programs inside a served match: their lifecycle, the turn each takes at every tick, their records.
+
+`ProgramHost` (the host's `programs`) is the one owner of program state. At each tick boundary,
+right after the world steps, every running program takes a turn in (character, name) order: it
+is loaded from its stored snapshot into the runner, given the result it waited for, and its world
+calls are answered until it blocks, ends, or spends its turn's budget; then its snapshot, the
+transcript of the turn's calls and its log lines are stored. A tick's program writes commit in
+one transaction with the actions the programs submitted, so a crash loses a whole turn or none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from wildhold.programs.api import function_kinds, stubs
+from wildhold.programs.client import RunnerClient, RunnerFailed
+from wildhold.programs.protocol import pack_bytes, unpack_bytes
+from wildhold.programs.sandbox import Settings, cut
+from wildhold.service.host import HostError
+from wildhold.store.sqlite import RUN_COLUMNS
+from wildhold.world.errors import Rejected
+
+if TYPE_CHECKING:
+    from wildhold.service.host import Host
+
+NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
+LIVE = ("running", "waiting")
+CHECK_TIMEOUT_S = 15.0
+ERROR_MESSAGE_CHARS = 500
+# What a program meets where a sandbox would have let it reach outside.
+NO_OS = "Programs have no files, network, processes or environment: {fn} is not available."
+
+
+@dataclass
+class Run:
+    """One start of one revision: its counters, what it waits on, its snapshot while paused."""
+
+    run: int
+    agent: str
+    name: str
+    revision: int
+    seed: int
+    state: str
+    started_tick: int
+    ended_tick: int | None = None
+    error: dict[str, Any] | None = None
+    actions: int = 0
+    host_calls: int = 0
+    waiting_on: dict[str, Any] | None = None
+    pending: dict[str, Any] | None = None  # the call the program is paused in, unanswered
+    seq: int = 0  # calls answered so far
+    dump: bytes | None = None
+    cap: str = field(default_factory=lambda: secrets.token_urlsafe(18), compare=False, repr=False)
+
+    @property
+    def issuer(self) -> str:
+        return f"program:{self.name}@{self.revision}"
+
+    @property
+    def key(self) -> str:
+        return f"run{self.run}"
+
+    def row(self) -> dict[str, Any]:
+        return {c: getattr(self, c) for c in RUN_COLUMNS}
+
+
+@dataclass
+class Program:
+    """A character's program by name: its revisions, its latest run, its log ring."""
+
+    agent: str
+    name: str
+    log: deque
+    revisions: list[dict[str, Any]] = field(default_factory=list)
+    run: Run | None = None
+    next_seq: int = 1
+    dropped: int = 0
+    unsaved: list[tuple[int, int, str]] = field(default_factory=list)
+
+
+@dataclass
+class Turn:
+    started: float
+    calls: int = 0
+    actions: int = 0
+
+
+@dataclass(frozen=True)
+class Block:
+    """The call waits: on an operation of the character, or for a tick."""
+
+    waiting_on: dict[str, Any]
+
+
+PARK = object()  # the call stays unanswered until the next turn (this turn's action budget is spent)
+
+
+def raises(kind: str, message: str) -> dict[str, Any]:
+    return {"raise": {"type": kind, "message": message}}
+
+
+def op_result(rec: dict[str, Any]) -> dict[str, Any]:
+    """A finished operation as a program sees it."""
+    return {"ok": rec["status"] == "completed", "op": rec["op"], "status": rec["status"], "result": rec.get("result"),
+            "code": rec.get("code"), "message": rec.get("message")}
+
+
+def rejected(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "op": None, "status": "rejected", "result": None, "code": code, "message": message}
+
+
+def run_seed(world_seed: int, scenario: str, agent: str, name: str, revision: int, run: int) -> int:
+    digest = hashlib.sha256(f"{world_seed}|{scenario}|{agent}|{name}|{revision}|{run}".encode()).digest()
+    return int.from_bytes(digest[:6], "big")
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else str(value)
+
+
+class ProgramHost:
+    """Every program of a served match. All errors are `HostError`s with stable codes."""
+
+    def __init__(self, host: Host, runner_command: list[str] | None = None):
+        self.host = host
+        self.spec = host.content.programs
+        self.settings = Settings.from_spec(self.spec)
+        self.store = host.match.store
+        self.kinds = function_kinds()
+        self.client = RunnerClient(self.settings, runner_command)
+        self.counters: Counter[str] = Counter()
+        self.programs: dict[tuple[str, str], Program] = {}
+        self._stubs: str | None = None
+        self._restore()
+
+    # ---- restoring ---------------------------------------------------------------------------
+
+    def _program(self, agent: str, name: str) -> Program:
+        key = (agent, name)
+        program = self.programs.get(key)
+        if program is None:
+            program = self.programs[key] = Program(agent, name, deque(maxlen=self.spec.log_lines))
+        return program
+
+    def _restore(self) -> None:
+        """Programs as the store left them: a run that was running or waiting resumes from its snapshot."""
+        if self.store is None:
+            return
+        for rev in self.store.program_sources(with_source=False):
+            self._program(rev["agent"], rev["name"]).revisions.append(rev)
+        for row in self.store.program_runs():
+            self._program(row["agent"], row["name"]).run = Run(**row)
+        for line in self.store.program_logs():
+            self._program(line["agent"], line["name"]).log.append((line["seq"], line["tick"], line["text"]))
+        for (agent, name), (next_seq, dropped) in self.store.program_log_state().items():
+            program = self._program(agent, name)
+            program.next_seq, program.dropped = next_seq, dropped
+
+    def close(self) -> None:
+        self.client.close()
+
+    # ---- what faces call --------------------------------------------------------------------
+
+    def save(self, agent: str, name: str, source: str) -> dict[str, Any]:
+        """Check and keep a new revision; `program_invalid` names the line of the first errors."""
+        self._require_running()
+        self._check_agent(agent)
+        self._check_name(name)
+        if not isinstance(source, str):
+            raise HostError("invalid_arguments", "The source must be a string of Python.")
+        size = len(source.encode())
+        if size > self.spec.max_source_bytes:
+            raise HostError("program_too_large", f"The source is {size} bytes; at most {self.spec.max_source_bytes}.")
+        program = self.programs.get((agent, name))
+        if program is None or not program.revisions:
+            mine = sum(1 for (a, _), p in self.programs.items() if a == agent and p.revisions)
+            if mine >= self.spec.max_programs_per_agent:
+                raise HostError("program_limit", f"You have {mine} programs, the most one character may keep; "
+                                "save a new revision of one of them instead.")
+        elif len(program.revisions) >= self.spec.max_revisions:
+            raise HostError("program_limit", f"{name!r} has {len(program.revisions)} revisions, the most a program may have.")
+        errors = self._check(source)
+        if errors:
+            shown = "; ".join(f"line {e['line']}: {e['message']}" if e["line"] else e["message"] for e in errors[:5])
+            more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+            raise HostError("program_invalid", f"The program has {len(errors)} error(s), nothing was saved: {shown}{more}.")
+        program = self._program(agent, name)
+        tick, sha = self.host.world.tick, hashlib.sha256(source.encode()).hexdigest()
+        revision = len(program.revisions) + 1
+        with self.store.transaction():
+            self.store.add_program_source(agent, name, revision, tick, sha, source)
+            self.host.match.program(agent, "save", {"name": name, "revision": revision, "source_sha256": sha})
+            self.host.match.flush()
+        program.revisions.append({"agent": agent, "name": name, "revision": revision, "tick": tick, "sha256": sha})
+        self.counters["saves"] += 1
+        return {"name": name, "revision": revision, "tick": tick, "source_sha256": sha}
+
+    def start(self, agent: str, name: str, revision: int | None = None) -> dict[str, Any]:
+        """Run a revision (the latest by default) from its first line; it takes its first turn at the next tick."""
+        self._require_running()
+        program = self._known(agent, name)
+        revision = self._revision(program, revision)
+        if program.run is not None and program.run.state in LIVE:
+            raise HostError("program_running", f"{name!r} is already running (revision {program.run.revision}); stop it first.")
+        live = sum(1 for p in self.programs.values() if p.agent == agent and p.run and p.run.state in LIVE)
+        if live >= self.spec.max_running_per_agent:
+            raise HostError("program_limit", f"You already run {live} programs, the most at once; stop one first.")
+        w = self.host.world
+        number = self.store.next_program_run()
+        run = Run(number, agent, name, revision, run_seed(w.seed, w.scenario_name, agent, name, revision, number),
+                  "running", w.tick)
+        with self.store.transaction():
+            self.store.save_program_run(run.row())
+            self.host.match.program(agent, "start", {"name": name, "revision": revision, "run": number})
+            self.host.match.flush()
+        program.run = run
+        self.counters["starts"] += 1
+        return self._status(program)
+
+    def stop(self, agent: str, name: str, reason: str = "stopped by its agent") -> dict[str, Any]:
+        """End a running program; an operation it already started goes on (cancel it to stop that too)."""
+        self._require_running()
+        program = self._known(agent, name)
+        run = program.run
+        if run is None or run.state not in LIVE:
+            raise HostError("program_not_running", f"{name!r} is not running.")
+        self._end(run, "stopped")
+        with self.store.transaction():
+            self.store.save_program_run(run.row())
+            self.host.match.program(agent, "stop", {"name": name, "revision": run.revision, "run": run.run, "reason": reason})
+            self.host.match.flush()
+        return self._status(program)
+
+    def stop_all(self, reason: str) -> None:
+        """Stop every running program (the match is ending)."""
+        for program in sorted(self.programs.values(), key=lambda p: (p.agent, p.name)):
+            if program.run is not None and program.run.state in LIVE:
+                self.stop(program.agent, program.name, reason)
+
+    def status(self, agent: str, name: str) -> dict[str, Any]:
+        return self._status(self._known(agent, name))
+
+    def list(self, agent: str) -> dict[str, Any]:
+        mine = sorted((p for p in self.programs.values() if p.agent == agent and p.revisions), key=lambda p: p.name)
+        return {"programs": [self._status(p) for p in mine]}
+
+    def logs(self, agent: str, name: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
+        """Log lines after seq `after` (oldest first, at most `limit`), the seq to ask after next, and how many were lost."""
+        program = self._known(agent, name)
+        for label, value, low in (("after", after, 0), ("limit", limit, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise HostError("invalid_arguments", f"{label} must be an integer of at least {low}.")
+        lines = [{"seq": s, "tick": t, "text": text} for s, t, text in program.log if s > after][:limit]
+        return {"name": name, "lines": lines, "next": lines[-1]["seq"] if lines else after, "dropped": program.dropped}
+
+    def source(self, agent: str, name: str, revision: int | None = None) -> dict[str, Any]:
+        program = self._known(agent, name)
+        revision = self._revision(program, revision)
+        return {"name": name, "revision": revision, "source": self.store.program_source(agent, name, revision),
+                "revisions": len(program.revisions)}
+
+    def active(self, agent: str) -> bool:
+        """Whether a program of this character is running or waiting (it acts for the character at each tick)."""
+        return any(p.agent == agent and p.run is not None and p.run.state in LIVE for p in self.programs.values())
+
+    # ---- checks -------------------------------------------------------------------------------
+
+    def _require_running(self) -> None:
+        state = self.host.state
+        if state != "running":
+            raise HostError("match_over" if state == "over" else "not_started",
+                            "The match has ended." if state == "over" else "The match is still in its lobby.")
+
+    def _check_agent(self, agent: str) -> None:
+        if agent not in self.host.world.chars:
+            raise HostError("invalid_arguments", f"No character has id {agent!r}.")
+
+    def _check_name(self, name: Any) -> None:
+        if not isinstance(name, str) or not NAME.match(name):
+            raise HostError("invalid_arguments", "A program name is 1 to 40 characters of a-z, 0-9, '_' and '-'.")
+
+    def _known(self, agent: str, name: str) -> Program:
+        self._check_name(name)
+        program = self.programs.get((agent, name))
+        if program is None or not program.revisions:
+            raise HostError("unknown_program", f"You have no program named {name!r}; save it first.")
+        return program
+
+    def _revision(self, program: Program, revision: Any) -> int:
+        if revision is None:
+            return len(program.revisions)
+        if isinstance(revision, bool) or not isinstance(revision, int):
+            raise HostError("invalid_arguments", "A revision is a whole number (1 for the first save).")
+        if not 1 <= revision <= len(program.revisions):
+            raise HostError("unknown_program", f"{program.name!r} has revisions 1 to {len(program.revisions)}, not {revision}.")
+        return revision
+
+    def _check(self, source: str) -> list[dict[str, Any]]:
+        if self._stubs is None:
+            self._stubs = stubs(content=self.host.content)
+        try:
+            return self.client.request({"op": "check", "source": source, "stubs": self._stubs}, CHECK_TIMEOUT_S)["errors"]
+        except (RunnerFailed, KeyError) as exc:
+            raise HostError("runner_unavailable", f"The program could not be checked ({exc}); nothing was saved.") from None
+
+    def _status(self, program: Program) -> dict[str, Any]:
+        run = program.run
+        if run is None:
+            return {"name": program.name, "revision": len(program.revisions), "state": "stopped", "error": None,
+                    "started_tick": None, "actions": 0, "host_calls": 0, "waiting_on": None, "run": None,
+                    "ended_tick": None, "issuer": None}
+        return {"name": program.name, "revision": run.revision, "state": run.state, "error": run.error,
+                "started_tick": run.started_tick, "actions": run.actions, "host_calls": run.host_calls,
+                "waiting_on": run.waiting_on, "run": run.run, "ended_tick": run.ended_tick, "issuer": run.issuer}
+
+    # ---- turns ------------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Give every running program whose wait is over its turn, in (character, name) order."""
+        runs = sorted((p.run for p in self.programs.values() if p.run is not None and p.run.state in LIVE),
+                      key=lambda r: (r.agent, r.name))
+        ready = [r for r in runs if self._ready(r)]
+        if not ready:
+            return
+        with self.store.transaction():
+            for run in ready:
+                self._turn(run)
+            self.host.match.flush()
+
+    def _ready(self, run: Run) -> bool:
+        waiting = run.waiting_on
+        if waiting is None:
+            return True
+        if waiting["kind"] == "tick":
+            return self.host.world.tick >= waiting["tick"]
+        rec = self.host.ops.get(waiting["op"])
+        return rec is None or rec["status"] != "running"
+
+    def _request(self, run: Run, message: dict[str, Any]) -> dict[str, Any]:
+        return self.client.request({**message, "program": run.key, "cap": run.cap})
+
+    def _turn(self, run: Run) -> None:
+        """One turn of one program; whatever happens, its record, transcript rows and log lines are stored."""
+        program = self.programs[(run.agent, run.name)]
+        rows: list[tuple] = []
+        self.counters["turns"] += 1
+        try:
+            step = self._begin(run)
+            answer = self._wake(run) if run.waiting_on is not None and step.get("kind") == "call" else None
+            self._drive(run, program, step, answer, rows)
+        except RunnerFailed as exc:
+            self._fail(run, exc.reason, "RunnerFailed", exc.message, None)
+        self._save(run, program, rows)
+
+    def _begin(self, run: Run) -> dict[str, Any]:
+        """The program in the runner: from its source on its first turn, else from its snapshot, which must be
+        paused in the very call its record says."""
+        if run.dump is None:
+            source = self.store.program_source(run.agent, run.name, run.revision)
+            return self._request(run, {"op": "start", "source": source, "seed": run.seed})
+        step = self._request(run, {"op": "load", "dump": pack_bytes(run.dump), "seed": run.seed})
+        if step.get("kind") == "call" and step["call"] != run.pending:
+            self._release(run)
+            return {"kind": "error", "error": {"reason": "restore_mismatch", "type": "RestoreError", "line": None,
+                    "message": "The restored program is not paused where it was stored; it cannot resume safely."}}
+        return step
+
+    def _drive(self, run: Run, program: Program, step: dict[str, Any], answer: Any, rows: list[tuple]) -> None:
+        """Answer calls until the program blocks, ends, fails or spends this turn's budget."""
+        turn = Turn(time.monotonic())
+        while True:
+            self._absorb(program, step)
+            if step.get("kind") != "call":
+                return self._ended(run, step)
+            call = step["call"]
+            if answer is None:
+                if time.monotonic() - turn.started > self.spec.turn_wall_s:
+                    self._release(run)
+                    return self._fail(run, "wall_clock", "TimeoutError", f"The turn ran over {self.spec.turn_wall_s:g} s "
+                                      "of wall-clock time (the safety net); the program was stopped.", None)
+                answer = PARK if turn.calls >= self.spec.host_calls_per_turn else self._answer(run, call, turn)
+                if isinstance(answer, Block):
+                    run.waiting_on, run.state = answer.waiting_on, "waiting"
+                if answer is PARK or isinstance(answer, Block):
+                    return self._park(run, call)
+            turn.calls += 1
+            run.host_calls += 1
+            run.seq += 1
+            rows.append((run.run, run.seq, self.host.world.tick, call["fn"], call, answer))
+            step = self._request(run, {"op": "resume", "answer": answer})
+            answer = None
+
+    def _ended(self, run: Run, step: dict[str, Any]) -> None:
+        if step.get("kind") == "done":
+            return self._finish(run)
+        if step.get("kind") == "error":
+            e = step["error"]
+            return self._fail(run, e.get("reason", "runtime_error"), e.get("type", "Error"), e.get("message", ""), e.get("line"))
+        self._fail(run, "runner_crash", "RunnerError", str(step.get("message", "the runner refused the request")), None)
+
+    def _wake(self, run: Run) -> dict[str, Any]:
+        """The result a waiting program gets: the tick it woke at, or how its operation ended."""
+        waiting, run.waiting_on, run.state = run.waiting_on, None, "running"
+        if waiting["kind"] == "tick":
+            return {"value": self.host.world.tick}
+        rec = self.host.ops.get(waiting["op"])
+        if rec is None:
+            return {"value": rejected("unknown_operation", f"Operation {waiting['op']} is no longer tracked.")}
+        return {"value": op_result(rec)}
+
+    def _answer(self, run: Run, call: dict[str, Any], turn: Turn) -> Any:
+        """What the world answers one call: a value or an exception, a Block, or PARK."""
+        fn, kind = call["fn"], call["kind"]
+        if kind == "os" and fn == "import":
+            module = call["args"][0] if isinstance(call["args"], list) and call["args"] else "?"
+            return raises("ModuleNotFoundError", f"No module named {module!r}: programs have no files, network, "
+                          "processes or environment, and only the interpreter's own modules import.")
+        if kind == "os":
+            return raises("PermissionError", NO_OS.format(fn=fn))
+        if kind == "name":
+            return raises("NameError", f"name {fn!r} is not defined")
+        what = self.kinds.get(fn) if kind == "function" else None
+        if what is None:
+            return raises("NameError", f"name {fn!r} is not defined: a program calls only the functions of the program API")
+        if "bad" in call:
+            return raises("TypeError", f"{fn}(): {call['bad']}")
+        args, kwargs = call["args"], call["kwargs"]
+        if what == "action":
+            if args:
+                return raises("TypeError", f"{fn}() takes keyword arguments only, as in the program API reference")
+            if turn.actions >= self.spec.actions_per_tick:
+                return PARK
+            turn.actions += 1
+            run.actions += 1
+            return self._act(run, fn, kwargs)
+        if what == "read":
+            if args or kwargs:
+                return raises("TypeError", f"{fn}() takes no arguments")
+            return {"value": self._read(run.agent, fn)}
+        if fn == "log":
+            if kwargs:
+                return raises("TypeError", "log() takes values only, no keyword arguments")
+            self._log(self.programs[(run.agent, run.name)], " ".join(_text(v) for v in args))
+            return {"value": None}
+        return self._sleep(args, kwargs)
+
+    def _sleep(self, args: list, kwargs: dict) -> Any:
+        w = self.host.world
+        given = list(args) + ([kwargs["tick"]] if "tick" in kwargs else [])
+        if len(given) != 1 or set(kwargs) - {"tick"} or isinstance(given[0], bool) or not isinstance(given[0], int):
+            return raises("TypeError", "sleep_until() takes one whole number: the tick to wake at")
+        tick = given[0]
+        if tick <= w.tick:
+            return {"value": w.tick}
+        if tick - w.tick > self.spec.sleep_max_ticks:
+            return raises("ValueError", f"sleep_until({tick}) is {tick - w.tick} ticks ahead; at most {self.spec.sleep_max_ticks}.")
+        return Block({"kind": "tick", "tick": tick})
+
+    def _act(self, run: Run, action: str, kwargs: dict[str, Any]) -> Any:
+        """Submit as the program's own character, through the host like a direct action (same limits, same log)."""
+        host = self.host
+        key = next((token for token, rec in host.records.items() if rec.agent == run.agent), None)
+        wait = host.limiter.take(key) if key is not None else None
+        if wait is not None:
+            host.counters["rate_limited"] += 1
+            return {"value": rejected("rate_limited", f"Your rate limit is spent (program and direct actions share it); "
+                                      f"retry in {wait:.2f} s.")}
+        result = host.submit(run.agent, action, kwargs, issuer=run.issuer)
+        self.counters["actions"] += 1
+        if isinstance(result, Rejected):
+            return {"value": rejected(result.code, result.message)}
+        if result["status"] == "running":
+            return Block({"kind": "operation", "op": result["op"]})
+        return {"value": op_result(result)}
+
+    def _read(self, agent: str, fn: str) -> Any:
+        host = self.host
+        if fn == "observe":
+            return host.observe(agent, memory=False)
+        if fn == "inventory":
+            return host.inventory(agent)
+        if fn == "recipes":
+            return host.recipes(agent)
+        if fn == "quest_log":
+            return host.quest_log(agent)
+        return host.world.tick
+
+    def _park(self, run: Run, call: dict[str, Any]) -> None:
+        """Pause the program in its unanswered call and keep its snapshot (unless it outgrew the limit)."""
+        dump = self._request(run, {"op": "park"})
+        if dump.get("kind") != "parked":
+            raise RunnerFailed("runner_crash", str(dump.get("message", "the runner could not pause the program")))
+        data = unpack_bytes(dump["dump"])
+        if len(data) > self.spec.max_state_bytes:
+            self._fail(run, "state_too_large", "MemoryError", f"The paused program's state is {len(data)} bytes; at most "
+                       f"{self.spec.max_state_bytes} may be kept between turns.", None)
+            return
+        run.dump, run.pending = data, call
+
+    def _release(self, run: Run) -> None:
+        try:
+            self._request(run, {"op": "drop"})
+        except RunnerFailed:
+            pass
+
+    # ---- endings and records ----------------------------------------------------------------
+
+    def _end(self, run: Run, state: str) -> None:
+        run.state, run.ended_tick, run.waiting_on, run.dump = state, self.host.world.tick, None, None
+
+    def _finish(self, run: Run) -> None:
+        self._end(run, "finished")
+        self.counters["finished"] += 1
+        self.host.match.program(run.agent, "finish", {"name": run.name, "revision": run.revision, "run": run.run,
+                                                      "actions": run.actions, "host_calls": run.host_calls}, "service")
+
+    def _fail(self, run: Run, reason: str, kind: str, message: str, line: int | None) -> None:
+        message = cut(message, ERROR_MESSAGE_CHARS)
+        self._end(run, "failed")
+        run.error = {"type": kind, "message": message, "line": line, "reason": reason}
+        self.counters[f"failed_{reason}"] += 1
+        self.host.match.program(run.agent, "fail", {"name": run.name, "revision": run.revision, "run": run.run,
+                                                    "reason": reason, "error_type": kind, "message": message,
+                                                    "line": line}, "service")
+
+    def _absorb(self, program: Program, step: dict[str, Any]) -> None:
+        """The print() lines of a step into the log ring; lines the runner had to drop are counted."""
+        program.dropped += int(step.get("out_dropped", 0) or 0)
+        for line in step.get("out", ()) or ():
+            self._log(program, str(line))
+
+    def _log(self, program: Program, text: str) -> None:
+        tick = self.host.world.tick
+        for line in text.split("\n"):
+            if len(program.log) == program.log.maxlen:
+                program.dropped += 1
+            entry = (program.next_seq, tick, cut(line, self.spec.log_line_chars))
+            program.next_seq += 1
+            program.log.append(entry)
+            program.unsaved.append(entry)
+        if len(program.unsaved) > program.log.maxlen:
+            del program.unsaved[: len(program.unsaved) - program.log.maxlen]
+
+    def _save(self, run: Run, program: Program, rows: list[tuple]) -> None:
+        store = self.store
+        store.save_program_run(run.row())
+        store.add_program_calls(rows)
+        if program.unsaved:
+            store.add_program_logs(program.agent, program.name, program.unsaved, self.spec.log_lines,
+                                   program.next_seq, program.dropped)
+            program.unsaved = []

@@ -1,0 +1,107 @@
+"""The program runner: a separate, unprivileged process that owns the Monty interpreters.
+
+`python -m wildhold.programs.runner` reads request frames on stdin and answers each with one
+frame on stdout. The world spawns it with a scrubbed environment and an empty working folder;
+it lowers its own resource limits before anything else. It holds a program only during that
+program's turn, and only under the capability the world gave it for that run: a request for a
+held program that carries another capability is refused.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import sys
+from typing import Any
+
+from wildhold.programs.protocol import FrameError, encode, pack_bytes, read_frame, unpack_bytes, write_frame
+from wildhold.programs.sandbox import Sandbox, Settings
+
+# Backstops of the process itself, beneath each program's own interpreter limits (programs.yaml):
+# no core files, no files worth writing, few descriptors, and an address space far above any
+# interpreter's heap limit (each interpreter process inherits these).
+LIMITS = (
+    (resource.RLIMIT_CORE, 0),
+    (resource.RLIMIT_FSIZE, 1 << 20),
+    (resource.RLIMIT_NOFILE, 256),
+    (resource.RLIMIT_AS, 2 << 30),
+)
+
+
+def lower_limits() -> None:
+    for which, value in LIMITS:
+        soft, hard = resource.getrlimit(which)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+
+def handle(sandbox: Sandbox, request: dict[str, Any]) -> dict[str, Any]:
+    op = request.get("op")
+    key, cap = request.get("program", ""), request.get("cap", "")
+    if op == "check":
+        return {"errors": sandbox.check(request["source"], request["stubs"])}
+    if op == "start":
+        return sandbox.start(key, request["source"], int(request["seed"]), cap)
+    if op == "load":
+        return sandbox.load(key, unpack_bytes(request["dump"]), int(request["seed"]), cap)
+    held = sandbox.active.get(key)
+    if held is None:
+        return {"kind": "refused", "message": f"no program {key!r} is held"}
+    if held.cap != cap:
+        return {"kind": "refused", "message": f"wrong capability for program {key!r}"}
+    if op == "resume":
+        return sandbox.resume(key, request["answer"])
+    if op == "park":
+        return {"kind": "parked", "dump": pack_bytes(sandbox.park(key))}
+    if op == "drop":
+        sandbox.drop(key)
+        return {"kind": "dropped"}
+    return {"kind": "refused", "message": f"unknown request {op!r}"}
+
+
+def serve(stdin, stdout) -> None:
+    hello = read_frame(stdin)
+    if hello is None:
+        return
+    sandbox = Sandbox(Settings(**hello["settings"]))
+    write_frame(stdout, {"id": hello.get("id"), "kind": "ready", "pid": os.getpid()})
+    try:
+        while True:
+            request = read_frame(stdin)
+            if request is None:
+                return
+            try:
+                reply = handle(sandbox, request)
+            except Exception as exc:  # a fault of the runner itself: report it, keep serving
+                reply = {"kind": "error", "error": {"type": type(exc).__name__, "message": str(exc)[:500],
+                                                    "line": None, "reason": "runner_crash"}}
+            key = request.get("program")
+            held = sandbox.active.get(key) if key else None
+            reply.update(id=request.get("id"), program=key, cap=held.cap if held else request.get("cap"))
+            try:
+                frame = encode(reply)
+            except FrameError as exc:  # a program passed the world a value too large to carry: it fails
+                sandbox.drop(key)
+                frame = encode({"id": request.get("id"), "program": key, "cap": reply["cap"], "kind": "error",
+                                "error": {"type": "ValueError", "message": f"A value too large to pass to the world ({exc}).",
+                                          "line": None, "reason": "runtime_error"}})
+            stdout.write(frame)
+            stdout.flush()
+    finally:
+        sandbox.close()
+
+
+def main() -> None:
+    lower_limits()
+    # Frames own the real stdout; anything else that writes there (a stray print) goes to stderr.
+    frames = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        serve(sys.stdin.buffer, frames)
+    except (FrameError, BrokenPipeError):
+        pass
+
+
+if __name__ == "__main__":
+    main()

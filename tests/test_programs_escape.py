@@ -1,0 +1,331 @@
+"""The escape suite: hostile programs fail safely with a clear, recorded error, and the world keeps
+ticking while another character's program keeps running. Floods are bounded by the turn budgets."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from programs_support import code_of, events, inputs, join, log_texts, open_host, state, step_until, steps
+
+from wildhold.content import default_content
+from wildhold.programs.client import RunnerClient, RunnerFailed
+
+LIMITS = default_content().programs
+HEARTBEAT = "while True:\n    log('beat', now())\n    sleep_until(now() + 1)\n"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A served match where a keeper's heartbeat program logs every tick."""
+    host = open_host(tmp_path_factory.mktemp("escape") / "m")
+    keeper = join(host, "keeper")
+    host.programs.save(keeper, "heartbeat", HEARTBEAT)
+    host.programs.start(keeper, "heartbeat")
+    steps(host, 1)
+    yield host, keeper
+    host.close()
+
+
+def still_alive(host, keeper) -> None:
+    """The world ticked on and the keeper's program logged at this very tick."""
+    tick = host.world.tick
+    steps(host, 1)
+    assert host.world.tick == tick + 1
+    assert state(host, keeper, "heartbeat") == "waiting"
+    assert log_texts(host, keeper, "heartbeat")[-1] == f"beat {tick + 1}"
+
+
+def run_hostile(host, name: str, source: str, limit: int = 6) -> tuple[str, dict]:
+    """A fresh character saves and starts `source`; step until it fails. Its id and the status."""
+    agent = join(host, name)
+    host.programs.save(agent, "hostile", source)
+    host.programs.start(agent, "hostile")
+    step_until(host, lambda: state(host, agent, "hostile") == "failed", limit)
+    return agent, host.programs.status(agent, "hostile")
+
+
+CASES = [
+    # id, source, error type, reason, line, words in the message
+    ("read-file", 'text = eval(\'open("/etc/passwd").read()\')\nlog(text)\n', "PermissionError", "runtime_error", 1, "no files"),
+    ("list-dir", 'import os\nlog(os.listdir("/"))\n', "PermissionError", "runtime_error", 2, "no files"),
+    ("environment", 'import os\nlog(os.environ)\n', "PermissionError", "runtime_error", 2, "environment"),
+    ("os-system", 'import os\nrun = eval("os.system")\nrun("touch pwned")\n', "AttributeError", "runtime_error", 2, "system"),
+    ("socket", 'import socket\nsocket.socket()\n', "ModuleNotFoundError", "runtime_error", 1, "socket"),
+    ("subprocess", 'import subprocess\nsubprocess.run(["id"])\n', "ModuleNotFoundError", "runtime_error", 1, "subprocess"),
+    ("ctypes", 'import ctypes\nctypes.CDLL(None)\n', "ModuleNotFoundError", "runtime_error", 1, "ctypes"),
+    ("builtins", 'import builtins\nlog(builtins)\n', "ModuleNotFoundError", "runtime_error", 1, "builtins"),
+    ("dunder-import", 'x = 1\neval("__import__(\'os\')")\n', "NameError", "runtime_error", 2, "__import__"),
+    ("subclasses", 'x = 1\nk = eval("().__class__.__base__.__subclasses__()")\nlog(k)\n', "AttributeError", "runtime_error", 2, "__class__"),
+    ("globals", 'def f() -> int:\n    return 1\nlog(f.__globals__)\n', "AttributeError", "runtime_error", 3, "__globals__"),
+    ("frames", 'import sys\nlog(eval("sys._getframe()"))\n', "AttributeError", "runtime_error", 2, "_getframe"),
+    ("code-object", 'f = lambda: 0\nlog(f.__code__)\n', "AttributeError", "runtime_error", 2, "__code__"),
+    ("traceback", 'try:\n    x = 1 // 0\nexcept Exception as e:\n    log(e.__traceback__)\n', "AttributeError", "runtime_error", 4, "__traceback__"),
+    ("infinite-loop", 'log("spinning")\nwhile True:\n    pass\n', "TimeoutError", "wall_clock", None, "time limit"),
+    ("memory-bomb", 'x = "a" * (10 ** 9)\n', "MemoryError", "limit", 1, "memory limit"),
+    ("memory-growth", 'xs = []\nwhile True:\n    xs.append("x" * 100000)\n', "MemoryError", "limit", None, "memory limit"),
+    ("oversized-value", 's = "x" * 6000000\nlog(s, s, s)\n', "ValueError", "runtime_error", None, "too large"),
+    ("deep-recursion", 'def f(n: int) -> int:\n    return f(n + 1)\nf(0)\n', "RecursionError", "limit", 2, "recursion"),
+]
+
+
+@pytest.mark.parametrize("case, source, kind, reason, line, words", CASES, ids=[c[0] for c in CASES])
+def test_a_hostile_program_fails_safely_with_a_recorded_error(world, case, source, kind, reason, line, words):
+    host, keeper = world
+    agent, status = run_hostile(host, case, source)
+    error = status["error"]
+    assert (error["type"], error["reason"], error["line"]) == (kind, reason, line), error
+    assert words in error["message"]
+    failed = [e["data"] for e in events(host, "program_failed") if e["data"]["agent"] == agent]
+    assert failed == [{"agent": agent, "name": "hostile", "revision": 1, "run": status["run"], "reason": reason,
+                       "error_type": kind, "message": error["message"], "line": line}]
+    still_alive(host, keeper)
+
+
+def test_writing_a_file_fails_and_writes_nothing(world, tmp_path):
+    host, keeper = world
+    target = tmp_path / "escaped.txt"
+    _, status = run_hostile(host, "write-file", f'eval(\'open("{target}", "w").write("x")\')\n')
+    assert status["error"]["type"] == "PermissionError" and not target.exists()
+    still_alive(host, keeper)
+
+
+def test_plain_file_and_introspection_calls_are_refused_at_save(world):
+    host, _ = world
+    agent = join(host, "plain")
+    for source, words in (('open("/etc/passwd")\n', "open"), ("import sys\nsys.modules\n", "modules"),
+                          ("globals()\n", "globals"), ("x = __import__('os')\n", "__import__")):
+        with pytest.raises(Exception) as exc:
+            host.programs.save(agent, "plain", source)
+        assert exc.value.code == "program_invalid" and words in exc.value.message and "line" in exc.value.message
+
+
+SAFE_SYS = {"argv", "executable", "stdout", "stderr", "platform", "version", "version_info", "maxsize", "flags",
+            "byteorder", "prefix", "base_prefix", "exec_prefix", "builtin_module_names", "float_info", "hexversion",
+            "api_version", "copyright", "platlibdir", "pycache_prefix", "dont_write_bytecode"}
+DANGEROUS_SYS = ["modules", "path", "environ", "stdin", "exit", "settrace", "setprofile", "setrecursionlimit",
+                 "_getframe", "meta_path", "path_hooks", "orig_argv", "audit", "addaudithook", "exc_info", "gettrace"]
+
+
+def test_sys_imports_but_exposes_nothing_dangerous(world):
+    host, keeper = world
+    agent = join(host, "sys-prober")
+    names = sorted(SAFE_SYS) + DANGEROUS_SYS
+    source = ("import sys\nfound = []\n"
+              f"for n in {names!r}:\n"
+              "    try:\n        eval('sys.' + n)\n        found.append(n)\n    except AttributeError:\n        pass\n"
+              "log(','.join(found))\n"
+              "log(repr([sys.argv, sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.platform]))\n")
+    host.programs.save(agent, "probe", source)
+    host.programs.start(agent, "probe")
+    step_until(host, lambda: state(host, agent, "probe") == "finished", 3)
+    exposed, values = log_texts(host, agent, "probe")
+    assert set(exposed.split(",")) <= SAFE_SYS and not set(exposed.split(",")) & set(DANGEROUS_SYS)
+    assert values == "[['program.py'], '', '', '', '', 'monty']"  # no host paths, no environment
+    still_alive(host, keeper)
+
+
+# ---- floods ---------------------------------------------------------------------------------------
+
+
+def test_flooding_actions_is_bounded_by_the_turn_budget(world):
+    host, keeper = world
+    agent = join(host, "flooder")
+    host.programs.save(agent, "flood", 'while True:\n    eat(item="nothing")\n')
+    host.programs.start(agent, "flood")
+    first = host.world.tick + 1
+    steps(host, 3)
+    issued = [i for i in inputs(host, "action") if i.agent == agent]
+    per_tick = {t: sum(1 for i in issued if i.tick == t) for t in range(first, first + 3)}
+    assert per_tick == {t: LIMITS.actions_per_tick for t in per_tick}
+    assert {i.issuer for i in issued} == {"program:flood@1"}
+    assert state(host, agent, "flood") == "running"  # not failed: it just continues next tick
+    host.programs.stop(agent, "flood")
+    still_alive(host, keeper)
+
+
+def test_two_programs_of_one_character_share_its_one_operation(world):
+    host, keeper = world
+    agent = join(host, "twins")
+    for name in ("alpha", "beta"):
+        host.programs.save(agent, name, 'while True:\n    r = wait(ticks=3)\n    log(r["status"], r["code"])\n')
+        host.programs.start(agent, name)
+    steps(host, 7)
+    starts = [e["data"] for e in events(host, "operation_started") if e["data"]["agent"] == agent]
+    assert starts and {s["issuer"] for s in starts} == {"program:alpha@1"}  # alpha goes first, by name
+    assert all(b["tick"] >= a["tick"] + 3 for a, b in zip(
+        [e for e in events(host, "operation_started") if e["data"]["agent"] == agent],
+        [e for e in events(host, "operation_started") if e["data"]["agent"] == agent][1:]))
+    assert "rejected busy" in log_texts(host, agent, "beta")
+    for name in ("alpha", "beta"):
+        host.programs.stop(agent, name)
+    still_alive(host, keeper)
+
+
+def test_flooding_the_log_keeps_a_bounded_ring_of_cut_lines(world):
+    host, keeper = world
+    agent = join(host, "logger")
+    host.programs.save(agent, "noisy", 'n = 0\nwhile True:\n    n += 1\n    log(n, "x" * 10000)\n')
+    host.programs.start(agent, "noisy")
+    ticks = LIMITS.log_lines // LIMITS.host_calls_per_turn + 2
+    steps(host, ticks)
+    logs = host.programs.logs(agent, "noisy", limit=10_000)
+    written = ticks * LIMITS.host_calls_per_turn
+    assert len(logs["lines"]) == LIMITS.log_lines and logs["dropped"] == written - LIMITS.log_lines
+    assert all(len(line["text"]) == LIMITS.log_line_chars for line in logs["lines"])
+    assert logs["lines"][-1]["text"].startswith(f"{written} xxx") and logs["next"] == written
+    stored = list(host.match.store.program_logs())
+    assert sum(1 for row in stored if row["agent"] == agent) == LIMITS.log_lines
+    assert state(host, agent, "noisy") == "running"
+    host.programs.stop(agent, "noisy")
+    still_alive(host, keeper)
+
+
+def test_flooding_print_is_cut_off_by_the_wall_clock_net_with_a_bounded_log(world):
+    host, keeper = world
+    agent, status = run_hostile(host, "printer", 'while True:\n    print("y" * 5000)\n')
+    assert (status["error"]["type"], status["error"]["reason"]) == ("TimeoutError", "wall_clock")
+    logs = host.programs.logs(agent, "hostile", limit=10_000)
+    assert len(logs["lines"]) == LIMITS.log_lines and logs["dropped"] > 0
+    assert all(len(line["text"]) == LIMITS.log_line_chars for line in logs["lines"])
+    still_alive(host, keeper)
+
+
+# ---- acting as another character ------------------------------------------------------------------
+
+
+def test_a_program_cannot_name_another_character(world):
+    host, keeper = world
+    agent = join(host, "impostor")
+    with pytest.raises(Exception) as exc:
+        host.programs.save(agent, "impostor", f'move(direction="n", agent="{keeper}")\n')
+    assert exc.value.code == "program_invalid" and "agent" in exc.value.message and "line 1" in exc.value.message
+    where = host.world.chars[keeper].pos
+    source = f'kw: dict = {{"direction": "n", "agent": "{keeper}"}}\nr = move(**kw)\nlog(r["ok"], r["code"])\n'
+    host.programs.save(agent, "impostor", source)
+    host.programs.start(agent, "impostor")
+    step_until(host, lambda: state(host, agent, "impostor") == "finished", 3)
+    assert log_texts(host, agent, "impostor") == ["False bad_arguments"]
+    tried = [i for i in inputs(host, "action") if i.issuer == "program:impostor@1"]
+    assert [(i.agent, i.name) for i in tried] == [(agent, "move")]  # recorded as its own character's action
+    assert host.world.chars[keeper].pos == where
+    still_alive(host, keeper)
+
+
+# A compromised runner: it relays every frame to a real runner, except those about one program,
+# whose replies it forges (another capability, an action) or at which it dies.
+RELAY = """
+import subprocess, sys
+from wildhold.programs.protocol import read_frame, write_frame
+real = subprocess.Popen([sys.executable, "-m", "wildhold.programs.runner"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    request = read_frame(stdin)
+    if request is None or (MODE == "exit" and request.get("program") == TARGET):
+        break
+    write_frame(real.stdin, request)
+    reply = read_frame(real.stdout)
+    if MODE == "forge" and request.get("program") == TARGET:
+        reply.update(cap="forged-capability", kind="call",
+                     call={"kind": "function", "fn": "move", "args": [], "kwargs": {"direction": "n"}})
+    write_frame(stdout, reply)
+"""
+
+
+def compromised(host, tmp_path: Path, mode: str, agent: str, name: str) -> RunnerClient:
+    script = tmp_path / f"relay_{mode}.py"
+    target = f"run{host.programs.status(agent, name)['run']}"
+    script.write_text(f"MODE, TARGET = {mode!r}, {target!r}\n" + RELAY)
+    return RunnerClient(host.programs.settings, [sys.executable, str(script)])
+
+
+def test_a_frame_with_a_forged_capability_is_refused(world, tmp_path):
+    host, keeper = world
+    agent = join(host, "victim")
+    where = host.world.chars[agent].pos
+    host.programs.save(agent, "forged", "while True:\n    sleep_until(now() + 1)\n")
+    host.programs.start(agent, "forged")
+    steps(host, 1)
+    real = host.programs.client
+    host.programs.client = compromised(host, tmp_path, "forge", agent, "forged")
+    try:
+        steps(host, 1)
+    finally:
+        host.programs.client.close()
+        host.programs.client = real
+    status = host.programs.status(agent, "forged")
+    assert status["state"] == "failed" and status["error"]["reason"] == "capability"
+    assert "refused" in status["error"]["message"]
+    assert not [i for i in inputs(host, "action") if i.agent == agent]
+    assert host.world.chars[agent].pos == where
+    still_alive(host, keeper)
+
+
+def test_the_runner_refuses_a_request_for_a_held_program_under_another_capability(world):
+    host, _ = world
+    client = RunnerClient(host.programs.settings)
+    try:
+        step = client.request({"op": "start", "program": "run-x", "cap": "right", "source": "observe()\n", "seed": 1})
+        assert step["kind"] == "call" and step["call"]["fn"] == "observe"
+        with pytest.raises(RunnerFailed) as exc:
+            client.request({"op": "resume", "program": "run-x", "cap": "wrong", "answer": {"value": {}}})
+        assert exc.value.reason == "capability"
+    finally:
+        client.close()
+
+
+def test_a_runner_that_dies_mid_turn_fails_only_the_program_in_flight_and_is_replaced(world, tmp_path):
+    host, keeper = world
+    agent = join(host, "crashed")
+    host.programs.save(agent, "doomed", "while True:\n    sleep_until(now() + 1)\n")
+    host.programs.start(agent, "doomed")
+    steps(host, 1)  # paused with a stored snapshot: the next turn loads it
+    real = host.programs.client
+    host.programs.client = compromised(host, tmp_path, "exit", agent, "doomed")
+    try:
+        steps(host, 1)
+    finally:
+        host.programs.client.close()
+        host.programs.client = real
+    status = host.programs.status(agent, "doomed")
+    assert (status["state"], status["error"]["reason"]) == ("failed", "runner_crash")
+    assert log_texts(host, keeper, "heartbeat")[-1] == f"beat {host.world.tick}"  # its turn came first, through the relay
+    still_alive(host, keeper)
+
+
+def test_a_runner_killed_between_turns_is_respawned_and_programs_resume_from_their_snapshots(world):
+    host, keeper = world
+    before = host.programs.client.spawns
+    host.programs.client.proc.kill()
+    host.programs.client.proc.wait(timeout=10)
+    still_alive(host, keeper)
+    assert host.programs.client.spawns == before + 1
+
+
+def test_the_match_still_refuses_lifecycle_calls_for_unknown_characters(world):
+    host, _ = world
+    assert code_of(lambda: host.programs.save("a999", "x", "x = 1\n")) == "invalid_arguments"
+
+
+def test_the_runner_process_holds_no_secrets_and_runs_under_limits(world, monkeypatch):
+    host, _ = world
+    monkeypatch.setenv("WILDHOLD_TEST_SECRET", "hunter2")
+    client = RunnerClient(host.programs.settings)
+    try:
+        client.request({"op": "start", "program": "probe", "cap": "c", "source": "observe()\n", "seed": 1})
+        pid = client.proc.pid
+        workers = [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        assert workers
+        for proc in [pid, *workers]:
+            env = dict(item.split("=", 1) for item in Path(f"/proc/{proc}/environ").read_text().split("\0") if item)
+            assert set(env) <= {"PATH", "PYTHONPATH", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED"}, env
+            limits = Path(f"/proc/{proc}/limits").read_text()
+            for label, value in (("Max core file size", "0"), ("Max file size", str(1 << 20)), ("Max open files", "256")):
+                assert next(line for line in limits.splitlines() if line.startswith(label)).split()[-3] == value
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        assert cwd.name.startswith("wildhold-runner-") and list(cwd.iterdir()) == []
+    finally:
+        client.close()
+    assert not cwd.exists()
