@@ -321,6 +321,10 @@ def test_the_runner_process_holds_no_secrets_and_runs_under_limits(world, monkey
         for proc in [pid, *workers]:
             env = dict(item.split("=", 1) for item in Path(f"/proc/{proc}/environ").read_text().split("\0") if item)
             assert set(env) <= {"PATH", "PYTHONPATH", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED"}, env
+            status = Path(f"/proc/{proc}/status").read_text()
+            uids = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1:]
+            assert "0" not in uids, "the runner and its interpreters never run as root"
+            assert next(line for line in status.splitlines() if line.startswith("NoNewPrivs:")).split()[1] == "1"
             limits = Path(f"/proc/{proc}/limits").read_text()
             for label, value in (("Max core file size", "0"), ("Max file size", str(1 << 20)), ("Max open files", "256")):
                 assert next(line for line in limits.splitlines() if line.startswith(label)).split()[-3] == value

@@ -303,3 +303,25 @@ def test_trial_stages_come_from_the_archive_joined_by_agent_name():
     assert ticks and stages["delver"]["independent"] == ticks
     curve = spend_curve([_progress("delver", ticks[0] - 1, 1), _progress("delver", ticks[-1], 2)], stages)
     assert [p["trial_stages_independent"] for p in curve["arms"]["delver"]["points"]] == [0, len(ticks)]
+
+
+def test_the_closing_summary_shows_each_arm_as_its_artifacts_record_it(smoke):
+    from rich.console import Console
+
+    from wildhold.agents.scaffold.progress import summary_table
+
+    run, paths = smoke
+    console = Console(record=True, width=220)
+    console.print(summary_table(paths["manifest"].parent))
+    text = console.export_text()
+    ledger = rebuild(Telemetry(paths["telemetry"]).records())
+    report = json.loads(paths["report"].read_text())
+    ranks = {card["name"]: card["rank"] for card in report["agents"]}
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]] for line in text.splitlines()
+            if line.startswith("│")}
+    assert set(rows) == {"explorer", "stumbler", "baseline"}
+    for arm in ("explorer", "stumbler"):
+        a = ledger.arm(arm)
+        assert rows[arm][1:6] == [a.complete, str(a.sessions), str(a.llm_calls), f"{a.tokens:,}", f"{a.cached_input_tokens:,}"]
+        assert rows[arm][6] == f"${a.cost_usd:.4f}" and rows[arm][9] == str(ranks[arm])
+    assert rows["baseline"][0] == "scripted producer" and rows["baseline"][9] == str(ranks["baseline"])

@@ -376,6 +376,9 @@ def run_cmd(
         paths = run_experiment(experiment, out, quiet=quiet)
     except (ValidationError, ContentError, ValueError, StoreError) as exc:
         _fail(str(exc))
+    from wildhold.agents.scaffold.progress import summary_table
+
+    console.print(summary_table(out))
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")
 

@@ -194,7 +194,7 @@ def reference_markdown(content: Content | None = None, registry: Mapping[str, Ac
         "",
         "### The sandbox",
         "",
-        "Programs run in Monty, a Python subset, in a separate process with no files, network, processes or "
+        "Programs run in Monty, a Python subset, in a separate unprivileged process with no files, network, processes or "
         "environment: `open`, `os` calls and such raise PermissionError, and modules like socket, subprocess "
         "and ctypes do not exist (`sys` imports but holds no paths, environment or frames). json, math, re, random, "
         "itertools, functools, collections, bisect, base64, dataclasses and typing work; "

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from wildhold.programs.protocol import HEADER, FrameError, decode, encode, frame_length
+from wildhold.programs.runner import UNPRIVILEGED_GID, UNPRIVILEGED_UID
 from wildhold.programs.sandbox import Settings
 
 SPAWN_TIMEOUT_S = 30.0
@@ -57,6 +58,8 @@ class RunnerClient:
 
     def _spawn(self) -> None:
         self.workdir = tempfile.mkdtemp(prefix="wildhold-runner-")
+        if os.geteuid() == 0:  # the runner gives up root (runner.drop_privileges); its folder goes with it
+            os.chown(self.workdir, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, cwd=self.workdir, env=runner_env(),
                                      close_fds=True, start_new_session=True)

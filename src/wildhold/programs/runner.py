@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import resource
 import sys
+import sysconfig
 from typing import Any
 
 from wildhold.programs.protocol import FrameError, encode, pack_bytes, read_frame, unpack_bytes, write_frame
@@ -28,11 +29,34 @@ LIMITS = (
 )
 
 
+# Started by root (a container, a CI machine), the runner gives up root for this user before it reads
+# any program: no file the host can write is writable, no other process can be signalled.
+UNPRIVILEGED_UID = UNPRIVILEGED_GID = 65534  # "nobody"
+PR_SET_NO_NEW_PRIVS = 38
+
+
 def lower_limits() -> None:
     for which, value in LIMITS:
         soft, hard = resource.getrlimit(which)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(which, (value, value))
+
+
+def drop_privileges() -> None:
+    """Never regain privileges (no setuid binaries), and stop being root when started as root."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the uid change below still applies
+        pass
+    if os.geteuid() == 0:
+        # Python's own files may sit where only root reads (a home folder): load what is read lazily first.
+        sysconfig.get_config_vars()
+        sysconfig.get_paths()
+        os.setgroups([])
+        os.setgid(UNPRIVILEGED_GID)
+        os.setuid(UNPRIVILEGED_UID)
 
 
 def handle(sandbox: Sandbox, request: dict[str, Any]) -> dict[str, Any]:
@@ -93,6 +117,7 @@ def serve(stdin, stdout) -> None:
 
 def main() -> None:
     lower_limits()
+    drop_privileges()
     # Frames own the real stdout; anything else that writes there (a stray print) goes to stderr.
     frames = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)

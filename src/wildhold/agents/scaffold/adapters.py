@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,37 @@ class Adapter(Protocol):
     provider: str
 
     async def complete(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn: ...
+
+
+@dataclass
+class ProviderAdapter:
+    """What the adapters over a provider's API share: endpoint, key, sampling fields and retry policy.
+
+    Transient failures are retried here with exponential backoff, not by the SDK (its retries are off),
+    so that every retry is counted in the turn's `retries`.
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    sampling: dict[str, Any] = field(default_factory=dict)
+    max_retries: int = 5
+    backoff_s: float = 1.0
+    timeout_s: float = 300.0
+    provider: str = ""
+
+    async def with_retries(self, call: Callable[[], Awaitable[T]],
+                           is_transient: Callable[[Exception], bool]) -> tuple[T, int]:
+        """`call()`'s result and the retries it took; a permanent failure, or one past `max_retries`, is raised."""
+        retries = 0
+        while True:
+            try:
+                return await call(), retries
+            except Exception as exc:
+                if not is_transient(exc) or retries >= self.max_retries:
+                    raise
+            await asyncio.sleep(self.backoff_s * 2 ** retries)
+            retries += 1
 
 
 @dataclass

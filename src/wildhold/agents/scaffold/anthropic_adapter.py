@@ -8,19 +8,19 @@ each retry is counted; the SDK's own retries are off.
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anthropic
 
-from wildhold.agents.scaffold.adapters import ToolCall, Turn, Usage
+from wildhold.agents.scaffold import adapters
+from wildhold.agents.scaffold.adapters import ProviderAdapter, ToolCall, Turn, Usage
 
-TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+TRANSIENT_STATUS = adapters.TRANSIENT_STATUS | {529}  # 529: overloaded
 DEFAULT_MAX_TOKENS = 8192
 
 
-def is_transient(exc: anthropic.APIError) -> bool:
+def is_transient(exc: Exception) -> bool:
     if isinstance(exc, anthropic.APIConnectionError):
         return True
     if isinstance(exc, anthropic.APIStatusError):
@@ -69,7 +69,7 @@ def usage_of(u: Any) -> Usage:
 
 
 @dataclass
-class AnthropicAdapter:
+class AnthropicAdapter(ProviderAdapter):
     """Claude through the Messages API.
 
     `sampling` is sent as request fields verbatim (temperature, top_p, thinking...), with `max_tokens`
@@ -77,15 +77,8 @@ class AnthropicAdapter:
     cache_control); the cost formula is caching-neutral, so it changes the bill, never the measure.
     """
 
-    model: str
-    base_url: str | None = None
-    api_key: str | None = None
-    sampling: dict[str, Any] = field(default_factory=dict)
-    prompt_cache: bool = True
-    max_retries: int = 5
-    backoff_s: float = 1.0
-    timeout_s: float = 300.0
     provider: str = "anthropic"
+    prompt_cache: bool = True
 
     def __post_init__(self) -> None:
         self.client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key=self.api_key, max_retries=0,
@@ -103,16 +96,7 @@ class AnthropicAdapter:
     async def complete(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         self._forget_all_but(messages)
         request = self.request(system, messages, tools)
-        retries = 0
-        while True:
-            try:
-                r = await self.client.messages.create(**request)
-                break
-            except anthropic.APIError as exc:
-                if not is_transient(exc) or retries >= self.max_retries:
-                    raise
-                await asyncio.sleep(self.backoff_s * 2 ** retries)
-                retries += 1
+        r, retries = await self.with_retries(lambda: self.client.messages.create(**request), is_transient)
         texts, calls, thinking = [], [], []
         for block in r.content:
             if block.type == "text":

@@ -8,8 +8,7 @@ retry is counted; the SDK's own retries are off (no retry options are given).
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -17,9 +16,8 @@ import httpx2
 from google import genai
 from google.genai import errors, types
 
-from wildhold.agents.scaffold.adapters import ToolCall, Turn, Usage
+from wildhold.agents.scaffold.adapters import TRANSIENT_STATUS, ProviderAdapter, ToolCall, Turn, Usage
 
-TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504}
 CONNECTION_ERRORS = (httpx.TransportError, httpx2.TransportError)
 
 
@@ -79,17 +77,10 @@ def usage_of(u: types.GenerateContentResponseUsageMetadata | None) -> Usage:
 
 
 @dataclass
-class GoogleAdapter:
+class GoogleAdapter(ProviderAdapter):
     """Gemini through generate_content. `sampling` is GenerateContentConfig fields (temperature, top_p, seed,
     max_output_tokens, thinking_config...), checked when the adapter is made."""
 
-    model: str
-    base_url: str | None = None
-    api_key: str | None = None
-    sampling: dict[str, Any] = field(default_factory=dict)
-    max_retries: int = 5
-    backoff_s: float = 1.0
-    timeout_s: float = 300.0
     provider: str = "google"
 
     def __post_init__(self) -> None:
@@ -109,16 +100,9 @@ class GoogleAdapter:
         self._forget_all_but(messages)
         contents = to_google_contents(messages, self._own_turns, self._wire_ids)
         config = self.config(system, tools)
-        retries = 0
-        while True:
-            try:
-                r = await self.client.models.generate_content(model=self.model, contents=contents, config=config)
-                break
-            except (errors.APIError, *CONNECTION_ERRORS) as exc:
-                if not is_transient(exc) or retries >= self.max_retries:
-                    raise
-                await asyncio.sleep(self.backoff_s * 2 ** retries)
-                retries += 1
+        r, retries = await self.with_retries(
+            lambda: self.client.models.generate_content(model=self.model, contents=contents, config=config),
+            is_transient)
         content = r.candidates[0].content if r.candidates else None
         texts, calls = [], []
         for part in (content.parts or []) if content else []:

@@ -6,16 +6,19 @@ failures (connection, timeout, 429, 5xx) retried with exponential backoff here, 
 
 from __future__ import annotations
 
-import asyncio
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import openai
 
-from wildhold.agents.scaffold.adapters import ToolCall, Turn, Usage
+from wildhold.agents.scaffold.adapters import TRANSIENT_STATUS, ProviderAdapter, ToolCall, Turn, Usage
 
-TRANSIENT_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+def is_transient(exc: Exception) -> bool:
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in TRANSIENT_STATUS
+    return isinstance(exc, openai.APIConnectionError)
 
 
 def to_openai_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -42,15 +45,9 @@ def to_openai_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @dataclass
-class OpenAICompatAdapter:
+class OpenAICompatAdapter(ProviderAdapter):
     """A chat-completions endpoint. `sampling` is passed through as request fields (temperature, top_p, seed...)."""
 
-    model: str
-    base_url: str | None = None
-    api_key: str | None = None
-    sampling: dict[str, Any] = field(default_factory=dict)
-    max_retries: int = 5
-    backoff_s: float = 1.0
     timeout_s: float = 120.0
     provider: str = "openai-compatible"
 
@@ -59,18 +56,11 @@ class OpenAICompatAdapter:
                                          max_retries=0, timeout=self.timeout_s)
 
     async def complete(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
-        retries = 0
-        while True:
-            try:
-                r = await self.client.chat.completions.create(model=self.model, messages=to_openai_messages(system, messages),
-                                                              tools=to_openai_tools(tools), **self.sampling)
-                break
-            except (openai.APIConnectionError, openai.APIStatusError) as exc:
-                transient = not isinstance(exc, openai.APIStatusError) or exc.status_code in TRANSIENT_STATUS
-                if not transient or retries >= self.max_retries:
-                    raise
-                await asyncio.sleep(self.backoff_s * 2 ** retries)
-                retries += 1
+        wire_messages, wire_tools = to_openai_messages(system, messages), to_openai_tools(tools)
+        r, retries = await self.with_retries(
+            lambda: self.client.chat.completions.create(model=self.model, messages=wire_messages, tools=wire_tools,
+                                                        **self.sampling),
+            is_transient)
         choice = r.choices[0].message
         calls = []
         for c in choice.tool_calls or []:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console, Group
@@ -84,3 +86,33 @@ class LiveView:
         if self.live is not None:
             self.live.update(self.renderable(), refresh=True)
             self.live.stop()
+
+
+def summary_table(out: Path) -> Table:
+    """The finished run, one row per arm, from its artifacts alone: how each arm ended, what it
+    consumed (telemetry) and where it stands in the match (report)."""
+    from wildhold.agents.scaffold.accounting import Telemetry, rebuild
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    report = json.loads((out / "report.json").read_text())
+    ledger = rebuild(Telemetry(out / "telemetry.jsonl").records())
+    cards = {card["name"]: card for card in report["agents"]}
+    metrics = {m["name"]: m for m in report["metrics"].values()}
+    table = Table(title=f"{manifest.get('experiment', out.name)}: {report['match']['scenario']} seed {report['match']['seed']}",
+                  header_style="bold")
+    for col in ("arm", "model / policy", "ended", "sessions", "llm calls", "tokens", "cached", "cost", "quests",
+                "wealth", "rank"):
+        table.add_column(col, justify="left" if col in ("arm", "model / policy", "ended") else "right")
+    for arm in manifest["arms"]:
+        name = arm["name"]
+        card, m = cards.get(name, {}), metrics.get(name, {})
+        wealth = f"{card['wealth_cents'] / 100:,.2f}" if "wealth_cents" in card else "-"
+        world = (str(m.get("quests_completed", "-")), wealth, str(card.get("rank", "-")))
+        if arm["provider"] == "scripted":
+            table.add_row(name, f"scripted {arm.get('policy')}", "season", "-", "-", "-", "-", "-", *world)
+            continue
+        a = ledger.arm(name)
+        table.add_row(name, f"{arm['provider']} {arm.get('model') or ''}".strip(), a.complete or "unfinished",
+                      str(a.sessions), str(a.llm_calls), f"{a.tokens:,}", f"{a.cached_input_tokens:,}",
+                      f"${a.cost_usd:.4f}", *world)
+    return table
