@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 import pytest
-from programs_support import code_of, events, inputs, join, open_host, state, steps
+from programs_support import code_of, events, inputs, join, log_texts, open_host, state, steps
 
 from wildhold.content import default_content
 from wildhold.programs.api import CONTROLS, READS, api_functions, reference_markdown, stubs, type_text
@@ -81,7 +81,10 @@ def served(tmp_path_factory):
     ('if now() > 3\n    log("late")\n', 1, "Expected"),
     ('n: int = now()\nn = n + "1"\n', 2, "+"),
     ('move("n")\n', 1, "positional"),
-], ids=["bad-literal", "unknown-keyword", "unknown-result-key", "unknown-function", "syntax", "str-plus-int", "positional"])
+    ('from typing import Literal\nDirection = Literal["n", "s"]\nway: Direction = "n"\nmove(direction=way)\n', 2,
+     "inside an annotation"),
+], ids=["bad-literal", "unknown-keyword", "unknown-result-key", "unknown-function", "syntax", "str-plus-int", "positional",
+        "literal-alias"])
 def test_a_save_with_a_type_or_syntax_error_is_refused_naming_the_line(served, source, line, words):
     host, agent = served
     before = (len(inputs(host)), len(events(host, "program_saved")))
@@ -151,3 +154,17 @@ def test_a_character_runs_at_most_the_configured_number_of_programs_at_once(serv
     assert host.programs.start(crowd, f"s{limit}")["state"] == "running"
     assert [p["name"] for p in host.programs.list(crowd)["programs"]] == [f"s{i}" for i in range(limit + 1)]
     assert state(host, crowd, "s0") == "stopped"
+
+
+def test_a_literal_written_in_its_annotation_saves_and_runs(served):
+    host, agent = served
+    source = ('from typing import Literal\n'
+              'ways: list[Literal["n", "s"]] = ["n", "s"]\n'
+              'def pick(i: int) -> Literal["n", "s"]:\n'
+              '    return ways[i % 2]\n'
+              'log(pick(now()))\n')
+    assert host.programs.save(agent, "literal-ok", source)["revision"] == 1
+    host.programs.start(agent, "literal-ok")
+    steps(host, 2)
+    assert state(host, agent, "literal-ok") == "finished"
+    assert log_texts(host, agent, "literal-ok")[-1] in ("n", "s")

@@ -38,11 +38,17 @@ def still_alive(host, keeper) -> None:
     assert log_texts(host, keeper, "heartbeat")[-1] == f"beat {tick + 1}"
 
 
+def launch(host, character: str, name: str, source: str) -> str:
+    """A fresh character saves `source` as program `name` and starts it; the character's id."""
+    agent = join(host, character)
+    host.programs.save(agent, name, source)
+    host.programs.start(agent, name)
+    return agent
+
+
 def run_hostile(host, name: str, source: str, limit: int = 6) -> tuple[str, dict]:
     """A fresh character saves and starts `source`; step until it fails. Its id and the status."""
-    agent = join(host, name)
-    host.programs.save(agent, "hostile", source)
-    host.programs.start(agent, "hostile")
+    agent = launch(host, name, "hostile", source)
     step_until(host, lambda: state(host, agent, "hostile") == "failed", limit)
     return agent, host.programs.status(agent, "hostile")
 
@@ -111,15 +117,13 @@ DANGEROUS_SYS = ["modules", "path", "environ", "stdin", "exit", "settrace", "set
 
 def test_sys_imports_but_exposes_nothing_dangerous(world):
     host, keeper = world
-    agent = join(host, "sys-prober")
     names = sorted(SAFE_SYS) + DANGEROUS_SYS
     source = ("import sys\nfound = []\n"
               f"for n in {names!r}:\n"
               "    try:\n        eval('sys.' + n)\n        found.append(n)\n    except AttributeError:\n        pass\n"
               "log(','.join(found))\n"
               "log(repr([sys.argv, sys.executable, sys.prefix, sys.base_prefix, sys.exec_prefix, sys.platform]))\n")
-    host.programs.save(agent, "probe", source)
-    host.programs.start(agent, "probe")
+    agent = launch(host, "sys-prober", "probe", source)
     step_until(host, lambda: state(host, agent, "probe") == "finished", 3)
     exposed, values = log_texts(host, agent, "probe")
     assert set(exposed.split(",")) <= SAFE_SYS and not set(exposed.split(",")) & set(DANGEROUS_SYS)
@@ -132,9 +136,7 @@ def test_sys_imports_but_exposes_nothing_dangerous(world):
 
 def test_flooding_actions_is_bounded_by_the_turn_budget(world):
     host, keeper = world
-    agent = join(host, "flooder")
-    host.programs.save(agent, "flood", 'while True:\n    eat(item="nothing")\n')
-    host.programs.start(agent, "flood")
+    agent = launch(host, "flooder", "flood", 'while True:\n    eat(item="nothing")\n')
     first = host.world.tick + 1
     steps(host, 3)
     issued = [i for i in inputs(host, "action") if i.agent == agent]
@@ -166,9 +168,7 @@ def test_two_programs_of_one_character_share_its_one_operation(world):
 
 def test_flooding_the_log_keeps_a_bounded_ring_of_cut_lines(world):
     host, keeper = world
-    agent = join(host, "logger")
-    host.programs.save(agent, "noisy", 'n = 0\nwhile True:\n    n += 1\n    log(n, "x" * 10000)\n')
-    host.programs.start(agent, "noisy")
+    agent = launch(host, "logger", "noisy", 'n = 0\nwhile True:\n    n += 1\n    log(n, "x" * 10000)\n')
     ticks = LIMITS.log_lines // LIMITS.host_calls_per_turn + 2
     steps(host, ticks)
     logs = host.programs.logs(agent, "noisy", limit=10_000)
@@ -215,7 +215,7 @@ def test_a_program_cannot_name_another_character(world):
 
 
 # A compromised runner: it relays every frame to a real runner, except those about one program,
-# whose replies it forges (another capability, an action) or at which it dies.
+# whose replies it forges (another capability, an action), or only those letting it go, or at which it dies.
 RELAY = """
 import subprocess, sys
 from wildhold.programs.protocol import read_frame, write_frame
@@ -230,6 +230,8 @@ while True:
     if MODE == "forge" and request.get("program") == TARGET:
         reply.update(cap="forged-capability", kind="call",
                      call={"kind": "function", "fn": "move", "args": [], "kwargs": {"direction": "n"}})
+    if MODE == "forge-drop" and request.get("program") == TARGET and request.get("op") == "drop":
+        reply.update(cap="forged-capability")
     write_frame(stdout, reply)
 """
 
@@ -241,25 +243,41 @@ def compromised(host, tmp_path: Path, mode: str, agent: str, name: str) -> Runne
     return RunnerClient(host.programs.settings, [sys.executable, str(script)])
 
 
+def tick_through(host, tmp_path: Path, mode: str, agent: str, name: str, ticks: int = 1) -> tuple[dict, int]:
+    """Step with the runner replaced by a compromised one (`mode`) for this program: its status then, and how
+    many runners were spawned."""
+    real = host.programs.client
+    client = host.programs.client = compromised(host, tmp_path, mode, agent, name)
+    try:
+        steps(host, ticks)
+    finally:
+        client.close()
+        host.programs.client = real
+    return host.programs.status(agent, name), client.spawns
+
+
 def test_a_frame_with_a_forged_capability_is_refused(world, tmp_path):
     host, keeper = world
-    agent = join(host, "victim")
-    where = host.world.chars[agent].pos
-    host.programs.save(agent, "forged", "while True:\n    sleep_until(now() + 1)\n")
-    host.programs.start(agent, "forged")
+    agent = launch(host, "victim", "forged", "while True:\n    sleep_until(now() + 1)\n")
+    where = host.world.chars[agent].pos  # it has not run yet: its first turn comes at the next tick
     steps(host, 1)
-    real = host.programs.client
-    host.programs.client = compromised(host, tmp_path, "forge", agent, "forged")
-    try:
-        steps(host, 1)
-    finally:
-        host.programs.client.close()
-        host.programs.client = real
-    status = host.programs.status(agent, "forged")
+    status, _ = tick_through(host, tmp_path, "forge", agent, "forged")
     assert status["state"] == "failed" and status["error"]["reason"] == "capability"
     assert "refused" in status["error"]["message"]
     assert not [i for i in inputs(host, "action") if i.agent == agent]
     assert host.world.chars[agent].pos == where
+    still_alive(host, keeper)
+
+
+def test_a_forged_reply_to_a_posted_request_replaces_the_runner_and_fails_no_program(world, tmp_path):
+    host, keeper = world
+    agent = launch(host, "lulled", "lull", "while True:\n    sleep_until(now() + 1)\n")
+    steps(host, 1)
+    # Its turn ends by letting it go (posted); the forged reply is read before the next tick's first request.
+    status, spawns = tick_through(host, tmp_path, "forge-drop", agent, "lull", ticks=2)
+    assert spawns == 2  # refused: the runner was replaced
+    assert status["state"] == "waiting" and status["error"] is None
+    assert log_texts(host, keeper, "heartbeat")[-1] == f"beat {host.world.tick}"
     still_alive(host, keeper)
 
 
@@ -278,18 +296,9 @@ def test_the_runner_refuses_a_request_for_a_held_program_under_another_capabilit
 
 def test_a_runner_that_dies_mid_turn_fails_only_the_program_in_flight_and_is_replaced(world, tmp_path):
     host, keeper = world
-    agent = join(host, "crashed")
-    host.programs.save(agent, "doomed", "while True:\n    sleep_until(now() + 1)\n")
-    host.programs.start(agent, "doomed")
+    agent = launch(host, "crashed", "doomed", "while True:\n    sleep_until(now() + 1)\n")
     steps(host, 1)  # paused with a stored snapshot: the next turn loads it
-    real = host.programs.client
-    host.programs.client = compromised(host, tmp_path, "exit", agent, "doomed")
-    try:
-        steps(host, 1)
-    finally:
-        host.programs.client.close()
-        host.programs.client = real
-    status = host.programs.status(agent, "doomed")
+    status, _ = tick_through(host, tmp_path, "exit", agent, "doomed")
     assert (status["state"], status["error"]["reason"]) == ("failed", "runner_crash")
     assert log_texts(host, keeper, "heartbeat")[-1] == f"beat {host.world.tick}"  # its turn came first, through the relay
     still_alive(host, keeper)

@@ -8,6 +8,7 @@ document and the tool descriptions.
 
 from __future__ import annotations
 
+import ast
 import json
 import types
 from typing import Annotated, Any, Literal, Mapping, Union, get_args, get_origin
@@ -47,6 +48,11 @@ CONTROLS: dict[str, tuple[str, str]] = {
             "writes there too. The log keeps the last {log_lines} lines, each cut to {log_line_chars} characters."),
 }
 BLOCKING_CONTROLS = frozenset({"sleep_until"})
+
+
+def blocking_functions(registry: Mapping[str, ActionDef] | None = None) -> frozenset[str]:
+    """The functions whose call may pause a program until a later tick: every action, and the blocking controls."""
+    return frozenset(REGISTRY if registry is None else registry) | BLOCKING_CONTROLS
 
 
 def _literal(value: Any) -> str:
@@ -200,7 +206,8 @@ def reference_markdown(content: Content | None = None, registry: Mapping[str, Ac
         "itertools, functools, collections, bisect, base64, dataclasses and typing work; "
         f"`random` is seeded for each run, and datetime and time always report {p.frozen_clock.isoformat()} "
         "(use now() for the world's time). Functions, classes, comprehensions and exceptions work; generators "
-        "(yield) do not. Arguments and results are plain JSON-like values.",
+        "(yield) do not. Arguments and results are plain JSON-like values. `Literal[...]` may appear only in "
+        "annotations (`way: Literal[\"n\", \"s\"] = \"n\"`), not as a value or alias; a save refuses it elsewhere.",
         "",
         f"Limits: {p.max_memory_bytes // (1 << 20)} MiB of memory, recursion depth {p.max_recursion_depth}, "
         f"{p.max_state_bytes // (1 << 20)} MiB of saved state while paused. The interpreter counts no steps, so "
@@ -236,3 +243,26 @@ def reference_markdown(content: Content | None = None, registry: Mapping[str, Ac
               "A save is type-checked against typed stubs of exactly these functions (OpResult is a TypedDict), "
               "so a misspelt function, argument or result key is caught before the program runs."]
     return "\n".join(lines)
+
+
+LITERAL_OUTSIDE_ANNOTATION = ("`Literal[...]` works only inside an annotation (the interpreter cannot evaluate it "
+                              "as a value, e.g. in an alias `Direction = Literal[...]`); write it in the annotation itself")
+
+
+def runtime_literals(source: str) -> list[dict[str, Any]]:
+    """Each `Literal[...]` a program would evaluate at run time. The type checker accepts an alias such as
+    `Direction = Literal["n", "s"]`, but the interpreter cannot subscript `Literal`, so such a program would
+    pass its save and fail on its first turn; the save refuses it instead, naming the line."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # the interpreter's own check names what is wrong
+    annotated: set[int] = set()
+    for node in ast.walk(tree):
+        for part in (getattr(node, "annotation", None), getattr(node, "returns", None)):
+            if isinstance(part, ast.AST):
+                annotated.update(id(n) for n in ast.walk(part))
+    return [{"line": n.lineno, "message": LITERAL_OUTSIDE_ANNOTATION} for n in ast.walk(tree)
+            if isinstance(n, ast.Subscript) and id(n) not in annotated
+            and ((isinstance(n.value, ast.Name) and n.value.id == "Literal")
+                 or (isinstance(n.value, ast.Attribute) and n.value.attr == "Literal"))]

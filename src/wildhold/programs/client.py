@@ -1,9 +1,11 @@
 """The world's side of the runner channel: spawn the runner, send one request, wait a bounded time.
 
 A reply must answer the request it follows (same id) about the same program under the same
-capability; anything else is refused and the runner is replaced. Every failure of the channel
-— an exit, a timeout, a malformed or forged frame — raises `RunnerFailed` with the reason the
-program in flight fails with, and the next request spawns a fresh runner.
+capability; anything else is refused and the runner is replaced. A request may also be posted
+(letting a program go at the end of its turn): its reply is read, and checked alike, before the
+next request is sent. Every failure of the channel — an exit, a timeout, a malformed or forged
+frame — raises `RunnerFailed` with the reason the program in flight fails with, and the next
+request spawns a fresh runner.
 """
 
 from __future__ import annotations
@@ -16,15 +18,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from wildhold.programs.protocol import HEADER, FrameError, decode, encode, frame_length
 from wildhold.programs.runner import UNPRIVILEGED_GID, UNPRIVILEGED_UID
 from wildhold.programs.sandbox import Settings
 
 SPAWN_TIMEOUT_S = 30.0
+READ_CHUNK = 1 << 16
 
 
 class RunnerFailed(RuntimeError):
@@ -50,6 +54,8 @@ class RunnerClient:
         self.workdir: str | None = None
         self.next_id = 0
         self.spawns = 0
+        self.owed: list[dict[str, Any]] = []  # posted requests whose replies are still to be read
+        self.received = bytearray()  # bytes read past the last whole frame
 
     @property
     def reply_timeout(self) -> float:
@@ -68,55 +74,103 @@ class RunnerClient:
 
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one request and return its reply; a reply about another program or capability is refused."""
+        self._settle()
         if self.proc is None or self.proc.poll() is not None:
             self.kill()
             self._spawn()
         reply = self._exchange(message, self.reply_timeout if timeout is None else timeout)
-        if "program" in message and (reply.get("program") != message["program"] or reply.get("cap") != message.get("cap")):
-            self.kill()
-            raise RunnerFailed("capability", "the runner answered for another program or capability; the frame was refused")
+        self._check(reply, message)
         return reply
 
-    def _exchange(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
-        assert self.proc is not None and self.proc.stdin is not None
-        self.next_id += 1
-        message = {**message, "id": self.next_id}
+    def post(self, message: dict[str, Any]) -> None:
+        """Send a request whose reply the world does not wait for (letting a paused program go): it is read,
+        and checked like any reply, before the next request. A runner that fails it is replaced then."""
+        if self.proc is None or self.proc.poll() is not None:
+            return  # nothing to let go: a new runner holds no program
         try:
-            self.proc.stdin.write(encode(message))
-            self.proc.stdin.flush()
-            reply = self._read(time.monotonic() + timeout)
+            self.owed.append(self._send(message))
+        except RunnerFailed:
+            pass  # the runner is gone: the next request spawns a fresh one
+
+    def _settle(self) -> None:
+        while self.owed:
+            message = self.owed.pop(0)
+            try:
+                self._check(self._receive(message, time.monotonic() + self.reply_timeout), message)
+            except RunnerFailed:
+                return  # the runner was killed: the next request spawns a fresh one
+
+    def _exchange(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return self._receive(self._send(message), time.monotonic() + timeout)
+
+    @contextmanager
+    def _channel(self) -> Iterator[None]:
+        """A broken pipe or frame: the runner is replaced and the program in flight fails."""
+        try:
+            yield
         except (OSError, FrameError) as exc:
             self.kill()
             raise RunnerFailed("runner_crash", f"the program runner failed: {exc}") from None
-        if reply.get("id") != self.next_id:
+
+    def _send(self, message: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.next_id += 1
+        message = {**message, "id": self.next_id}
+        with self._channel():
+            self.proc.stdin.write(encode(message))
+            self.proc.stdin.flush()
+        return message
+
+    def _receive(self, message: dict[str, Any], deadline: float) -> dict[str, Any]:
+        """The reply to `message`, which must be the next frame (same id)."""
+        with self._channel():
+            reply = self._read(deadline)
+        if reply.get("id") != message["id"]:
             self.kill()
             raise RunnerFailed("capability", "the runner answered out of turn; the frame was refused")
         return reply
 
-    def _read(self, deadline: float) -> dict[str, Any]:
-        header = self._read_exact(HEADER.size, deadline)
-        return decode(self._read_exact(frame_length(header), deadline))
+    def _check(self, reply: dict[str, Any], message: dict[str, Any]) -> None:
+        if "program" in message and (
+                reply.get("program") != message["program"] or reply.get("cap") != message.get("cap")):
+            self.kill()
+            raise RunnerFailed("capability", "the runner answered for another program or capability; the frame was refused")
 
-    def _read_exact(self, n: int, deadline: float) -> bytes:
+    def _read(self, deadline: float) -> dict[str, Any]:
+        """The next whole frame: usually one read brings all of it."""
+        buf = self.received
+        while True:
+            if len(buf) >= HEADER.size:
+                length = frame_length(bytes(buf[:HEADER.size]))
+                end = HEADER.size + length
+                if len(buf) >= end:
+                    body = bytes(buf[HEADER.size:end])
+                    del buf[:end]
+                    return decode(body)
+                self._fill(end - len(buf), deadline)
+            else:
+                self._fill(HEADER.size - len(buf), deadline)
+
+    def _fill(self, needed: int, deadline: float) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        buf = bytearray()
-        while len(buf) < n:
+        while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self.kill()
                 raise RunnerFailed("wall_clock", "the program runner did not answer in time; it was replaced")
             ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(fd, n - len(buf))
-            if not chunk:
-                raise FrameError("the runner exited")
-            buf += chunk
-        return bytes(buf)
+            if ready:
+                break
+        chunk = os.read(fd, max(needed, READ_CHUNK))
+        if not chunk:
+            raise FrameError("the runner exited")
+        self.received += chunk
 
     def kill(self) -> None:
         proc, self.proc = self.proc, None
+        self.owed.clear()
+        self.received.clear()
         if proc is not None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)  # the runner leads its own group: it and its interpreters

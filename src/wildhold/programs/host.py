@@ -6,6 +6,9 @@ is loaded from its stored snapshot into the runner, given the result it waited f
 calls are answered until it blocks, ends, or spends its turn's budget; then its snapshot, the
 transcript of the turn's calls and its log lines are stored. A tick's program writes commit in
 one transaction with the actions the programs submitted, so a crash loses a whole turn or none.
+Round trips to the runner are kept to what a turn needs: the result a program waited for travels
+with its snapshot, a call that may end the turn comes back with the snapshot, and letting the
+program go is not waited for, so a program that wakes, acts and waits again costs one request.
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from wildhold.programs.api import function_kinds, stubs
+import orjson
+
+from wildhold.programs.api import (
+    blocking_functions,
+    function_kinds,
+    runtime_literals,
+    stubs,
+)
 from wildhold.programs.client import RunnerClient, RunnerFailed
 from wildhold.programs.protocol import pack_bytes, unpack_bytes
 from wildhold.programs.sandbox import Settings, cut
@@ -130,7 +140,7 @@ class ProgramHost:
     def __init__(self, host: Host, runner_command: list[str] | None = None):
         self.host = host
         self.spec = host.content.programs
-        self.settings = Settings.from_spec(self.spec)
+        self.settings = Settings.from_spec(self.spec, blocking_functions())
         self.store = host.match.store
         self.kinds = function_kinds()
         self.client = RunnerClient(self.settings, runner_command)
@@ -185,7 +195,7 @@ class ProgramHost:
                                 "save a new revision of one of them instead.")
         elif len(program.revisions) >= self.spec.max_revisions:
             raise HostError("program_limit", f"{name!r} has {len(program.revisions)} revisions, the most a program may have.")
-        errors = self._check(source)
+        errors = sorted(self._check(source) + runtime_literals(source), key=lambda e: e["line"] or 0)
         if errors:
             shown = "; ".join(f"line {e['line']}: {e['message']}" if e["line"] else e["message"] for e in errors[:5])
             more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
@@ -349,52 +359,90 @@ class ProgramHost:
         """One turn of one program; whatever happens, its record, transcript rows and log lines are stored."""
         program = self.programs[(run.agent, run.name)]
         rows: list[tuple] = []
+        turn = Turn(time.monotonic())
         self.counters["turns"] += 1
         try:
-            step = self._begin(run)
-            answer = self._wake(run) if run.waiting_on is not None and step.get("kind") == "call" else None
-            self._drive(run, program, step, answer, rows)
+            self._drive(run, program, self._begin(run, turn, rows), turn, rows)
         except RunnerFailed as exc:
             self._fail(run, exc.reason, "RunnerFailed", exc.message, None)
         self._save(run, program, rows)
 
-    def _begin(self, run: Run) -> dict[str, Any]:
+    def _begin(self, run: Run, turn: Turn, rows: list[tuple]) -> dict[str, Any]:
         """The program in the runner: from its source on its first turn, else from its snapshot, which must be
-        paused in the very call its record says."""
+        paused in the very call its record says. The answer to that call travels with the snapshot when giving
+        it changes nothing in the world (a wait's result, a read): a runner that fails the restore loses nothing."""
         if run.dump is None:
             source = self.store.program_source(run.agent, run.name, run.revision)
-            return self._request(run, {"op": "start", "source": source, "seed": run.seed})
-        step = self._request(run, {"op": "load", "dump": pack_bytes(run.dump), "seed": run.seed})
-        if step.get("kind") == "call" and step["call"] != run.pending:
-            self._release(run)
+            return self._request(run, {"op": "start", "source": source, "seed": run.seed,
+                                       "snapshot": self._snapshot_at(turn.calls)})
+        message = {"op": "load", "dump": pack_bytes(run.dump), "seed": run.seed, "expect": run.pending,
+                   "snapshot": self._snapshot_at(turn.calls)}
+        answer = None
+        if run.waiting_on is not None:
+            answer = self._encode(self._wake(run))
+        elif self._harmless(run.pending):
+            answer = self._encode(self._answer(run, run.pending, turn))
+        if answer is not None:
+            message.update(answer=orjson.Fragment(answer), snapshot=self._snapshot_at(turn.calls + 1))
+        try:
+            step = self._request(run, message)
+        except RunnerFailed:
+            if answer is not None:  # sent: the program may have had it before the runner failed
+                self._record(run, turn, run.pending, answer, rows)
+            raise
+        if answer is not None and step.get("answered"):
+            self._record(run, turn, run.pending, answer, rows)
+        elif answer is not None and step.get("kind") == "call":
+            raise RunnerFailed("runner_crash", "the runner restored the program without answering its call")
+        if step.get("kind") == "mismatch":  # the runner has already let it go
             return {"kind": "error", "error": {"reason": "restore_mismatch", "type": "RestoreError", "line": None,
                     "message": "The restored program is not paused where it was stored; it cannot resume safely."}}
         return step
 
-    def _drive(self, run: Run, program: Program, step: dict[str, Any], answer: Any, rows: list[tuple]) -> None:
+    def _drive(self, run: Run, program: Program, step: dict[str, Any], turn: Turn, rows: list[tuple]) -> None:
         """Answer calls until the program blocks, ends, fails or spends this turn's budget."""
-        turn = Turn(time.monotonic())
         while True:
             self._absorb(program, step)
             if step.get("kind") != "call":
                 return self._ended(run, step)
             call = step["call"]
-            if answer is None:
-                if time.monotonic() - turn.started > self.spec.turn_wall_s:
-                    self._release(run)
-                    return self._fail(run, "wall_clock", "TimeoutError", f"The turn ran over {self.spec.turn_wall_s:g} s "
-                                      "of wall-clock time (the safety net); the program was stopped.", None)
-                answer = PARK if turn.calls >= self.spec.host_calls_per_turn else self._answer(run, call, turn)
-                if isinstance(answer, Block):
-                    run.waiting_on, run.state = answer.waiting_on, "waiting"
-                if answer is PARK or isinstance(answer, Block):
-                    return self._park(run, call)
-            turn.calls += 1
-            run.host_calls += 1
-            run.seq += 1
-            rows.append((run.run, run.seq, self.host.world.tick, call["fn"], call, answer))
-            step = self._request(run, {"op": "resume", "answer": answer})
-            answer = None
+            if time.monotonic() - turn.started > self.spec.turn_wall_s:
+                self._release(run)
+                return self._fail(run, "wall_clock", "TimeoutError", f"The turn ran over {self.spec.turn_wall_s:g} s "
+                                  "of wall-clock time (the safety net); the program was stopped.", None)
+            answer = PARK if turn.calls >= self.spec.host_calls_per_turn else self._answer(run, call, turn)
+            if isinstance(answer, Block):
+                run.waiting_on, run.state = answer.waiting_on, "waiting"
+            if answer is PARK or isinstance(answer, Block):
+                return self._park(run, call, step.get("dump"))
+            encoded = self._encode(answer)
+            self._record(run, turn, call, encoded, rows)
+            step = self._request(run, {"op": "resume", "answer": orjson.Fragment(encoded),
+                                       "snapshot": self._snapshot_at(turn.calls)})
+
+    def _harmless(self, call: dict[str, Any]) -> bool:
+        """Whether answering the call changes nothing in the world: anything but an action, log or sleep_until."""
+        return call["kind"] != "function" or self.kinds.get(call["fn"]) not in ("action", "control")
+
+    def _record(self, run: Run, turn: Turn, call: dict[str, Any], answer: bytes, rows: list[tuple]) -> None:
+        """One answered call: counted against the turn's budget and kept for the transcript."""
+        turn.calls += 1
+        run.host_calls += 1
+        run.seq += 1
+        rows.append((run.run, run.seq, self.host.world.tick, call["fn"], call, answer))
+
+    def _snapshot_at(self, answered: int) -> str:
+        """Which next call the runner sends the program's snapshot with, `answered` calls into the turn: one that
+        may end the turn (any call once the turn's budget is spent), so pausing there needs no request of its own."""
+        return "any" if answered >= self.spec.host_calls_per_turn else "blocking"
+
+    @staticmethod
+    def _encode(answer: Any) -> bytes:
+        """An answer as JSON, once: the same bytes go to the program and into the transcript."""
+        try:
+            return orjson.dumps(answer)
+        except orjson.JSONEncodeError as exc:
+            raise RunnerFailed("runner_crash", f"the program runner failed: a value cannot travel in a frame: {exc}") from None
 
     def _ended(self, run: Run, step: dict[str, Any]) -> None:
         if step.get("kind") == "done":
@@ -491,12 +539,17 @@ class ProgramHost:
             return host.quest_log(agent)
         return host.world.tick
 
-    def _park(self, run: Run, call: dict[str, Any]) -> None:
-        """Pause the program in its unanswered call and keep its snapshot (unless it outgrew the limit)."""
-        dump = self._request(run, {"op": "park"})
-        if dump.get("kind") != "parked":
-            raise RunnerFailed("runner_crash", str(dump.get("message", "the runner could not pause the program")))
-        data = unpack_bytes(dump["dump"])
+    def _park(self, run: Run, call: dict[str, Any], packed: str | None) -> None:
+        """Pause the program in its unanswered call and keep its snapshot (unless it outgrew the limit). The
+        snapshot came with the call, or is asked for now; the runner then lets the program go."""
+        if packed is None:
+            reply = self._request(run, {"op": "park"})
+            if reply.get("kind") != "parked":
+                raise RunnerFailed("runner_crash", str(reply.get("message", "the runner could not pause the program")))
+            packed = reply["dump"]
+        else:
+            self._release(run)
+        data = unpack_bytes(packed)
         if len(data) > self.spec.max_state_bytes:
             self._fail(run, "state_too_large", "MemoryError", f"The paused program's state is {len(data)} bytes; at most "
                        f"{self.spec.max_state_bytes} may be kept between turns.", None)
@@ -504,10 +557,8 @@ class ProgramHost:
         run.dump, run.pending = data, call
 
     def _release(self, run: Run) -> None:
-        try:
-            self._request(run, {"op": "drop"})
-        except RunnerFailed:
-            pass
+        """Let the program go in the runner; nothing waits on it (a failure shows at the next request)."""
+        self.client.post({"op": "drop", "program": run.key, "cap": run.cap})
 
     # ---- endings and records ----------------------------------------------------------------
 

@@ -15,8 +15,10 @@ import sys
 import sysconfig
 from typing import Any
 
+import pydantic_monty as pm
+
 from wildhold.programs.protocol import FrameError, encode, pack_bytes, read_frame, unpack_bytes, write_frame
-from wildhold.programs.sandbox import Sandbox, Settings
+from wildhold.programs.sandbox import Sandbox, Settings, error_of
 
 # Backstops of the process itself, beneath each program's own interpreter limits (programs.yaml):
 # no core files, no files worth writing, few descriptors, and an address space far above any
@@ -65,16 +67,16 @@ def handle(sandbox: Sandbox, request: dict[str, Any]) -> dict[str, Any]:
     if op == "check":
         return {"errors": sandbox.check(request["source"], request["stubs"])}
     if op == "start":
-        return sandbox.start(key, request["source"], int(request["seed"]), cap)
+        return with_snapshot(sandbox, key, sandbox.start(key, request["source"], int(request["seed"]), cap), request)
     if op == "load":
-        return sandbox.load(key, unpack_bytes(request["dump"]), int(request["seed"]), cap)
+        return with_snapshot(sandbox, key, load(sandbox, key, cap, request), request)
     held = sandbox.active.get(key)
     if held is None:
         return {"kind": "refused", "message": f"no program {key!r} is held"}
     if held.cap != cap:
         return {"kind": "refused", "message": f"wrong capability for program {key!r}"}
     if op == "resume":
-        return sandbox.resume(key, request["answer"])
+        return with_snapshot(sandbox, key, sandbox.resume(key, request["answer"]), request)
     if op == "park":
         return {"kind": "parked", "dump": pack_bytes(sandbox.park(key))}
     if op == "drop":
@@ -83,11 +85,46 @@ def handle(sandbox: Sandbox, request: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "refused", "message": f"unknown request {op!r}"}
 
 
+def load(sandbox: Sandbox, key: str, cap: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Restore a program from its snapshot. With `expect`, it must be paused in that very call (else the step
+    is a `mismatch` and it is let go); with `answer` too, that call is answered at once (`answered` says so)."""
+    step = sandbox.load(key, unpack_bytes(request["dump"]), int(request["seed"]), cap)
+    if step["kind"] != "call" or "expect" not in request:
+        return step
+    if step["call"] != request["expect"]:
+        sandbox.drop(key)
+        return {**step, "kind": "mismatch"}
+    if "answer" not in request:
+        return step
+    after = sandbox.resume(key, request["answer"])
+    return {**after, "answered": True, "out": step["out"] + after["out"],
+            "out_dropped": step["out_dropped"] + after["out_dropped"]}
+
+
+def with_snapshot(sandbox: Sandbox, key: str, step: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:
+    """Attach the program's snapshot to a call that may end its turn, so pausing it there costs the world no
+    further request: any call under `{"snapshot": "any"}`, a blocking function's under "blocking". A snapshot
+    too large to keep (the world refuses it) is left for an explicit park."""
+    want = request.get("snapshot")
+    call = step.get("call")
+    if step.get("kind") != "call" or not want or (want != "any" and not (
+            call["kind"] == "function" and call["fn"] in sandbox.blocking)):
+        return step
+    try:
+        dump = sandbox.snapshot(key)
+    except pm.MontyError as exc:
+        sandbox.drop(key)
+        return {**step, "kind": "error", "error": error_of(exc)}
+    if len(dump) <= sandbox.settings.max_state_bytes:
+        step["dump"] = pack_bytes(dump)
+    return step
+
+
 def serve(stdin, stdout) -> None:
     hello = read_frame(stdin)
     if hello is None:
         return
-    sandbox = Sandbox(Settings(**hello["settings"]))
+    sandbox = Sandbox(Settings(**hello["settings"]), defer_release=True)
     write_frame(stdout, {"id": hello.get("id"), "kind": "ready", "pid": os.getpid()})
     try:
         while True:
@@ -102,17 +139,24 @@ def serve(stdin, stdout) -> None:
             key = request.get("program")
             held = sandbox.active.get(key) if key else None
             reply.update(id=request.get("id"), program=key, cap=held.cap if held else request.get("cap"))
-            try:
-                frame = encode(reply)
-            except FrameError as exc:  # a program passed the world a value too large to carry: it fails
-                sandbox.drop(key)
-                frame = encode({"id": request.get("id"), "program": key, "cap": reply["cap"], "kind": "error",
-                                "error": {"type": "ValueError", "message": f"A value too large to pass to the world ({exc}).",
-                                          "line": None, "reason": "runtime_error"}})
-            stdout.write(frame)
+            stdout.write(reply_frame(sandbox, key, reply))
             stdout.flush()
+            sandbox.retire()  # interpreters of programs dropped by this request go back to the pool after the reply
     finally:
         sandbox.close()
+
+
+def reply_frame(sandbox: Sandbox, key: str | None, reply: dict[str, Any]) -> bytes:
+    try:
+        return encode(reply)
+    except FrameError as exc:
+        if "dump" in reply:  # the snapshot made it too large: the world asks for it on its own if it needs it
+            reply.pop("dump")
+            return reply_frame(sandbox, key, reply)
+        sandbox.drop(key)  # a program passed the world a value too large to carry: it fails
+        return encode({"id": reply["id"], "program": key, "cap": reply["cap"], "kind": "error",
+                       "error": {"type": "ValueError", "message": f"A value too large to pass to the world ({exc}).",
+                                 "line": None, "reason": "runtime_error"}})
 
 
 def main() -> None:

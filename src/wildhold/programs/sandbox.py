@@ -12,7 +12,7 @@ import datetime
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 import pydantic_monty as pm
 
@@ -23,7 +23,8 @@ LIMIT_ERRORS = frozenset({"MemoryError", "RecursionError"})
 
 @dataclass(frozen=True)
 class Settings:
-    """What every program runs under (from programs.yaml, sent by the world when the runner starts)."""
+    """What every program runs under (from programs.yaml, sent by the world when the runner starts), and the
+    functions whose calls may end a program's turn (the runner snapshots a program paused in one of them)."""
 
     max_memory_bytes: int
     max_recursion_depth: int
@@ -35,12 +36,14 @@ class Settings:
     frozen_clock: str
     workers: int = 2
     reply_grace_s: float = 2.0
+    max_state_bytes: int = 0
+    blocking: tuple[str, ...] = ()
 
     @classmethod
-    def from_spec(cls, spec: Any) -> Settings:
+    def from_spec(cls, spec: Any, blocking: Iterable[str] = ()) -> Settings:
         return cls(spec.max_memory_bytes, spec.max_recursion_depth, spec.call_wall_s, spec.check_wall_s,
                    spec.host_calls_per_turn, spec.log_lines, spec.log_line_chars, spec.frozen_clock.isoformat(),
-                   spec.runner_workers, spec.runner_reply_grace_s)
+                   spec.runner_workers, spec.runner_reply_grace_s, spec.max_state_bytes, tuple(sorted(blocking)))
 
     def limits(self) -> pm.ResourceLimits:
         # max_suspensions is only a backstop: the world stops answering at its own budget first.
@@ -173,19 +176,27 @@ class Paused:
 
 
 class Sandbox:
-    """A pool of interpreter processes and the programs that hold one during a turn, by key."""
+    """A pool of interpreter processes and the programs that hold one during a turn, by key.
 
-    def __init__(self, settings: Settings):
+    With `defer_release` a dropped program's interpreter goes back to the pool only at `retire()` (the
+    runner calls it once it has replied, so the world does not wait on it) or before the next checkout.
+    """
+
+    def __init__(self, settings: Settings, defer_release: bool = False):
         self.settings = settings
+        self.blocking = frozenset(settings.blocking)
+        self.defer_release = defer_release
         self.pool = pm.Monty(min_processes=1, max_processes=settings.workers,
                              request_timeout=settings.call_wall_s + settings.reply_grace_s,
                              turn_duration_limit_grace=min(1.0, settings.reply_grace_s))
         self.pool.__enter__()
         self.active: dict[str, Paused] = {}
+        self.retiring: list[Any] = []
 
     def close(self) -> None:
         for key in list(self.active):
             self.drop(key)
+        self.retire()
         self.pool.__exit__(None, None, None)
 
     # ---- checking ----------------------------------------------------------------------------
@@ -194,6 +205,7 @@ class Sandbox:
         """Syntax and type errors against the stubs (empty when none). The code runs at most `check_wall_s`
         (a type check cannot be had without a feed); whatever it does then is discarded."""
         s = self.settings
+        self.retire()
         session = self.pool.checkout(script_name=SCRIPT, type_check=True, type_check_stubs=stubs,
                                      type_check_format="concise", os_policy=s.policy(0),
                                      limits={**s.limits(), "max_turn_duration_secs": s.check_wall_s, "max_suspensions": 1})
@@ -216,22 +228,12 @@ class Sandbox:
 
     def start(self, key: str, source: str, seed: int, cap: str = "") -> dict[str, Any]:
         s = self.settings
-        self.drop(key)
-        session = self.pool.checkout(script_name=SCRIPT, limits=s.limits(), os_policy=s.policy(seed),
-                                     print_flush_interval=0)
-        output = Output(s.log_lines, s.log_line_chars)
-        session.__enter__()
-        paused = self.active[key] = Paused(session, None, output, cap)
-        return self._advance(key, paused, lambda: session.feed_start(source, print_callback=output))
+        paused = self._checkout(key, cap, limits=s.limits(), os_policy=s.policy(seed), print_flush_interval=0)
+        return self._advance(key, paused, lambda: paused.session.feed_start(source, print_callback=paused.output))
 
     def load(self, key: str, dump: bytes, seed: int, cap: str = "") -> dict[str, Any]:
-        s = self.settings
-        self.drop(key)
-        session = self.pool.checkout(script_name=SCRIPT, os_policy=s.policy(seed), print_flush_interval=0)
-        output = Output(s.log_lines, s.log_line_chars)
-        session.__enter__()
-        paused = self.active[key] = Paused(session, None, output, cap)
-        return self._advance(key, paused, lambda: session.load_snapshot(dump, print_callback=output))
+        paused = self._checkout(key, cap, os_policy=self.settings.policy(seed), print_flush_interval=0)
+        return self._advance(key, paused, lambda: paused.session.load_snapshot(dump, print_callback=paused.output))
 
     def resume(self, key: str, answer: dict[str, Any]) -> dict[str, Any]:
         """Answer the pending call with {"value": v} or {"raise": {"type", "message"}}; the next step."""
@@ -246,21 +248,39 @@ class Sandbox:
             go = lambda: snap.resume({"exc_type": exc["type"], "message": exc["message"]})  # noqa: E731
         return self._advance(key, paused, go)
 
+    def snapshot(self, key: str) -> bytes:
+        """The paused program's snapshot; it stays paused here (taking one changes nothing in the program)."""
+        return self.active[key].snap.dump()
+
     def park(self, key: str) -> bytes:
         """The paused program's snapshot; its interpreter goes back to the pool."""
-        paused = self.active[key]
         try:
-            return paused.snap.dump()
+            return self.snapshot(key)
         finally:
             self.drop(key)
 
     def drop(self, key: str) -> None:
         paused = self.active.pop(key, None)
         if paused is not None:
+            self.retiring.append(paused.session)
+            if not self.defer_release:
+                self.retire()
+
+    def retire(self) -> None:
+        """Give the interpreters of dropped programs back to the pool."""
+        while self.retiring:
             try:
-                paused.session.__exit__(None, None, None)
+                self.retiring.pop().__exit__(None, None, None)
             except pm.MontyError:
                 pass  # its worker already died; the pool replaces it
+
+    def _checkout(self, key: str, cap: str, **options: Any) -> Paused:
+        self.drop(key)
+        self.retire()  # a checkout may need the very worker a dropped program still holds
+        session = self.pool.checkout(script_name=SCRIPT, **options)
+        session.__enter__()
+        paused = self.active[key] = Paused(session, None, Output(self.settings.log_lines, self.settings.log_line_chars), cap)
+        return paused
 
     def _advance(self, key: str, paused: Paused, go) -> dict[str, Any]:
         try:

@@ -200,11 +200,11 @@ class MatchStore:
     def next_program_run(self) -> int:
         return (self.db.execute("SELECT MAX(run) FROM program_runs").fetchone()[0] or 0) + 1
 
-    def add_program_calls(self, rows: Iterable[tuple[int, int, int, str, Any, Any]]) -> None:
-        """Transcript rows (run, seq, tick, call, args, result); results (observations, mostly) are stored compressed."""
+    def add_program_calls(self, rows: Iterable[tuple[int, int, int, str, Any, bytes]]) -> None:
+        """Transcript rows (run, seq, tick, call, args, result as the JSON the program was sent); results
+        (observations, mostly) are stored compressed."""
         self.db.executemany("INSERT INTO program_calls VALUES (?, ?, ?, ?, ?, ?)",
-                            [(r, q, t, c, orjson.dumps(a).decode(), zlib.compress(orjson.dumps(res), 1))
-                             for r, q, t, c, a, res in rows])
+                            [(r, q, t, c, orjson.dumps(a).decode(), zlib.compress(res, 1)) for r, q, t, c, a, res in rows])
 
     def program_calls(self, run: int | None = None) -> Iterator[dict[str, Any]]:
         """The transcript, in run then call order: each world call and the answer the program received."""
