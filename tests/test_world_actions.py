@@ -343,6 +343,13 @@ def test_placing_a_bed_sets_the_respawn_point(content):
     assert observe(w, a)["self"]["bed"] == list(w.xy(bed))
 
 
+def test_a_removed_bed_is_no_longer_the_characters_bed(content):
+    w, (a,) = make(content)
+    bed = place_bed(w, a)
+    w.remove_structure(bed)
+    assert w.chars[a].bed is None and observe(w, a)["self"]["bed"] is None
+
+
 def test_knockdown_drops_part_of_each_stack_and_respawns_at_the_bed(content):
     w, (a,) = make(content)
     c = w.chars[a]

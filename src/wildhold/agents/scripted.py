@@ -60,7 +60,11 @@ class IdleAgent:
 
 
 class KnownMap:
-    """A policy's picture of the map, built from one observation (view live, memory as remembered)."""
+    """A policy's picture of the map, built from one observation (view live, memory as remembered).
+
+    It judges a tile the way move_to's path search does for this character: walkable terrain, no
+    blocking structure, and, in view, no door it may not pass (out of view a door is remembered open).
+    """
 
     def __init__(self, obs: dict[str, Any], walkable: dict[str, bool], blocking: set[str]):
         legend = obs["legend"]
@@ -73,26 +77,52 @@ class KnownMap:
                 self.tiles[(view["x0"] + dx, view["y0"] + dy)] = {"terrain": legend[glyph]}
         for t in view["tiles"]:
             self.tiles[(t["x"], t["y"])].update(t)
+        self.barred = {(s["x"], s["y"]) for s in obs.get("structures", []) if s.get("may_pass") is False}
         self.walkable, self.blocking = walkable, blocking
+        self._steps: tuple[tuple[int, int], int, dict[tuple[int, int], int]] | None = None
 
     def can_stand(self, xy: tuple[int, int]) -> bool:
         t = self.tiles.get(xy)
-        if t is None or not self.walkable[t["terrain"]]:
+        if t is None or not self.walkable[t["terrain"]] or xy in self.barred:
             return False
         s = t.get("structure")
         return s is None or s["kind"] not in self.blocking
+
+    def steps_from(self, here: tuple[int, int], limit: int) -> dict[tuple[int, int], int]:
+        """Steps to every known tile a move_to from `here` could reach (8-way, at most `limit` steps),
+        as its path search finds them; worked out once per map and start."""
+        if self._steps is not None and self._steps[:2] == (here, limit):
+            return self._steps[2]
+        dist = {here: 0}
+        ring = [here]
+        for step in range(1, limit + 1):
+            nxt = []
+            for x, y in ring:
+                for dx in (-1, 0, 1):
+                    for dy in (-1, 0, 1):
+                        q = (x + dx, y + dy)
+                        if q not in dist and self.can_stand(q):
+                            dist[q] = step
+                            nxt.append(q)
+            if not nxt:
+                break
+            ring = nxt
+        self._steps = (here, limit, dist)
+        return dist
 
     def find(self, here: tuple[int, int], match: Callable[[dict[str, Any]], bool]) -> list[tuple[int, int]]:
         """Known tiles that match, nearest first (ties broken by position, for determinism)."""
         hits = [xy for xy, t in self.tiles.items() if match(t)]
         return sorted(hits, key=lambda xy: (max(abs(xy[0] - here[0]), abs(xy[1] - here[1])), xy))
 
-    def beside(self, here: tuple[int, int], target: tuple[int, int]) -> tuple[int, int] | None:
-        """The nearest tile from which `target` is within reach."""
+    def beside(self, here: tuple[int, int], target: tuple[int, int],
+               reachable: dict[tuple[int, int], int] | None = None) -> tuple[int, int] | None:
+        """The nearest tile from which `target` is within reach (among `reachable` ones, when given)."""
         spots = [
             (target[0] + dx, target[1] + dy)
             for dx in (-1, 0, 1) for dy in (-1, 0, 1)
             if self.can_stand((target[0] + dx, target[1] + dy))
+            and (reachable is None or (target[0] + dx, target[1] + dy) in reachable)
         ]
         if not spots:
             return None
@@ -101,6 +131,11 @@ class KnownMap:
 
 def _near(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return max(abs(a[0] - b[0]), abs(a[1] - b[1])) <= 1
+
+
+def _cheb(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """Chebyshev distance: steps between two tiles when diagonal steps count as one."""
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
 
 
 class Survivor:
@@ -115,12 +150,49 @@ class Survivor:
         self.blocking = {k for k, s in content.structures.items() if not s.walkable}
         self.safe = {k for k, t in content.terrain.items() if t.safe}
         self.shelters = {k for k, s in content.structures.items() if s.shelter}
+        self.beds = {k for k, s in content.structures.items() if s.bed}
+        self.max_path = content.needs.max_path_length
         self.foods = sorted(
             (k for k, i in content.items.items() if i.category == "food"),
             key=lambda k: -content.items[k].satiety,
         )
         cal = content.calendar
         self.dusk = cal.night_start - 60
+        # A memo of the current observation's map only: decisions stay a function of the observation,
+        # and a resumed match decides the same.
+        self._known: tuple[dict, KnownMap] | None = None
+
+    # -- the map as observed ---------------------------------------------------------------------
+
+    def known(self, obs: dict[str, Any]) -> KnownMap:
+        """The map as this observation shows it, built once per observation."""
+        if self._known is None or self._known[0] is not obs:
+            self._known = (obs, KnownMap(obs, self.walkable, self.blocking))
+        return self._known[1]
+
+    def reachable(self, known: KnownMap, here) -> dict[tuple[int, int], int]:
+        """Steps to every known tile a move_to could reach from here: only these are worth asking for."""
+        return known.steps_from(here, self.max_path)
+
+    def walk(self, known: KnownMap, here, goal: tuple[int, int]) -> Decision:
+        """move_to `goal` when a path over known tiles reaches it, else to the reachable tile nearest it;
+        None when that is here."""
+        dist = self.reachable(known, here)
+        if goal not in dist:
+            goal = min(dist, key=lambda xy: (_cheb(xy, goal), dist[xy], xy))
+        if goal == here:
+            return None
+        return "move_to", {"x": goal[0], "y": goal[1]}
+
+    def bed(self, known: KnownMap, me: dict[str, Any]) -> tuple[int, int] | None:
+        """Our bed, unless the map shows it gone from where the status says it is (a raider broke it)."""
+        if me["bed"] is None:
+            return None
+        bed = (me["bed"][0], me["bed"][1])
+        s = (known.tiles.get(bed) or {}).get("structure")
+        if bed in known.tiles and (s is None or s["kind"] not in self.beds or s["owner"] not in (None, me["id"])):
+            return None
+        return bed
 
     # -- shared needs logic; returns None when needs are met ------------------------------------
 
@@ -140,26 +212,30 @@ class Survivor:
         return None
 
     def shelter(self, view: AgentView, here, me, tired: bool) -> Decision:
-        known = KnownMap(view.observation(), self.walkable, self.blocking)
-        if me["bed"] is not None:
-            bed = tuple(me["bed"])
+        """To bed (by a path that exists) and sleep there; else rest on safe ground or under a shelter."""
+        known = self.known(view.observation())
+        bed = self.bed(known, me)
+        if bed is not None:
             if here == bed:
                 return ("sleep", {"ticks": 120}) if tired else ("rest", {"ticks": 30})
-            return "move_to", {"x": bed[0], "y": bed[1]}
+            went = self.walk(known, here, bed)
+            if went:
+                return went
         if me["sheltered"]:
             return "rest", {"ticks": 30}
+        dist = self.reachable(known, here)
         spots = known.find(here, lambda t: t["terrain"] in self.safe or (t.get("structure") or {}).get("kind") in self.shelters)
-        for spot in spots[:3]:
-            if known.can_stand(spot):
+        for spot in spots:
+            if spot in dist and spot != here:
                 return "move_to", {"x": spot[0], "y": spot[1]}
         return "rest", {"ticks": 10}
 
     def forage(self, view: AgentView, item: str) -> Decision:
-        """Go to the nearest known node that yields `item` and gather it; explore if none is known."""
+        """Go to the nearest known node that yields `item` and can be reached, and gather it; explore if none is known."""
         obs = view.observation()
         me = obs["self"]
         here = (me["x"], me["y"])
-        known = KnownMap(obs, self.walkable, self.blocking)
+        known = self.known(obs)
         hand = me["equipment"].get("hand")
         bonus = self.content.items[hand].tool.yield_bonus if hand else {}
         nodes = {
@@ -167,25 +243,27 @@ class Survivor:
             if n.item == item and (n.requires_tool is None or k in bonus)
         }
         targets = known.find(here, lambda t: (t.get("node") or {}).get("kind") in nodes and t["node"]["amount"] > 0)
-        for target in targets[:4]:
+        for target in targets:
             if _near(here, target):
                 return "gather", {"x": target[0], "y": target[1]}
-            spot = known.beside(here, target)
+            spot = known.beside(here, target, self.reachable(known, here))
             if spot is not None:
                 return "move_to", {"x": spot[0], "y": spot[1]}
         return self.explore(view, known, here)
 
     def explore(self, view: AgentView, known: KnownMap, here) -> Decision:
+        """A random reachable tile at the edge of the view; else a step to a random tile that can be stood on."""
         rng = view.rng
         r = 4
-        frontier = [
-            xy for xy in known.tiles
-            if max(abs(xy[0] - here[0]), abs(xy[1] - here[1])) == r and known.can_stand(xy)
-        ]
+        dist = self.reachable(known, here)
+        frontier = [xy for xy in known.tiles if _cheb(xy, here) == r and xy in dist]
         if frontier:
             goal = frontier[rng.randrange(len(frontier))]
             return "move_to", {"x": goal[0], "y": goal[1]}
-        return "move", {"direction": rng.choice(sorted(DIRECTIONS))}
+        steps = [d for d in sorted(DIRECTIONS) if known.can_stand((here[0] + DIRECTIONS[d][0], here[1] + DIRECTIONS[d][1]))]
+        if steps:
+            return "move", {"direction": rng.choice(steps)}
+        return "rest", {"ticks": 10}
 
     def value(self, items: dict[str, int]) -> int:
         return sum(self.content.items[i].value_cents * q for i, q in items.items())
@@ -235,8 +313,9 @@ class Producer(Survivor):
             made = self.make(view, "berry_stew")
             if made:
                 return made
+        has_bed = self.bed(self.known(obs), me) is not None
         for goal in self.goals:
-            if goal == "bed" and me["bed"] is not None:
+            if goal == "bed" and has_bed:
                 continue
             if inv.get(goal, 0) == 0 and hand != goal:
                 return self.make(view, goal) or self.forage(view, "berries")
@@ -259,11 +338,11 @@ class Producer(Survivor):
         if recipe.station is None:
             return action, {"recipe": recipe_name}
         here = (me["x"], me["y"])
-        known = KnownMap(obs, self.walkable, self.blocking)
+        known = self.known(obs)
         for station in known.find(here, lambda t: (t.get("structure") or {}).get("kind") == recipe.station):
             if _near(here, station):
                 return action, {"recipe": recipe_name}
-            spot = known.beside(here, station)
+            spot = known.beside(here, station, self.reachable(known, here))
             if spot is not None:
                 return "move_to", {"x": spot[0], "y": spot[1]}
         return None
@@ -286,7 +365,7 @@ class Producer(Survivor):
         obs = view.observation()
         me = obs["self"]
         here = (me["x"], me["y"])
-        known = KnownMap(obs, self.walkable, self.blocking)
+        known = self.known(obs)
         for dx, dy in ((0, 1), (1, 0), (-1, 0), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1)):
             xy = (here[0] + dx, here[1] + dy)
             t = known.tiles.get(xy)
@@ -337,7 +416,9 @@ class Trader(Producer):
                 continue
             if _near(here, (v["x"], v["y"])):
                 return "sell", {"npc": v["npc"], "item": wanted[0], "qty": self.lot}
-            return "move_to", {"x": v["x"], "y": v["y"]}
+            went = self.walk(self.known(obs), here, (v["x"], v["y"]))
+            if went:
+                return went
         return None
 
 
@@ -355,7 +436,7 @@ class Raider(Producer):
         me = obs["self"]
         if me["health"] < self.brave_health:
             return "rest", {"ticks": 20}
-        known = KnownMap(obs, self.walkable, self.blocking)
+        known = self.known(obs)
         here = (me["x"], me["y"])
         outside = lambda xy: known.tiles.get(xy, {}).get("terrain") not in self.safe  # noqa: E731
         if not outside(here):
@@ -366,29 +447,26 @@ class Raider(Producer):
                 continue
             if _near(here, spot):
                 return "attack", {"character": other["id"]}
-            return "move_to", {"x": spot[0], "y": spot[1]}
+            if spot in self.reachable(known, here):
+                return "move_to", {"x": spot[0], "y": spot[1]}
         for t in obs["view"]["tiles"]:
             s = t.get("structure")
             spot = (t["x"], t["y"])
             if s and s["owner"] not in (None, me["id"]) and outside(spot):
                 if _near(here, spot):
                     return "attack_structure", {"x": spot[0], "y": spot[1]}
-                beside = known.beside(here, spot)
+                beside = known.beside(here, spot, self.reachable(known, here))
                 if beside:
                     return "move_to", {"x": beside[0], "y": beside[1]}
         return Producer.decide(self, view)
 
     def leave_settlement(self, view: AgentView, known: KnownMap, here) -> Decision:
+        dist = self.reachable(known, here)
         out = known.find(here, lambda t: t["terrain"] not in self.safe and self.walkable.get(t["terrain"], False))
-        for spot in out[:3]:
-            if known.can_stand(spot):
+        for spot in out:
+            if spot in dist:
                 return "move_to", {"x": spot[0], "y": spot[1]}
         return self.explore(view, known, here)
-
-
-def _cheb(a: tuple[int, int], b: tuple[int, int]) -> int:
-    """Chebyshev distance: steps between two tiles when diagonal steps count as one."""
-    return max(abs(a[0] - b[0]), abs(a[1] - b[1]))
 
 
 class Expedition(Producer):
@@ -430,12 +508,7 @@ class Expedition(Producer):
         self.lock = content.structures[self.door].lock_item
         cal = content.calendar
         self.night_start, self.day_ticks = cal.night_start, cal.ticks_per_day
-        self.max_path = content.needs.max_path_length
         self._bounds: tuple[int, int] = (10**9, 10**9)
-        # Memos of the current observation only (the map it shows, the paths from here): decisions stay a
-        # function of the observation, and a resumed match decides the same.
-        self._known: tuple[dict, KnownMap] | None = None
-        self._paths: tuple[KnownMap, dict] | None = None
 
     # ---- reading the observation ---------------------------------------------------------------
 
@@ -534,7 +607,7 @@ class Expedition(Producer):
                 if inv.get(food):
                     return "eat", {"item": food}
         minute = time["hour"] * 60 + time["minute"]
-        bed = tuple(me["bed"]) if me["bed"] is not None else None
+        bed = self.bed(self.known(obs), me)
         way = _cheb(here, bed) if bed else 0
         dusk = self.night_start - 45 - way
         if time["night"] or minute >= dusk or me["energy"] < 15:
@@ -548,36 +621,6 @@ class Expedition(Producer):
                     return self.walk(known, here, entrance)
             return self.shelter(view, here, me, tired=me["energy"] < 60 or time["night"])
         return None
-
-    def reachable(self, known: KnownMap, here) -> dict[tuple[int, int], int]:
-        """Steps to every known tile a move_to could reach from here (8-way, within its path limit)."""
-        if self._paths is not None and self._paths[0] is known:
-            return self._paths[1]
-        dist = {here: 0}
-        ring = [here]
-        for step in range(1, self.max_path + 1):
-            nxt = []
-            for x, y in ring:
-                for dx in (-1, 0, 1):
-                    for dy in (-1, 0, 1):
-                        q = (x + dx, y + dy)
-                        if q not in dist and known.can_stand(q):
-                            dist[q] = step
-                            nxt.append(q)
-            if not nxt:
-                break
-            ring = nxt
-        self._paths = (known, dist)
-        return dist
-
-    def walk(self, known: KnownMap, here, goal: tuple[int, int]) -> Decision:
-        """move_to `goal` when a path over known tiles reaches it, else to the reachable tile nearest it."""
-        dist = self.reachable(known, here)
-        if goal not in dist:
-            goal = min(dist, key=lambda xy: (_cheb(xy, goal), dist[xy], xy))
-        if goal == here:
-            return None
-        return "move_to", {"x": goal[0], "y": goal[1]}
 
     def forage(self, view: AgentView, item: str) -> Decision:
         """Gather `item` at the nearest known node that yields it (with the tool in hand) and can be reached; else explore."""
@@ -602,40 +645,29 @@ class Expedition(Producer):
             return "move_to", {"x": best[1][0], "y": best[1][1]}
         return self.frontier(known, here, here, None, outward=False) or self.explore(view, known, here)
 
-    def known(self, obs: dict[str, Any]) -> KnownMap:
-        """The map as this observation shows it, built once per observation."""
-        if self._known is None or self._known[0] is not obs:
-            self._known = (obs, KnownMap(obs, self.walkable, self.blocking))
-        return self._known[1]
-
-    def shelter(self, view: AgentView, here, me, tired: bool) -> Decision:
-        """To bed by a path that exists, then sleep (Survivor's)."""
-        if me["bed"] is not None and here != tuple(me["bed"]):
-            known = self.known(view.observation())
-            went = self.walk(known, here, tuple(me["bed"]))
-            if went:
-                return went
-        return super().shelter(view, here, me, tired)
-
     def idle(self, view: AgentView) -> Decision:
         """Nothing left to do now: wait by the bed."""
-        me = view.observation()["self"]
+        obs = view.observation()
+        me = obs["self"]
         here = (me["x"], me["y"])
-        if me["bed"] is not None and here != tuple(me["bed"]):
-            return self.walk(self.known(view.observation()), here, tuple(me["bed"])) or ("rest", {"ticks": 30})
+        known = self.known(obs)
+        bed = self.bed(known, me)
+        if bed is not None and here != bed:
+            return self.walk(known, here, bed) or ("rest", {"ticks": 30})
         return "rest", {"ticks": 30}
 
     # ---- preparation ---------------------------------------------------------------------------
 
     def gear(self, view: AgentView) -> Decision:
         """A weapon, an axe, a bed placed, armour; armour worn and the weapon in an empty hand."""
-        me = view.observation()["self"]
+        obs = view.observation()
+        me = obs["self"]
         inv, eq = me["inventory"], me["equipment"]
         if not self._has(me, self.weapon):
             return self.make(view, self.weapon)
         if not self._has(me, self.axe):
             return self.make(view, self.axe)
-        if me["bed"] is None:
+        if self.bed(self.known(obs), me) is None:
             return self.place_bed(view) if inv.get("bed") else self.make(view, "bed")
         if not self._has(me, self.armour):
             return self.make(view, self.armour)
@@ -997,13 +1029,14 @@ class Unarmoured(Expedition):
     armour = None
 
     def gear(self, view: AgentView) -> Decision:
-        me = view.observation()["self"]
+        obs = view.observation()
+        me = obs["self"]
         inv, eq = me["inventory"], me["equipment"]
         if not self._has(me, self.weapon):
             return self.make(view, self.weapon)
         if not self._has(me, self.axe):
             return self.make(view, self.axe)
-        if me["bed"] is None:
+        if self.bed(self.known(obs), me) is None:
             return self.place_bed(view) if inv.get("bed") else self.make(view, "bed")
         if eq.get("body") is not None:
             return "unequip", {"slot": "body"}

@@ -294,6 +294,9 @@ class World:
     def remove_structure(self, p: int) -> Structure:
         """Take a structure off its tile; every part forgets what it kept about it. Callers emit the event."""
         s = self.structures.pop(p)
+        for c in self.chars.values():
+            if c.bed == p:  # a destroyed bed is no longer where its owner wakes (or what it is told it has)
+                c.bed = None
         for part in PARTS:
             part.structure_removed(self, p, s)
         return s

@@ -1,0 +1,132 @@
+"""Scripted baselines ask only for what the world can grant: move_to targets its path search reaches
+(judged from what the character has observed), and sleep only in a bed that still stands."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from wildhold.agents.base import AgentView
+from wildhold.agents.runner import ScriptedRun
+from wildhold.agents.scripted import make_policy
+from wildhold.world.actions.core import find_path, known_walkable
+from wildhold.world.errors import Accepted
+from wildhold.world.observe import observe, status
+from wildhold.world.setup import apply_setup
+from wildhold.world.world import World
+
+
+def view_of(w: World, agent: str) -> AgentView:
+    c = w.chars[agent]
+    return AgentView(agent, w.tick, w.seed, lambda mem: observe(w, agent, mem), lambda: status(w, c))
+
+
+def clear_spot(w: World, r: int, away_from: int, free: set[tuple[int, int]]) -> tuple[int, int]:
+    """A tile with walkable, unbuilt ground `r` tiles to each side and no berries growing there (its
+    `free` offsets hold no node at all), more than a view's width from `away_from`, so nothing the
+    character saw before competes."""
+    for cy in range(r, w.height - r):
+        for cx in range(r, w.width - r):
+            if w.distance(w.pos(cx, cy), away_from) <= 2 * w.needs.view_radius + r:
+                continue
+            tiles = [w.pos(cx + dx, cy + dy) for dx in range(-r, r + 1) for dy in range(-r, r + 1)]
+            if all(w.is_walkable(p) and p not in w.structures and p != w.dungeon
+                   and (p not in w.nodes or w.content.nodes[w.nodes[p].kind].item != "berries") for p in tiles) \
+                    and all(w.pos(cx + dx, cy + dy) not in w.nodes for dx, dy in free):
+                return cx, cy
+    raise AssertionError("no clear ground on this map")
+
+
+def test_the_policies_map_agrees_with_the_worlds_path_search_door_locks_included(content):
+    run = ScriptedRun.start("tiny", 1)
+    run.run(until=run.world.tick + 300)
+    w = run.world
+    a1, a2 = sorted(w.chars)
+    c = w.chars[a1]
+    x, y = w.xy(c.pos)
+    door = next((x + dx, y + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1))
+                if w.is_walkable(p := w.pos(x + dx, y + dy)) and p not in w.structures and p not in w.nodes)
+    apply_setup(w, "place_structure", {"x": door[0], "y": door[1], "structure": "door", "owner": a2})
+    w.construction.locks[w.pos(*door)] = True  # as `lock` leaves it: only its owner passes
+    apply_setup(w, "move_character", {"agent": a2, "x": x, "y": y})  # both see the door
+    policy = make_policy("producer", content)
+    checked = 0
+    for agent in (a1, a2):
+        ch = w.chars[agent]
+        obs = observe(w, agent)
+        known = policy.known(obs)
+        here = (obs["self"]["x"], obs["self"]["y"])
+        reach = policy.reachable(known, here)
+        for xy in known.tiles:
+            p = w.pos(*xy)
+            assert known.can_stand(xy) == known_walkable(w, ch, p), (agent, xy)
+            path = find_path(w, ch, p)
+            assert (xy in reach) == (path is not None), (agent, xy)
+            if path is not None:
+                assert reach[xy] == len(path)
+            checked += 1
+    assert checked > 200
+    assert not policy.known(observe(w, a1)).can_stand(door) and policy.known(observe(w, a2)).can_stand(door)
+
+
+def walled_off_bush(content) -> tuple[World, str, tuple[int, int]]:
+    """A character between a berry bush 3 tiles east inside a ring of walls and an open one 4 tiles west."""
+    w = World(content, "default", 1)
+    a = w.join("forager")
+    ring = {(3 + dx, dy) for dx in range(-2, 3) for dy in range(-2, 3) if max(abs(dx), abs(dy)) == 2}
+    cx, cy = clear_spot(w, 5, w.chars[a].pos, ring | {(0, 0), (3, 0), (-4, 0)})
+    apply_setup(w, "move_character", {"agent": a, "x": cx, "y": cy})
+    walled, open_ = (cx + 3, cy), (cx - 4, cy)
+    for node in (walled, open_):
+        apply_setup(w, "place_resource", {"x": node[0], "y": node[1], "node": "berry_bush"})
+    for x in range(walled[0] - 2, walled[0] + 3):
+        for y in range(walled[1] - 2, walled[1] + 3):
+            if max(abs(x - walled[0]), abs(y - walled[1])) == 2:
+                apply_setup(w, "place_structure", {"x": x, "y": y, "structure": "wall"})
+    for item, qty in w.chars[a].inventory.copy().items():  # hungry for berries: the forage comes first
+        apply_setup(w, "take_items", {"agent": a, "item": item, "qty": qty})
+    return w, a, open_
+
+
+@pytest.mark.parametrize("policy", ["survivor", "producer", "raider"])
+def test_a_forager_heads_for_the_bush_it_can_reach_not_the_nearer_one_walled_off(content, policy):
+    w, a, open_ = walled_off_bush(content)
+    decision = make_policy(policy, content).decide(view_of(w, a))
+    assert decision is not None and decision[0] == "move_to", decision
+    target = (decision[1]["x"], decision[1]["y"])
+    assert max(abs(target[0] - open_[0]), abs(target[1] - open_[1])) == 1, target
+    assert isinstance(w.submit(a, *decision), Accepted)
+
+
+def broken_bed(content) -> tuple[World, str]:
+    """A tired character at night on the tile where its bed stood until a raid broke it."""
+    w = World(content, "tiny", 1)
+    a = w.join("sleeper")
+    x, y = clear_spot(w, 1, w.chars[a].pos, {(0, 0)})
+    apply_setup(w, "move_character", {"agent": a, "x": x, "y": y})
+    apply_setup(w, "place_structure", {"x": x, "y": y, "structure": "bed", "owner": a})
+    w.remove_structure(w.pos(x, y))  # as a raid leaves it
+    apply_setup(w, "set_time", {"day": 1, "hour": 23})
+    apply_setup(w, "set_needs", {"agent": a, "energy": 40})
+    assert observe(w, a)["self"]["bed"] is None  # the world no longer names the tile as its bed
+    return w, a
+
+
+@pytest.mark.parametrize("policy", ["survivor", "producer", "expedition"])
+def test_a_character_whose_bed_was_broken_does_not_try_to_sleep_in_it(content, policy):
+    w, a = broken_bed(content)
+    decision = make_policy(policy, content).decide(view_of(w, a))
+    assert decision is not None and decision[0] != "sleep", decision
+    assert isinstance(w.submit(a, *decision), Accepted), decision
+
+
+@pytest.mark.parametrize("scenario, seed, until", [("season", 6, 900), ("season", 8, 2100), ("famine", 2, 1300)])
+def test_scripted_baselines_have_no_action_rejected(scenario, seed, until, tmp_path):
+    """Matches where the baselines once asked for unreachable tiles, a locked door or a broken bed."""
+    run = ScriptedRun.start(scenario, seed, tmp_path / "m.sqlite")
+    run.run(until=until)
+    events = [(kind, orjson.loads(payload)["data"]) for _, _, kind, payload, _ in run.match.store.events()]
+    run.match.close()
+    scripted = {a for a, p in run.policies.items() if p.name != "random"}
+    rejected = [d for kind, d in events if kind == "action_rejected" and d["agent"] in scripted]
+    assert rejected == []
