@@ -26,6 +26,9 @@ RESPONSE = {
 }
 
 
+UNSIGNED = "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="
+
+
 def _error(code, status):
     return {"error": {"code": code, "message": "failed", "status": status}}
 
@@ -58,7 +61,8 @@ def test_a_tool_call_round_trip_in_the_generate_content_wire_format():
         {"role": "user", "parts": [{"text": "Session 1 begins."}]},
         {"role": "model", "parts": [
             {"text": "First a look."},
-            {"functionCall": {"id": "c0", "name": "observe", "args": {}}},
+            # a turn this adapter did not make carries Gemini's documented stand-in signature on its first call
+            {"functionCall": {"id": "c0", "name": "observe", "args": {}}, "thoughtSignature": UNSIGNED},
             {"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "notes.md"}}}]},
         {"role": "user", "parts": [  # both responses answer one turn, so they travel together
             {"functionResponse": {"id": "c0", "name": "observe", "response": {"output": "{\"ok\": true}"}}},

@@ -27,13 +27,19 @@ def is_transient(exc: Exception) -> bool:
     return isinstance(exc, CONNECTION_ERRORS)
 
 
+# A model turn rebuilt from the neutral transcript (one this adapter did not see, e.g. before a crash) has
+# no signature of its own; Gemini's documented stand-in tells the API so instead of failing the request.
+UNSIGNED_TURN = b"skip_thought_signature_validator"
+
+
 def to_google_contents(messages: list[dict[str, Any]], own_turns: dict[str, types.Content] | None = None,
                        wire_ids: dict[str, str | None] | None = None) -> list[types.Content]:
     """The scaffold's neutral transcript as Gemini contents.
 
     Function responses that answer one model turn go back together in one user turn. `own_turns`
     maps a turn's first tool call id to the model's own content, sent back unchanged so its thought
-    signatures survive; `wire_ids` maps our call ids to the ids the API gave (None when it gave none).
+    signatures survive (any other turn's first call carries UNSIGNED_TURN); `wire_ids` maps our call ids
+    to the ids the API gave (None when it gave none).
     """
     own_turns, wire_ids = own_turns or {}, wire_ids or {}
     out: list[types.Content] = []
@@ -45,7 +51,8 @@ def to_google_contents(messages: list[dict[str, Any]], own_turns: dict[str, type
                 continue
             parts = [types.Part(text=m["content"])] if m.get("content") else []
             parts += [types.Part(function_call=types.FunctionCall(id=wire_ids.get(c["id"], c["id"]), name=c["name"],
-                                                                  args=c["arguments"])) for c in calls]
+                                                                  args=c["arguments"]),
+                                 thought_signature=UNSIGNED_TURN if i == 0 else None) for i, c in enumerate(calls)]
             out.append(types.Content(role="model", parts=parts))
         elif m["role"] == "tool":
             call_id = wire_ids.get(m["tool_call_id"], m["tool_call_id"])
