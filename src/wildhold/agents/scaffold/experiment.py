@@ -29,6 +29,7 @@ from wildhold.agents.scaffold.session import Caps, MCPTools, SessionState, run_s
 from wildhold.agents.scaffold.workspace import Workspace
 
 DEFAULT_OBJECTIVE = "Complete as many quests as possible."
+PROGRAM_POLL_S = 0.05  # how often a sleeping arm looks whether its programs still run
 
 
 class PriceSpec(BaseModel):
@@ -312,7 +313,11 @@ class Run:
                 return
 
     async def wait_ticks(self, world: MCPTools, ticks: int) -> bool:
-        """Rest `ticks` world minutes (or until every model arm is done); whether the world still answers."""
+        """Rest `ticks` world minutes (or until every model arm is done); whether the world still answers.
+
+        While a program of the agent's runs, resting submits nothing (see `watch_programs`)."""
+        if await self.programs_running(world):
+            return await self.watch_programs(world, ticks)
         err, text, op = await world.call("wait", {"ticks": max(1, min(240, ticks))})
         if err and text.startswith("busy:"):  # an operation the agent started is still running: let it finish
             await world.call("wait_operation", {"timeout_s": 1.0})
@@ -324,6 +329,21 @@ class Run:
             if err:
                 return False
             if done.get("status") != "running":
+                return True
+        return True
+
+    async def programs_running(self, world: MCPTools) -> bool:
+        err, _, listing = await world.call("list_programs", {})
+        return not err and any(p["state"] in ("running", "waiting") for p in listing["programs"])
+
+    async def watch_programs(self, world: MCPTools, ticks: int) -> bool:
+        """Let `ticks` world minutes pass without acting while the agent's programs act for it: a direct
+        `wait` would occupy the character, and its programs' actions would be rejected busy until it ended.
+        The lockstep clock counts a character with a running program as ready. Back early once none runs."""
+        until = self.host.world.tick + max(1, min(240, ticks))
+        while self.host.state != "over" and self.model_arms_left > 0 and self.host.world.tick < until:
+            await asyncio.sleep(PROGRAM_POLL_S)
+            if not await self.programs_running(world):
                 return True
         return True
 
