@@ -69,3 +69,15 @@ def test_an_app_that_fails_to_start_is_an_error_not_an_exit(tmp_path):
 
     with pytest.raises(RuntimeError, match="failed to start"):
         asyncio.run(scenario())
+
+
+def test_the_listening_socket_sends_without_waiting_for_acks(tmp_path):
+    """Nagle off on the socket the served connections are accepted from: with it on, each response from
+    a server sharing the arms' process waits out a delayed ACK (see `wildhold bench server` for latency)."""
+    app = FastAPI()
+
+    async def check() -> int:
+        async with Loopback(app) as lb:
+            return lb.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+    assert asyncio.run(check()) != 0
