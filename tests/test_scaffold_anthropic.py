@@ -11,7 +11,7 @@ import pytest
 from scaffold_fakes import (SECRET, TOOLS, FakeProvider, assert_arm_spent_its_budget, assert_retried, complete,
                             follow_up_then_new_session, play_one_arm, refused_url)
 
-from wildhold.agents.scaffold.adapters import Usage
+from wildhold.agents.scaffold.adapters import CannotContinue, Usage
 from wildhold.agents.scaffold.anthropic_adapter import AnthropicAdapter
 
 MESSAGE = {
@@ -120,3 +120,35 @@ def test_an_anthropic_arm_plays_sessions_through_the_scaffold(tmp_path, monkeypa
     assert isinstance(made[0], AnthropicAdapter) and made[0].api_key == SECRET
     assert_arm_spent_its_budget(fake, paths, "anthropic", input_per_call=120 + 1024 + 56, first_retries=1)
     assert all(r.headers["authorization"] == f"Bearer {SECRET}" for r in fake.requests)
+
+
+def test_with_thinking_on_a_tool_loop_made_before_a_restart_cannot_be_continued_and_nothing_is_sent():
+    fake = FakeProvider([(200, MESSAGE)])
+    with fake as url:
+        thinking = _adapter(url, sampling={"thinking": {"type": "enabled", "budget_tokens": 2048}})
+        with pytest.raises(CannotContinue):
+            asyncio.run(complete(thinking))  # TRANSCRIPT's tool turn was not made by this adapter
+        assert fake.requests == []
+        asyncio.run(complete(_adapter(url)))  # without thinking the same transcript continues
+    assert len(fake.requests) == 1
+
+
+def test_a_session_the_provider_cannot_continue_ends_interrupted(tmp_path):
+    from test_scaffold_resume import WORLD_TOOLS, FakeWorld, _interrupted_session
+
+    from wildhold.agents.scaffold.accounting import Price, Telemetry, rebuild
+    from wildhold.agents.scaffold.session import SessionState, run_session
+    from wildhold.agents.scaffold.workspace import Workspace
+
+    records, caps = _interrupted_session(tmp_path)
+    adapter = AnthropicAdapter("claude-fake", base_url=refused_url(), api_key="k",
+                               sampling={"thinking": {"type": "enabled", "budget_tokens": 2048}})
+    telemetry = Telemetry(tmp_path / "telemetry.jsonl")
+    result = asyncio.run(run_session(arm="a", number=3, system="s", world_tools=WORLD_TOOLS, world=FakeWorld(),
+                                     adapter=adapter, workspace=Workspace(tmp_path / "ws", 1000), telemetry=telemetry,
+                                     price=Price(1.0, 1.0), caps=caps, ledger=rebuild(records).arm("a"),
+                                     resumed=SessionState.resume(records, "a", caps)))
+    assert result.reason == "interrupted" and result.wake_minutes == 45
+    ends = [r for r in telemetry.records() if r["kind"] == "session_end"]
+    assert [(r["session"], r["reason"]) for r in ends] == [(3, "interrupted")]
+    assert not [r for r in telemetry.records()[len(records):] if r["kind"] == "llm_call"]

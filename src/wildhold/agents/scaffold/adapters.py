@@ -14,6 +14,11 @@ T = TypeVar("T")
 TRANSIENT_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
+class CannotContinue(Exception):
+    """The provider cannot continue this transcript as it stands (a tool loop resumed after a crash whose
+    signed reasoning was lost): the session ends, recorded as `interrupted`, and the next one starts fresh."""
+
+
 @dataclass(frozen=True)
 class Usage:
     """Provider-reported tokens; `input_tokens` includes `cached_input_tokens`."""

@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 
 from wildhold.agents.scaffold import adapters
-from wildhold.agents.scaffold.adapters import ProviderAdapter, ToolCall, Turn, Usage
+from wildhold.agents.scaffold.adapters import CannotContinue, ProviderAdapter, ToolCall, Turn, Usage
 
 TRANSIENT_STATUS = adapters.TRANSIENT_STATUS | {529}  # 529: overloaded
 DEFAULT_MAX_TOKENS = 8192
@@ -84,6 +84,19 @@ class AnthropicAdapter(ProviderAdapter):
         self.client = anthropic.AsyncAnthropic(base_url=self.base_url, api_key=self.api_key, max_retries=0,
                                                timeout=self.timeout_s)
         self._thinking: dict[str, list[dict[str, Any]]] = {}
+        self._made: set[str] = set()  # first tool call id of every turn this adapter received, this session
+
+    @property
+    def thinks(self) -> bool:
+        return (self.sampling.get("thinking") or {}).get("type", "disabled") != "disabled"
+
+    def _check_continuable(self, messages: list[dict[str, Any]]) -> None:
+        """With thinking on, the API wants the last tool-use turn's thinking blocks back, unchanged, and one
+        thinking setting for the whole loop: a turn made before a crash cannot be continued."""
+        last = next((m for m in reversed(messages) if m["role"] == "assistant"), None)
+        calls = (last or {}).get("tool_calls") or []
+        if self.thinks and calls and calls[0]["id"] not in self._made:
+            raise CannotContinue("the last tool-use turn was made before a restart and its thinking blocks are lost")
 
     def request(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         fields = dict(self.sampling)
@@ -95,6 +108,7 @@ class AnthropicAdapter(ProviderAdapter):
 
     async def complete(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
         self._forget_all_but(messages)
+        self._check_continuable(messages)
         request = self.request(system, messages, tools)
         r, retries = await self.with_retries(lambda: self.client.messages.create(**request), is_transient)
         texts, calls, thinking = [], [], []
@@ -108,14 +122,17 @@ class AnthropicAdapter(ProviderAdapter):
                 thinking.append({"type": "thinking", "thinking": block.thinking, "signature": block.signature})
             elif block.type == "redacted_thinking":
                 thinking.append({"type": "redacted_thinking", "data": block.data})
-        if calls and thinking:
-            self._thinking[calls[0].id] = thinking
+        if calls:
+            self._made.add(calls[0].id)
+            if thinking:
+                self._thinking[calls[0].id] = thinking
         return Turn("\n".join(texts), calls, usage_of(r.usage), retries)
 
     def _forget_all_but(self, messages: list[dict[str, Any]]) -> None:
         """Thinking kept for earlier sessions is dropped: each session starts a fresh transcript."""
         live = {c["id"] for m in messages for c in m.get("tool_calls") or []}
         self._thinking = {k: v for k, v in self._thinking.items() if k in live}
+        self._made &= live
 
     async def close(self) -> None:
         await self.client.close()

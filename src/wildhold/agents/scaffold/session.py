@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry
-from wildhold.agents.scaffold.adapters import Adapter, ToolCall
+from wildhold.agents.scaffold.adapters import Adapter, CannotContinue, ToolCall
 from wildhold.agents.scaffold.workspace import Workspace, WorkspaceError
 
 # Tools the scaffold handles itself; the world's own tools are whatever the server lists.
@@ -234,7 +234,11 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
             state.reason = "token_cap"
             break
         started = time.monotonic()
-        turn = await adapter.complete(system, state.messages, tools)
+        try:
+            turn = await adapter.complete(system, state.messages, tools)
+        except CannotContinue:
+            state.reason = "interrupted"
+            break
         latency = time.monotonic() - started
         cost = price.cost(turn.usage)
         ledger.add(turn.usage, cost)
