@@ -4,6 +4,7 @@ ticking while another character's program keeps running. Floods are bounded by t
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -332,7 +333,11 @@ def test_the_runner_process_holds_no_secrets_and_runs_under_limits(world, monkey
             assert set(env) <= {"PATH", "PYTHONPATH", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED"}, env
             status = Path(f"/proc/{proc}/status").read_text()
             uids = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1:]
-            assert "0" not in uids, "the runner and its interpreters never run as root"
+            if client.identity["still_root"] is None:
+                assert "0" not in uids, "the runner and its interpreters do not run as root"
+            else:  # started as root where the interpreter binary is closed to other users: it says so, truly
+                blocked = Path(client.identity["still_root"].split("(")[1].split(" is closed")[0])
+                assert os.geteuid() == 0 and not blocked.stat().st_mode & stat.S_IXOTH
             assert next(line for line in status.splitlines() if line.startswith("NoNewPrivs:")).split()[1] == "1"
             limits = Path(f"/proc/{proc}/limits").read_text()
             for label, value in (("Max core file size", "0"), ("Max file size", str(1 << 20)), ("Max open files", "256")):
@@ -342,3 +347,28 @@ def test_the_runner_process_holds_no_secrets_and_runs_under_limits(world, monkey
     finally:
         client.close()
     assert not cwd.exists()
+
+
+def test_the_runner_stays_root_only_where_the_interpreter_binary_is_closed_to_other_users():
+    import shutil
+    import tempfile
+
+    from wildhold.programs.runner import unreachable_by_others
+
+    base = Path(tempfile.mkdtemp())  # directly in the temp folder, which every user may pass
+    try:
+        base.chmod(0o755)
+        assert unreachable_by_others(base) is None
+        binary = base / "open" / "bin" / "monty"
+        binary.parent.mkdir(parents=True)
+        binary.write_text("")
+        for mode, path in ((0o755, base / "open"), (0o755, binary.parent), (0o755, binary)):
+            path.chmod(mode)
+        assert unreachable_by_others(binary) is None
+        (base / "open").chmod(0o700)
+        assert unreachable_by_others(binary) == base / "open"
+        (base / "open").chmod(0o755)
+        binary.chmod(0o744)
+        assert unreachable_by_others(binary) == binary
+    finally:
+        shutil.rmtree(base)

@@ -54,6 +54,7 @@ class RunnerClient:
         self.workdir: str | None = None
         self.next_id = 0
         self.spawns = 0
+        self.identity: dict[str, Any] = {}
         self.owed: list[dict[str, Any]] = []  # posted requests whose replies are still to be read
         self.received = bytearray()  # bytes read past the last whole frame
 
@@ -70,7 +71,8 @@ class RunnerClient:
                                      stderr=subprocess.DEVNULL, cwd=self.workdir, env=runner_env(),
                                      close_fds=True, start_new_session=True)
         self.spawns += 1
-        self._exchange({"op": "hello", "settings": asdict(self.settings)}, SPAWN_TIMEOUT_S)
+        # Who the runner runs as: `still_root` says why it could not give up root, when it could not.
+        self.identity = self._exchange({"op": "hello", "settings": asdict(self.settings)}, SPAWN_TIMEOUT_S)
 
     def request(self, message: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one request and return its reply; a reply about another program or capability is refused."""

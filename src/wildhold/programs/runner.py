@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
+import stat
 import sys
 import sysconfig
+from pathlib import Path
 from typing import Any
 
 import pydantic_monty as pm
@@ -44,21 +47,42 @@ def lower_limits() -> None:
         resource.setrlimit(which, (value, value))
 
 
-def drop_privileges() -> None:
-    """Never regain privileges (no setuid binaries), and stop being root when started as root."""
+def unreachable_by_others(path: Path) -> Path | None:
+    """The first folder on the way to `path` that a user other than its owner cannot pass, or `path` itself
+    if such a user cannot execute it (permission bits only: enough to know whether "nobody" may run it)."""
+    for part in [*reversed(path.parents), path]:
+        try:
+            if not part.stat().st_mode & stat.S_IXOTH:
+                return part
+        except OSError:
+            return part
+    return None
+
+
+def drop_privileges() -> str | None:
+    """Never regain privileges (no setuid binaries), and stop being root when started as root; None once
+    done, else why the runner stays root: it must still start interpreter processes as the other user."""
     try:
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the uid change below still applies
         pass
-    if os.geteuid() == 0:
-        # Python's own files may sit where only root reads (a home folder): load what is read lazily first.
-        sysconfig.get_config_vars()
-        sysconfig.get_paths()
-        os.setgroups([])
-        os.setgid(UNPRIVILEGED_GID)
-        os.setuid(UNPRIVILEGED_UID)
+    if os.geteuid() != 0:
+        return None
+    binary = shutil.which("monty")  # the interpreter processes' program, beside this Python (see client.runner_env)
+    if binary is None:
+        return "no interpreter binary (monty) on the runner's PATH"
+    blocked = unreachable_by_others(Path(binary).resolve())
+    if blocked is not None:
+        return f"the interpreter binary is not reachable by an unprivileged user ({blocked} is closed to others)"
+    # Python's own files may sit where only root reads (a home folder): load what is read lazily first.
+    sysconfig.get_config_vars()
+    sysconfig.get_paths()
+    os.setgroups([])
+    os.setgid(UNPRIVILEGED_GID)
+    os.setuid(UNPRIVILEGED_UID)
+    return None
 
 
 def handle(sandbox: Sandbox, request: dict[str, Any]) -> dict[str, Any]:
@@ -120,12 +144,13 @@ def with_snapshot(sandbox: Sandbox, key: str, step: dict[str, Any], request: dic
     return step
 
 
-def serve(stdin, stdout) -> None:
+def serve(stdin, stdout, still_root: str | None = None) -> None:
     hello = read_frame(stdin)
     if hello is None:
         return
     sandbox = Sandbox(Settings(**hello["settings"]), defer_release=True)
-    write_frame(stdout, {"id": hello.get("id"), "kind": "ready", "pid": os.getpid()})
+    write_frame(stdout, {"id": hello.get("id"), "kind": "ready", "pid": os.getpid(), "uid": os.geteuid(),
+                         "still_root": still_root})
     try:
         while True:
             request = read_frame(stdin)
@@ -161,13 +186,13 @@ def reply_frame(sandbox: Sandbox, key: str | None, reply: dict[str, Any]) -> byt
 
 def main() -> None:
     lower_limits()
-    drop_privileges()
+    still_root = drop_privileges()
     # Frames own the real stdout; anything else that writes there (a stray print) goes to stderr.
     frames = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     try:
-        serve(sys.stdin.buffer, frames)
+        serve(sys.stdin.buffer, frames, still_root)
     except (FrameError, BrokenPipeError):
         pass
 
