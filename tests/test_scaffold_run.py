@@ -223,6 +223,8 @@ def test_an_arm_may_carry_its_own_budget_and_ceiling_and_the_manifest_records_wh
     (lambda d: d["arms"][0].pop("cassette"), "needs a cassette"),
     (lambda d: d.update(clock="sundial"), "clock"),
     (lambda d: d.update(arms=d["arms"][2:]), "at least one model arm"),
+    (lambda d: d["caps"].update(max_tool_cals=5), "max_tool_cals"),
+    (lambda d: d["caps"].update(max_tokens="lots"), "max_tokens"),
 ])
 def test_a_bad_experiment_file_is_refused_naming_the_problem(change, message):
     data = yaml.safe_load(EXAMPLE.read_text())

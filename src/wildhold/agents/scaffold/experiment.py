@@ -14,6 +14,7 @@ import json
 import secrets
 import subprocess
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,7 +26,13 @@ from wildhold.agents.base import AgentView
 from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, rebuild
 from wildhold.agents.scaffold.adapters import Adapter, ReplayAdapter
 from wildhold.agents.scaffold.loopback import Loopback
-from wildhold.agents.scaffold.session import Caps, MCPTools, SessionState, run_session, system_prompt
+from wildhold.agents.scaffold.session import (
+    Caps,
+    MCPTools,
+    SessionState,
+    run_session,
+    system_prompt,
+)
 from wildhold.agents.scaffold.workspace import Workspace
 
 DEFAULT_OBJECTIVE = "Complete as many quests as possible."
@@ -55,18 +62,6 @@ class ArmSpec(BaseModel):
     ceiling_s: float | None = Field(default=None, gt=0)  # this arm's wall-clock ceiling; the experiment's when absent
 
 
-class CapsSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    max_tool_calls: int = 60
-    max_tokens: int = 400_000
-    max_consecutive_errors: int = 6
-    repeat_limit: int = 6
-    wake_min_minutes: int = 5
-    wake_max_minutes: int = 720
-    wake_default_minutes: int = 60
-    workspace_quota_bytes: int = 262_144
-
-
 class Experiment(BaseModel):
     """An experiment file: scenario, seed, clock, objective, per-arm budget and wall-clock ceiling, caps, arms."""
 
@@ -80,7 +75,7 @@ class Experiment(BaseModel):
     budget_usd: float = Field(gt=0)  # per arm, unless the arm sets its own
     ceiling_s: float = Field(gt=0)  # per arm, unless the arm sets its own
     turn_deadline_s: float = 5.0
-    caps: CapsSpec = Field(default_factory=CapsSpec)
+    caps: Caps = Field(default_factory=Caps)
     arms: list[ArmSpec] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -140,7 +135,7 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
             "clock": exp.clock, "tick_seconds": exp.tick_seconds if exp.clock == "realtime" else None,
             "turn_deadline_s": exp.turn_deadline_s if exp.clock == "lockstep" else None,
             "objective": exp.objective, "budget_usd": exp.budget_usd, "ceiling_s": exp.ceiling_s,
-            "caps": exp.caps.model_dump(), "cost_formula": "caching-neutral: (input_tokens incl. cached * input "
+            "caps": asdict(exp.caps), "cost_formula": "caching-neutral: (input_tokens incl. cached * input "
             "price + output_tokens * output price) / 1e6", "arms": arms}
 
 
@@ -163,7 +158,7 @@ class Run:
         self.host = Host.open(out / "world", config, exp.scenario, exp.seed, manifest_extra={"tools_hash": tools_hash()})
         self.app = create_app(self.host, scorer=score_archive, render_html=render_html)
         self.telemetry = Telemetry(out / "telemetry.jsonl")
-        self.caps = Caps(**exp.caps.model_dump())
+        self.caps = exp.caps
         self.model_arms_left = sum(1 for a in exp.arms if a.provider != "scripted")
         self.adapters: dict[str, Adapter] = {}
         self.records: list[dict[str, Any]] = []

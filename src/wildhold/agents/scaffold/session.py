@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pydantic import ConfigDict
+
 from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry
 from wildhold.agents.scaffold.adapters import Adapter, CannotContinue, ToolCall
 from wildhold.agents.scaffold.workspace import Workspace, WorkspaceError
@@ -42,7 +44,10 @@ HIDDEN_WORLD_TOOLS = ("register",)  # the scaffold registers the arm before its 
 
 @dataclass(frozen=True)
 class Caps:
-    """Per-session caps and wake bounds; all pinned in the run manifest."""
+    """Per-session caps and wake bounds; all pinned in the run manifest. An experiment file's `caps` is
+    validated as this class (an unknown key is refused)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
     max_tool_calls: int = 60
     max_tokens: int = 400_000
