@@ -1,3 +1,6 @@
+import signal
+import threading
+
 import pytest
 
 from wildhold.content import default_content
@@ -6,3 +9,31 @@ from wildhold.content import default_content
 @pytest.fixture(scope="session")
 def content():
     return default_content()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_timeout_set_timer(item, settings):
+    """A test past its limit fails with one line naming it and the limit, instead of pytest-timeout's
+    dump of every thread's stack (a wall of text that hides which test it was)."""
+    if settings.method != "signal" or threading.current_thread() is not threading.main_thread():
+        return None  # the plugin's own timer
+
+    def expire(signum, frame):
+        __tracebackhide__ = True
+        pytest.fail(f"{item.nodeid} ran past its {settings.timeout:g} s limit", pytrace=False)
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, settings.timeout)
+
+    def cancel():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+    item.cancel_timeout = cancel
+    return True
+
+
+def pytest_collection_modifyitems(config, items):
+    """Start the long end-to-end checks first, so that parallel workers share them out instead of one
+    worker meeting them all at the end of its queue. The order is otherwise unchanged."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -29,7 +29,15 @@ def test_quick_bench_prints_one_json_object_last_with_every_figure(capsys):
     assert set(figures["pass"]) == set(figures["targets"])
 
 
-def test_bench_without_json_prints_only_the_table(capsys):
+def test_bench_without_json_prints_only_the_table(capsys, monkeypatch):
+    import wildhold.bench.engine as engine
+
+    # The measurements are the test above's; this one is about what is printed, so it measures nothing.
+    monkeypatch.setattr(engine, "warm_up", lambda content: None)
+    monkeypatch.setattr(engine, "agent_ticks_per_s", lambda content, n, ticks: 1000.0 * n)
+    monkeypatch.setattr(engine, "worldgen_ms", lambda content, repeats: 12.5)
+    monkeypatch.setattr(engine, "mb_per_world", lambda content, ticks: (3.0, 4.0))
+    monkeypatch.setattr(engine, "crafter_figures", lambda steps: (3500.0, 9.0))
     bench_engine(as_json=False, quick=True)
     out = capsys.readouterr().out
     assert "agent-ticks/s" in out and "crafter" in out

@@ -21,6 +21,8 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "programs-smoke.yam
 ARM, PROGRAM = "programmer", "forager"
 ISSUERS = (f"program:{PROGRAM}@1", f"program:{PROGRAM}@2")
 
+pytestmark = pytest.mark.slow  # one played run (a module fixture) feeds every test: kept together
+
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory):

@@ -1,4 +1,4 @@
-"""The live view of `wildhold run`: on a terminal it shows the season's ticks and each arm's sessions, spend
+"""The live view of `wildhold run`: on a terminal it shows the world's ticks and each arm's sessions, spend
 and state; off a terminal, or with --quiet, it prints nothing."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import io
 import shutil
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -45,13 +46,15 @@ def test_the_view_shows_season_ticks_and_each_arms_sessions_spend_budget_and_sta
     assert "asleep until tick 400" in text and "playing (producer)" in text
 
 
+@pytest.mark.slow
 def test_a_run_on_a_terminal_draws_the_view_and_quiet_or_no_terminal_draws_nothing(tmp_path):
     example = tmp_path / "exp"
     shutil.copytree(EXAMPLE.parent, example)
     console, buffer = _terminal()
     run_experiment(example / "offline-smoke.yaml", tmp_path / "shown", console=console)
     shown = buffer.getvalue()
-    assert "season, day 1 (over)" in shown and "explorer spend" in shown and "cassette_exhausted" in shown
+    assert "tiny, day 1 (over)" in shown and "explorer spend" in shown and "cassette_exhausted" in shown
+    assert "ticks, ended early" in shown  # the arms ended the day early: the bar completes, beside the tick reached
 
     console, buffer = _terminal()
     run_experiment(example / "offline-smoke.yaml", tmp_path / "quiet", quiet=True, console=console)

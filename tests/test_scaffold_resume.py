@@ -98,6 +98,7 @@ def uninterrupted(tmp_path_factory):
     return run.finish()
 
 
+@pytest.mark.slow
 def test_a_run_killed_with_sigkill_resumes_and_its_accounting_matches_an_uninterrupted_run(uninterrupted, tmp_path):
     experiment = write_experiment(tmp_path / "exp")
     out = tmp_path / "out"

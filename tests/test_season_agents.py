@@ -1,10 +1,12 @@
 """Seed 000's observation, reproduced: an agent that never wears armour stalls in the first tiers."""
 
 import orjson
+import pytest
 
 from wildhold.agents.runner import ScriptedRun
 
 
+@pytest.mark.slow
 def test_an_agent_that_never_wears_armour_stalls_in_tier_1_or_2(tmp_path):
     run = ScriptedRun.start("season", 1, tmp_path / "m.sqlite", policies=["unarmoured"], agents=1)
     run.run()

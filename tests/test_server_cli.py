@@ -10,6 +10,7 @@ import sys
 import time
 
 import httpx
+import pytest
 from typer.testing import CliRunner
 
 from wildhold.bench.server import bench_server
@@ -65,6 +66,7 @@ def test_serve_starts_on_loopback_prints_how_to_connect_and_archives_on_stop(tmp
     assert (tmp_path / "match.wildhold.zip").exists() and (tmp_path / "match.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_quick_server_bench_prints_one_json_object_last_with_the_figures(capsys):
     returned = bench_server(as_json=True, quick=True)
     lines = capsys.readouterr().out.strip().splitlines()

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
@@ -21,9 +20,9 @@ from wildhold.service.host import Host
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = {GenerationMode.POSITIVE: 3, GenerationMode.NEGATIVE: 2}
-BUDGET_S = 45.0
 
 
+@pytest.mark.slow
 def test_fuzzed_requests_find_no_server_error_and_no_schema_violation(tmp_path):
     tokens: dict[str, str] = {}
 
@@ -34,7 +33,7 @@ def test_fuzzed_requests_find_no_server_error_and_no_schema_violation(tmp_path):
 
     schema = schemathesis.openapi.from_asgi("/openapi.json", create_app(open_host))
     headers = auth(tokens["agent"])
-    started, operations = time.monotonic(), 0
+    operations = 0
     for result in schema.get_all_operations():
         operation = result.ok()
         operations += 1
@@ -50,5 +49,4 @@ def test_fuzzed_requests_find_no_server_error_and_no_schema_violation(tmp_path):
                 fuzz()
             except Unsatisfiable:
                 assert mode is GenerationMode.NEGATIVE, operation.label  # nothing in it can be made invalid
-        assert time.monotonic() - started < BUDGET_S, "the fuzzing budget is spent; lower EXAMPLES"
     assert operations >= 80

@@ -399,12 +399,17 @@ def test_the_expedition_agent_dodges_every_announced_strike_and_strikes_the_vuln
     assert decide(in_room([], energy=95)) == ("advance", {})
 
 
-def season(seed: int, tmp_path, policies: list[str]) -> dict:
+def season(seed: int, tmp_path, policies: list[str], until_full: tuple[str, ...] = ()) -> dict:
+    """Play a season and assess its archive offline. With `until_full`, stop at the first hour on which
+    every character named there holds all eight stages and both tasks: stages stay attained, so the
+    rest of the season could not change what a caller asserts about them."""
     from wildhold.agents.runner import ScriptedRun
     from wildhold.store.archive import Archive
 
     run = ScriptedRun.start("season", seed, tmp_path / f"season-{seed}.sqlite", agents=len(policies), policies=policies)
-    run.run()
+    w = run.world
+    while not w.finished and not (until_full and all(_full(w.trial.progress(a)) for a in until_full)):
+        run.run(until=w.tick + 60)
     archive = run.match.export(tmp_path / f"season-{seed}.wildhold.zip")
     run.match.close()
     with Archive(archive) as a:
@@ -412,6 +417,11 @@ def season(seed: int, tmp_path, policies: list[str]) -> dict:
     return {"trial": assess(events), "knockdowns": [e["data"]["agent"] for e in events if e["kind"] == "knockdown"]}
 
 
+def _full(progress: dict) -> bool:
+    return progress["native"] == len(STAGES) and len(progress["tasks"]) == 2
+
+
+@pytest.mark.slow
 def test_a_season_of_the_expedition_agent_attains_every_stage_and_both_tasks_and_idle_none(tmp_path):
     got = season(12, tmp_path, ["expedition", "idle"])
     hero, idle = got["trial"]["a1"], got["trial"]["a2"]
@@ -421,14 +431,15 @@ def test_a_season_of_the_expedition_agent_attains_every_stage_and_both_tasks_and
     assert idle["independent"] == {} and idle["tasks"] == {} and idle["native"] == 0
 
 
+# The season protocol's claim is that both expedition agents attain every stage and both tasks on at
+# least four of five seeds; today they do on all five, and each seed is held to that (one test per
+# seed, so that the seasons play in parallel).
 @pytest.mark.slow
-def test_the_season_scenario_sees_every_stage_and_both_tasks_on_four_of_five_seeds(tmp_path):
-    full = 0
-    for seed in range(1, 6):
-        trial = season(seed, tmp_path, ["expedition", "expedition", "producer", "idle"])["trial"]
-        full += all(trial[a]["native"] == 8 and len(trial[a]["tasks"]) == 2 for a in ("a1", "a2"))
-        assert trial["a4"]["independent"] == {}
-    assert full >= 4
+@pytest.mark.parametrize("seed", range(1, 6))
+def test_the_season_scenario_sees_every_stage_and_both_tasks_on_each_of_five_seeds(seed, tmp_path):
+    trial = season(seed, tmp_path, ["expedition", "expedition", "producer", "idle"], until_full=("a1", "a2"))["trial"]
+    assert all(_full(trial[a]) for a in ("a1", "a2")), {a: trial[a]["first_unmet"] for a in ("a1", "a2")}
+    assert trial["a4"]["independent"] == {}
 
 
 def test_listeners_hear_every_event_once_in_order_even_those_a_listener_emits(content):

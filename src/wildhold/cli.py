@@ -1,29 +1,117 @@
-"""The `wildhold` command line: demo, resume, replay, rules, serve, report, leaderboard, export, run, bench."""
+"""The `wildhold` command line: demo, resume, replay, rules, serve, report, leaderboard, export, run, examples, bench."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
-from pathlib import Path
-from typing import Annotated, Optional
+from enum import Enum
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional
 
 import typer
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+import wildhold
 from wildhold.content import ContentError, default_content
+from wildhold.terminal import Col, FitTable
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+    from wildhold.eval.season import SeasonRow
 
 app = typer.Typer(help="Wildhold: a persistent multi-agent survival world and its benchmark harness.", no_args_is_help=True)
 bench_app = typer.Typer(help="Benchmarks that print their figures (a table; --json adds one JSON line).", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
-console = Console()
-if not console.is_terminal:
-    console = Console(width=max(console.width, 160))
+console = Console()  # its width is set per invocation by `main` (see `_width`)
+GIT_TIMEOUT_S = 2.0
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
+
+
+class RulesFormat(str, Enum):
+    md = "md"
+    json = "json"
+
+
+class ReportFormat(str, Enum):
+    html = "html"
+    json = "json"
+    md = "md"
+
+
+class Clock(str, Enum):
+    """The host's clocks (wildhold.service.host.CLOCKS), listed here so that `--help` imports no world."""
+
+    realtime = "realtime"
+    lockstep = "lockstep"
+    fast = "fast"
+
+
+def git_revision(directory: Path) -> str | None:
+    """The short commit of the git checkout that tracks `directory`, with `-dirty` when tracked files have
+    changed; None for an installed package (even one inside somebody else's repository), or when git is
+    missing, refuses or hangs."""
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", str(directory), *args], capture_output=True, text=True,
+                              timeout=GIT_TIMEOUT_S)
+
+    try:
+        if git("ls-files", "--error-unmatch", ".").returncode != 0:
+            return None
+        head, status = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0 or status.returncode != 0:
+        return None
+    return head.stdout.strip() + ("-dirty" if status.stdout.strip() else "")
+
+
+def version_text(package_dir: Path = Path(wildhold.__file__).parent) -> str:
+    revision = git_revision(package_dir)
+    return f"wildhold {wildhold.__version__}" + (f" (git {revision})" if revision else "")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        _say(version_text())
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                               help="Print the version (with the git commit in a checkout) and exit.")] = False) -> None:
+    """Options before the command (the app's help text is the Typer's own)."""
+    console.width = _width()
+
+
+def _width() -> int | None:
+    """$COLUMNS, else the terminal's (None: rich asks it), else 80. Output piped to a file or another program
+    is laid out the same wherever it runs; every table fits any width (wildhold.terminal)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return None if console.is_terminal else 80
+
+
+def _say(text: str) -> None:
+    """A plain line (paths, hashes, tokens): printed as is, never wrapped, so it can be copied or grepped whole."""
+    console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+
+def _output_format(format: Enum | None, json_out: bool, default: str) -> str:
+    """`--json` is the one spelling for JSON output; `--format json` stays as its alias."""
+    chosen = format.value if format is not None else None
+    if json_out and chosen not in (None, "json"):
+        _fail(f"--json and --format {chosen} ask for two formats; give one")
+    return "json" if json_out else chosen or default
 
 
 def _fail(message: str, code: int = 2) -> None:
-    console.print(f"[red]error:[/red] {message}", soft_wrap=True)
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # messages are plain text: 'wildhold[openai]' stays
     raise typer.Exit(code)
 
 
@@ -44,7 +132,15 @@ def _play(run, title: str) -> None:
         progress.update(task, completed=w.end_tick - w.start_tick)
 
 
-def _summary_table(archive_path: Path) -> Table | Group:
+DEMO_COLUMNS = (Col("rank", short="#", key=True), Col("agent", "left", key=True), Col("policy", "left"), Col("wealth"),
+                Col("health", short="hp"), Col("downs"), Col("actions", short="acts"), Col("rejected", short="rej"),
+                Col("crafts"), Col("gathered", short="gath"), Col("moved"), Col("built"), Col("trades"), Col("raids"),
+                Col("quests"), Col("defaults", short="dflt"))
+SEASON_SHORT = {"Outfit": "Out", "Depth": "Dp", "Bosses": "Boss", "Crafts": "Cft", "Downs": "Dn"}
+
+
+def _summary_table(archive_path: Path) -> FitTable | Group:
+    """One row per agent from the archive alone, in wealth rank order; a season adds its Table 3."""
     from wildhold.eval.summary import summarize
     from wildhold.store.archive import Archive
     from wildhold.world.serialize import loads
@@ -58,32 +154,34 @@ def _summary_table(archive_path: Path) -> Table | Group:
         final = loads(content, archive.final_state())
     wealth = {agent: wealth_cents(final, agent) for agent in rows}
     ranks = rank_standard(wealth)
-    table = Table(title=f"Wildhold {m['scenario']} seed {m['seed']}: {(m['final_tick'] - m['start_tick']) / 1440:.1f} days, {m['event_count']} events")
-    for col in ("rank", "agent", "policy", "wealth", "health", "downs", "actions", "rejected", "crafts", "gathered",
-                "moved", "built", "trades", "raids", "quests", "defaults"):  # noqa: E501
-        table.add_column(col, justify="left" if col in ("agent", "policy") else "right")
+    days = (m["final_tick"] - m["start_tick"]) / 1440
+    table = FitTable(DEMO_COLUMNS, title=f"Wildhold {m['scenario']} seed {m['seed']}: {days:.1f} days, {m['event_count']} events",
+                     caption="wealth: the public formula (wealth section of `wildhold rules`); exact ties share a rank (1, 1, 3)")
     for agent in sorted(rows, key=lambda a: (ranks[a], a)):
         s = rows[agent]
         table.add_row(str(ranks[agent]), s.name, policies.get(agent, "?"), f"{wealth[agent] / 100:.2f}", str(s.health),
                       str(s.knockdowns), str(s.actions), str(s.rejected), str(s.crafts), str(s.gathered), str(s.tiles_moved),
                       str(s.structures), str(s.trades), str(s.raids), str(s.quests), str(s.defaults))
-    table.caption = "wealth: the public formula (wealth section of `wildhold rules`); exact ties share a rank (1, 1, 3)"
     return Group(table, _season_table(archive_path)) if m["scenario"] == "season" else table
 
 
-def _season_table(archive_path: Path) -> Table:
+def _season_table(archive_path: Path) -> FitTable:
     """Seed 000's Table 3 for a season: the two tasks, depth, activity, native trial progress, knockdowns."""
-    from wildhold.eval.season import COLUMNS, season_rows
+    from wildhold.eval.season import season_rows
     from wildhold.store.archive import Archive
-    from wildhold.world.parts.trial import STAGES
 
     with Archive(archive_path) as archive:
-        rows = season_rows(archive.events(), default_content(), archive.manifest["scenario"])
-    table = Table(title="Season: the tasks and the trial (seed 000, Table 3)")
-    table.add_column("agent", justify="left")
-    for col in COLUMNS:
-        table.add_column(col, justify="right")
-    for row in rows.values():
+        return season_table(season_rows(archive.events(), default_content(), archive.manifest["scenario"]).values())
+
+
+def season_table(rows: Iterable[SeasonRow]) -> FitTable:
+    """Table 3 from season rows, wherever they come from (an archive, or fixed rows in a test)."""
+    from wildhold.eval.season import COLUMNS
+    from wildhold.world.parts.trial import STAGES
+
+    table = FitTable([Col("agent", "left", key=True), *(Col(c, short=SEASON_SHORT.get(c)) for c in COLUMNS)],
+                     title="Season: the tasks and the trial (seed 000, Table 3)")
+    for row in rows:
         table.add_row(row.name, *row.cells(len(STAGES)))
     return table
 
@@ -95,7 +193,7 @@ def demo(
     out: Annotated[Path, typer.Option(help="Folder for the match database and archive.")] = Path("runs/demo"),
     agents: Annotated[Optional[int], typer.Option(help="Number of scripted agents (default: the scenario's).")] = None,
     ack_stdout: Annotated[bool, typer.Option(hidden=True, help="Print each acknowledged input (for durability tests).")] = False,
-    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Play a match of scripted agents on the fast clock, archive it and print a summary."""
     from wildhold.agents.runner import ScriptedRun
@@ -118,12 +216,12 @@ def demo(
     run.match.close()
     if not ack_stdout:
         console.print(_summary_table(archive))
-        console.print(f"archive: {archive}\nchain head: {run.world.events.head}")
+        _say(f"archive: {archive}\nchain head: {run.world.events.head}")
 
 
 @app.command()
 def resume(db: Annotated[Path, typer.Argument(help="A match database written by `wildhold demo`.")],
-           quiet: bool = False, ack_stdout: Annotated[bool, typer.Option(hidden=True)] = False) -> None:
+           quiet: Quiet = False, ack_stdout: Annotated[bool, typer.Option(hidden=True)] = False) -> None:
     """Resume a stored match from its latest snapshot and inputs, play it to the end, and archive it."""
     from wildhold.agents.runner import ScriptedRun
     from wildhold.store.sqlite import StoreError
@@ -144,7 +242,7 @@ def resume(db: Annotated[Path, typer.Argument(help="A match database written by 
     run.match.close()
     if not ack_stdout:
         console.print(_summary_table(archive))
-    console.print(f"archive: {archive}\nchain head: {run.world.events.head}")
+    _say(f"archive: {archive}\nchain head: {run.world.events.head}")
 
 
 @app.command()
@@ -167,9 +265,8 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
             runs = check_archive(arc, content)
     except ArchiveError as exc:
         _fail(str(exc), 1)
-    table = Table(title=f"replay of {archive.name}")
-    for col in ("check", "archive", "replay", "match"):
-        table.add_column(col)
+    table = FitTable([Col("check", "left", key=True, wrap=True), Col("archive", "left"), Col("replay", "left"),
+                      Col("match", "left")], title=f"replay of {archive.name}", caption="hashes: their first 16 characters")
     checks = [("chain head", m["chain_head"], world.events.head), ("state hash", m["state_hash"], state_hash(world)),
               ("events", str(m["event_count"]), str(world.events.seq)), ("log verifies", logged_head, m["chain_head"])]
     checks = [(name, a, b, a == b) for name, a, b in checks]
@@ -191,7 +288,8 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
 
 @app.command()
 def rules(
-    format: Annotated[str, typer.Option("--format", help="md or json.")] = "md",
+    format: Annotated[Optional[RulesFormat], typer.Option("--format", help="Markdown or JSON (default md).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="The JSON document (the same as --format json).")] = False,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
     tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print only the hash of the served tool surface (names, schemas, descriptions).")] = False,
 ) -> None:
@@ -204,12 +302,10 @@ def rules(
         sys.stdout.write(surface_hash() + "\n")
         return
     content = default_content()
-    if format == "md":
-        text = rules_markdown(content)
-    elif format == "json":
+    if _output_format(format, json_out, "md") == "json":
         text = json.dumps(rules_json(content), indent=2, sort_keys=True)
     else:
-        _fail("--format must be md or json")
+        text = rules_markdown(content)
     if out:
         out.write_text(text + "\n")
     else:
@@ -222,7 +318,7 @@ def serve(
     data: Annotated[Path, typer.Option(help="Folder for the match database and archive; an existing match there resumes.")] = Path("runs/serve"),
     scenario: Annotated[str, typer.Option(help="Scenario name (see `wildhold rules`).")] = "default",
     seed: Annotated[int, typer.Option(help="World seed.")] = 1,
-    clock: Annotated[str, typer.Option(help="realtime (the world never waits), lockstep (each tick waits for every agent or the deadline) or fast.")] = "realtime",
+    clock: Annotated[Clock, typer.Option(help="realtime (the world never waits), lockstep (each tick waits for every agent or the deadline) or fast.")] = Clock.realtime,
     tick_seconds: Annotated[float, typer.Option(help="realtime: wall-clock seconds per tick.")] = 1.0,
     turn_deadline: Annotated[float, typer.Option(help="lockstep: the longest a tick waits for an agent, in seconds.")] = 30.0,
     lobby: Annotated[bool, typer.Option(help="Agents register while the map is hidden; POST /api/admin/start starts everyone together.")] = False,
@@ -245,14 +341,14 @@ def serve(
     from wildhold.store.sqlite import StoreError
 
     config = HostConfig(signup_token=signup_token or secrets.token_urlsafe(16), admin_token=admin_token or secrets.token_urlsafe(16),
-                        clock=clock, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
+                        clock=clock.value, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
                         late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after)
     try:
         host = Host.open(data, config, scenario, seed, manifest_extra={"tools_hash": tools_hash()})
     except (ValueError, StoreError, ContentError) as exc:
         _fail(str(exc))
     base = f"http://127.0.0.1:{port}"
-    console.print(f"Wildhold {scenario} seed {seed}, clock {clock}, {'lobby' if lobby else 'no lobby'}; match in {data}", soft_wrap=True)
+    console.print(f"Wildhold {scenario} seed {seed}, clock {clock.value}, {'lobby' if lobby else 'no lobby'}; match in {data}", soft_wrap=True)
     console.print(f"HTTP  {base}/api   (OpenAPI {base}/openapi.json, briefing {base}/llms.txt)", soft_wrap=True)
     console.print(f"MCP   {base}/mcp   (streamable HTTP, header 'Authorization: Bearer <agent token>')", soft_wrap=True)
     console.print(f"signup token: {config.signup_token}\nadmin token:  {config.admin_token}", soft_wrap=True)
@@ -266,14 +362,15 @@ def serve(
     finally:
         host.close()
         if host.archive:
-            console.print(f"archive: {host.archive}")
+            _say(f"archive: {host.archive}")
 
 
 @app.command()
 def report(
     archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
     rubric: Annotated[Optional[str], typer.Option(help="Rubric version (default: the published one).")] = None,
-    format: Annotated[str, typer.Option("--format", help="html, json or md.")] = "md",
+    format: Annotated[Optional[ReportFormat], typer.Option("--format", help="HTML, JSON or Markdown (default md).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="The report as JSON (the same as --format json).")] = False,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
     agent: Annotated[Optional[str], typer.Option(help="Print only this agent's card (id or name), as JSON.")] = None,
 ) -> None:
@@ -283,8 +380,7 @@ def report(
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.store.archive import ArchiveError
 
-    if format not in ("html", "json", "md"):
-        _fail("--format must be html, json or md")
+    chosen = _output_format(format, json_out, "md")
     try:
         built = score_archive(archive, rubric)
     except (ArchiveError, UnknownRubric, ContentError) as exc:
@@ -294,19 +390,24 @@ def report(
         if card is None:
             _fail(f"no agent {agent!r} in this match; agents: {', '.join(c['name'] for c in built['agents'])}")
         data = report_json({"rubric_version": built["rubric_version"], "card": card})
-    elif format == "json":
+    elif chosen == "json":
         data = report_json(built)
-    elif format == "html":
+    elif chosen == "html":
         data = render_html(built).encode()
     else:
         data = report_markdown(built).encode()
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(data)
-        console.print(f"report: {out}")
+        _say(f"report: {out}")
     else:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
+
+
+LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
+                       Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
+                       Col("firsts", short="1st"), Col("fitness mean", short="fitness"), Col("95% CI", wrap=True))
 
 
 @app.command()
@@ -327,10 +428,8 @@ def leaderboard(
     if json_out:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
         return
-    table = Table(title=f"Leaderboard over {len(result['matches'])} matches (rubric {result['rubric_version']})",
-                  caption=result["model"])
-    for col in ("rank", "configuration", "mu", "sigma", "ordinal", "matches", "firsts", "fitness mean", "95% CI"):
-        table.add_column(col, justify="left" if col == "configuration" else "right")
+    table = FitTable(LEADERBOARD_COLUMNS, caption=result["model"],
+                     title=f"Leaderboard over {len(result['matches'])} matches (rubric {result['rubric_version']})")
     for row in result["rows"]:
         f, r = row["fitness"], row["rating"]
         ci = "n/a (one match)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
@@ -348,39 +447,80 @@ def export_cmd(
     """Write an archive's events and per-agent metrics to JSONL and Parquet for analysis."""
     from wildhold.eval.export import export_match
     from wildhold.eval.rubric import UnknownRubric
+    from wildhold.extras import MissingExtra
     from wildhold.store.archive import ArchiveError
 
     try:
         paths = export_match(archive, out, rubric)
-    except (ArchiveError, UnknownRubric, ContentError) as exc:
+    except (ArchiveError, UnknownRubric, ContentError, MissingExtra) as exc:
         _fail(str(exc), 1)
     for name, path in paths.items():
-        console.print(f"{name}: {path}")
+        _say(f"{name}: {path}")
 
 
 @app.command("run")
 def run_cmd(
-    experiment: Annotated[Path, typer.Argument(help="An experiment file (see examples/offline-smoke.yaml).")],
+    experiment: Annotated[Path, typer.Argument(help="An experiment file (`wildhold examples DIR` copies some out).")],
     out: Annotated[Path, typer.Option(help="Folder for the archive, telemetry, manifest, report and spend curve; a crashed run there resumes.")] = Path("runs/experiment"),
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live progress (it is shown only on a terminal anyway).")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Run an experiment: the world served on 127.0.0.1 with its lobby, every arm through its MCP server, then the run's artifacts."""
     from pydantic import ValidationError
 
     from wildhold.agents.scaffold.experiment import run_experiment
+    from wildhold.extras import MissingExtra
     from wildhold.store.sqlite import StoreError
 
     if not experiment.exists():
         _fail(f"{experiment} does not exist")
     try:
         paths = run_experiment(experiment, out, quiet=quiet)
-    except (ValidationError, ContentError, ValueError, StoreError) as exc:
+    except (ValidationError, ContentError, ValueError, StoreError, MissingExtra) as exc:
         _fail(str(exc))
     from wildhold.agents.scaffold.progress import summary_table
 
     console.print(summary_table(out))
     for kind, path in paths.items():
-        console.print(f"{kind}: {path}")
+        _say(f"{kind}: {path}")
+
+
+@app.command()
+def examples(
+    dest: Annotated[Path, typer.Argument(metavar="DIR", help="Folder to copy them into (made if missing).")],
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files that are already there.")] = False,
+) -> None:
+    """Copy the example experiments, their recorded model turns (cassettes) and the example programs into DIR."""
+    from importlib.resources import files
+
+    source = files("wildhold") / "examples"
+    if not source.is_dir():
+        _fail("this installation of wildhold has no examples folder", 1)
+    found = dict(_example_files(source, PurePosixPath()))
+    there = [str(dest / rel) for rel in found if (dest / rel).exists()]
+    if there and not force:
+        _fail(f"{len(there)} of the files are already there ({', '.join(there[:3])}{', ...' if len(there) > 3 else ''}); "
+              "pass --force to overwrite them", 1)
+    try:
+        for rel, item in found.items():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(item.read_bytes())
+    except OSError as exc:
+        _fail(f"cannot write into {dest}: {exc.strerror or exc}", 1)
+    _say(f"wrote {len(found)} files into {dest}:")
+    for rel in found:
+        _say(f"  {dest / rel}")
+    _say(f"next, offline with no keys: wildhold run {dest / 'offline-smoke.yaml'} --out runs/smoke")
+
+
+def _example_files(node: Traversable, rel: PurePosixPath) -> Iterator[tuple[PurePosixPath, Traversable]]:
+    """Every file under the package's examples, by path relative to it, in a stable order (no bytecode)."""
+    for child in sorted(node.iterdir(), key=lambda c: c.name):
+        if child.name == "__pycache__" or child.name.endswith(".pyc"):
+            continue
+        if child.is_dir():
+            yield from _example_files(child, rel / child.name)
+        else:
+            yield rel / child.name, child
 
 
 @bench_app.command("report")

@@ -80,13 +80,19 @@ class KnownMap:
         self.barred = {(s["x"], s["y"]) for s in obs.get("structures", []) if s.get("may_pass") is False}
         self.walkable, self.blocking = walkable, blocking
         self._steps: tuple[tuple[int, int], int, dict[tuple[int, int], int]] | None = None
+        self._stand: dict[tuple[int, int], bool] = {}  # can_stand's answers: the map never changes once built
 
     def can_stand(self, xy: tuple[int, int]) -> bool:
-        t = self.tiles.get(xy)
-        if t is None or not self.walkable[t["terrain"]] or xy in self.barred:
-            return False
-        s = t.get("structure")
-        return s is None or s["kind"] not in self.blocking
+        ok = self._stand.get(xy)
+        if ok is None:
+            t = self.tiles.get(xy)
+            if t is None or not self.walkable[t["terrain"]] or xy in self.barred:
+                ok = False
+            else:
+                s = t.get("structure")
+                ok = s is None or s["kind"] not in self.blocking
+            self._stand[xy] = ok
+        return ok
 
     def steps_from(self, here: tuple[int, int], limit: int) -> dict[tuple[int, int], int]:
         """Steps to every known tile a move_to from `here` could reach (8-way, at most `limit` steps),
@@ -95,13 +101,14 @@ class KnownMap:
             return self._steps[2]
         dist = {here: 0}
         ring = [here]
+        stand, can_stand = self._stand, self.can_stand
         for step in range(1, limit + 1):
             nxt = []
             for x, y in ring:
                 for dx in (-1, 0, 1):
                     for dy in (-1, 0, 1):
                         q = (x + dx, y + dy)
-                        if q not in dist and self.can_stand(q):
+                        if q not in dist and (stand[q] if q in stand else can_stand(q)):
                             dist[q] = step
                             nxt.append(q)
             if not nxt:
@@ -833,8 +840,14 @@ class Expedition(Producer):
         n = self.home_size + 2
         best = None
         cx, cy = centre
-        for y0 in range(cy - self.site_radius - n // 2, cy + self.site_radius - n // 2 + 1):
-            for x0 in range(cx - self.site_radius - n // 2, cx + self.site_radius - n // 2 + 1):
+        left, top = cx - self.site_radius - n // 2, cy - self.site_radius - n // 2
+        span = 2 * self.site_radius + 1
+        barred = self._barred_counts(known, me, left, top, span + n - 1)
+        for y0 in range(top, top + span):
+            for x0 in range(left, left + span):
+                i, j = x0 - left, y0 - top
+                if barred[j + n][i + n] - barred[j][i + n] - barred[j + n][i] + barred[j][i]:
+                    continue  # a tile in the square rules out any home there
                 score = self._site_score(known, me, (x0, y0), n)
                 if score is None:
                     continue
@@ -842,6 +855,24 @@ class Expedition(Producer):
                 if best is None or key < best[0]:
                     best = (key, (x0, y0))
         return None if best is None else best[1]
+
+    def _barred_counts(self, known: KnownMap, me: str, left: int, top: int, size: int) -> list[list[int]]:
+        """Prefix sums over a size x size area of the tiles no home part may use whatever it is (unknown,
+        unwalkable, paved, a node, another's structure or one not a home part), so that `site` skips
+        a square holding one in constant time; `_site_score` still judges every square it does not skip."""
+        parts = (self.floor, self.wall, self.door)
+        sums = [[0] * (size + 1) for _ in range(size + 1)]
+        for j in range(size):
+            row, above, total = sums[j + 1], sums[j], 0
+            for i in range(size):
+                t = known.tiles.get((left + i, top + j))
+                if t is None or not self.walkable[t["terrain"]] or t["terrain"] in ("settlement", "dungeon_entrance"):
+                    total += 1
+                else:
+                    s = t.get("structure")
+                    total += (s["owner"] != me or s["kind"] not in parts) if s is not None else "node" in t
+                row[i + 1] = above[i + 1] + total
+        return sums
 
     def _site_score(self, known: KnownMap, me: str, corner: tuple[int, int], n: int) -> int | None:
         x0, y0 = corner

@@ -14,11 +14,12 @@ import tracemalloc
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from wildhold.agents.base import AgentView
 from wildhold.agents.scripted import RandomAgent
+from wildhold.bench import PASS, figures_table
 from wildhold.content import Content, default_content
+from wildhold.terminal import FitTable
 from wildhold.world.observe import observe, status
 from wildhold.world.world import World
 
@@ -200,24 +201,17 @@ def _fmt(v: float | None, spec: str = ",.0f") -> str:
     return "n/a" if v is None else format(v, spec)
 
 
-def _table(r: dict[str, Any]) -> Table:
-    ok = {True: "[green]pass[/]", False: "[red]miss[/]"}
-    table = Table(
-        title="wildhold engine benchmark" + (" (quick: rough figures)" if r["quick"] else ""),
-        caption=f"agent-ticks/s: median of {r['repeats']} run(s), random policy included. MB per world: {r['memory_method']}.",
-    )
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_column("target", justify="right")
-    table.add_column("", justify="center")
+def _table(r: dict[str, Any]) -> FitTable:
+    table = figures_table("wildhold engine benchmark" + (" (quick: rough figures)" if r["quick"] else ""),
+                          f"agent-ticks/s: median of {r['repeats']} run(s), random policy included. MB per world: {r['memory_method']}.")
     for n, rate in r["agent_ticks_per_s"].items():
         label = f"agent-ticks/s, {n} agent{'s' if n != '1' else ''} ({r['ticks'][n]} ticks)"
         if n == "100":
-            table.add_row(label, _fmt(rate), f">= {TARGET_AGENT_TICKS_PER_S:,}", ok[r["pass"]["agent_ticks_per_s_100"]])
+            table.add_row(label, _fmt(rate), f">= {TARGET_AGENT_TICKS_PER_S:,}", PASS[r["pass"]["agent_ticks_per_s_100"]])
         else:
             table.add_row(label, _fmt(rate), "", "")
-    table.add_row("worldgen ms, 96x96 default (median)", _fmt(r["worldgen_ms"], ".1f"), f"< {TARGET_WORLDGEN_MS:.0f}", ok[r["pass"]["worldgen_ms"]])
-    table.add_row("MB per world (tracemalloc, retained)", _fmt(r["mb_per_world"], ".2f"), f"< {TARGET_MB_PER_WORLD:.0f}", ok[r["pass"]["mb_per_world"]])
+    table.add_row("worldgen ms, 96x96 default (median)", _fmt(r["worldgen_ms"], ".1f"), f"< {TARGET_WORLDGEN_MS:.0f}", PASS[r["pass"]["worldgen_ms"]])
+    table.add_row("MB per world (tracemalloc, retained)", _fmt(r["mb_per_world"], ".2f"), f"< {TARGET_MB_PER_WORLD:.0f}", PASS[r["pass"]["mb_per_world"]])
     table.add_row("  peak MB while building and playing it", _fmt(r["mb_per_world_peak"], ".2f"), "", "")
     table.add_row("crafter steps/s (no image observation, random actions)", _fmt(r["crafter_steps_per_s"]), "", "")
     table.add_row("crafter reset ms (median)", _fmt(r["crafter_reset_ms"], ".1f"), "", "")

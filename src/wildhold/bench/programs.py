@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 from wildhold.service.host import Host, HostConfig
+from wildhold.terminal import Col, FitTable
 
 LEVELS = (1, 100)
 SCENARIO, SEED = "default", 1
@@ -121,6 +121,11 @@ def _level(tmp: Path, n: int, actions: int, calls: int) -> dict[str, Any]:
     }
 
 
+PROGRAM_COLUMNS = (Col("programs", key=True), Col("program actions/s", short="prog act/s"),
+                   Col("direct actions/s", short="direct act/s"), Col("ms per program observe()", short="prog ms"),
+                   Col("ms per direct observe", short="direct ms"), Col("overhead ms per host call", short="overhead ms"))
+
+
 def bench_programs(as_json: bool = False, quick: bool = False, levels: tuple[int, ...] = LEVELS,
                    actions: int | None = None, calls: int | None = None, console: Console | None = None) -> dict[str, Any]:
     """Run every level, print a table (and with `as_json` one JSON object last), return the figures.
@@ -146,11 +151,8 @@ def bench_programs(as_json: bool = False, quick: bool = False, levels: tuple[int
         "quick": quick,
         "seconds": round(time.perf_counter() - t0, 1),
     }
-    table = Table(title=f"wildhold bench programs ({'quick' if quick else 'full'}: scenario {SCENARIO}, "
-                        "one program per character, stepped by hand)")
-    for col in ("programs", "program actions/s", "direct actions/s", "ms per program observe()",
-                "ms per direct observe", "overhead ms per host call"):
-        table.add_column(col, justify="right")
+    table = FitTable(PROGRAM_COLUMNS, title=f"wildhold bench programs ({'quick' if quick else 'full'}: scenario {SCENARIO}, "
+                                            "one program per character, stepped by hand)")
     for r in rows:
         table.add_row(str(r["programs"]), f"{r['program_actions_per_s']:.0f}", f"{r['direct_actions_per_s']:.0f}",
                       f"{r['program_call_ms']:.3f}", f"{r['direct_observe_ms']:.3f}", f"{r['host_call_overhead_ms']:.3f}")

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
+from wildhold.bench import PASS, figures_table
 from wildhold.content import default_content
+from wildhold.terminal import FitTable
 
 TARGET_EVENTS_PER_S = 200_000
 SCENARIO, SEED = "famine", 1
@@ -87,15 +88,10 @@ def bench_report(as_json: bool = False, quick: bool = False, archive: Path | Non
     return result
 
 
-def _table(r: dict[str, Any]) -> Table:
-    ok = {True: "[green]pass[/]", False: "[red]miss[/]"}
-    table = Table(title="wildhold report benchmark: rescoring an archive" + (" (quick: rough figures)" if r["quick"] else ""),
-                  caption=f"{r['events']:,} events in {r['archive']}; median of {r['repeats']} run(s), one process.")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_column("target", justify="right")
-    table.add_column("", justify="center")
-    table.add_row("events/s, verify + metrics + report", f"{r['events_per_s']:,.0f}", f"{r['target_events_per_s']:,}", ok[r["pass"]])
+def _table(r: dict[str, Any]) -> FitTable:
+    table = figures_table("wildhold report benchmark: rescoring an archive" + (" (quick: rough figures)" if r["quick"] else ""),
+                          f"{r['events']:,} events in {r['archive']}; median of {r['repeats']} run(s), one process.")
+    table.add_row("events/s, verify + metrics + report", f"{r['events_per_s']:,.0f}", f"{r['target_events_per_s']:,}", PASS[r["pass"]])
     for key, label in (("read_verify_s", "read and verify the log"), ("metrics_s", "fold the metrics"), ("report_s", "build the report JSON"),
                        ("total_s", "total")):
         table.add_row(f"seconds: {label}", f"{r['seconds'][key]:.3f}", "", "")

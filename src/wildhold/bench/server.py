@@ -22,10 +22,11 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-import httpx
+import httpx2
 from fastapi import FastAPI, Request
 from rich.console import Console
-from rich.table import Table
+
+from wildhold.terminal import Col, FitTable
 
 TARGET_HTTP_VS_BASELINE = 0.5
 TARGET_MCP_P50_MS = 5.0
@@ -87,14 +88,14 @@ class Server:
 
     async def ready(self) -> None:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        async with httpx.AsyncClient(base_url=self.base) as client:
+        async with httpx2.AsyncClient(base_url=self.base) as client:
             while time.monotonic() < deadline:
                 if self.proc.poll() is not None:
                     raise RuntimeError(f"server exited: {self.log_path.read_text()[-2000:]}")
                 try:
                     if (await client.get("/api/health")).status_code == 200:
                         return
-                except httpx.TransportError:
+                except httpx2.TransportError:
                     pass
                 await asyncio.sleep(0.05)
         raise RuntimeError(f"server on {self.base} not ready within {STARTUP_TIMEOUT_S} s")
@@ -151,7 +152,7 @@ def _row(face: str, clients: int, rate: float, lat: list[float]) -> dict[str, An
 
 
 async def _register(base: str, clients: int, tag: str) -> list[str]:
-    async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+    async with httpx2.AsyncClient(base_url=base, timeout=30) as http:
         tokens = []
         for i in range(clients):
             r = await http.post("/api/agents", json={"name": f"{tag}-{i}"}, headers={"Authorization": f"Bearer {SIGNUP}"})
@@ -164,7 +165,7 @@ async def _http_clients(base: str, headers: list[dict[str, str]], path: Callable
                         warmup: float, duration: float) -> tuple[float, list[float]]:
     """One keep-alive connection per client, as separate agents would have."""
     async with AsyncExitStack() as stack:
-        def call_for(http: httpx.AsyncClient, h: dict[str, str]) -> Callable[[int], Awaitable[None]]:
+        def call_for(http: httpx2.AsyncClient, h: dict[str, str]) -> Callable[[int], Awaitable[None]]:
             async def call(i: int) -> None:
                 url, body = path(i)
                 r = await http.post(url, json=body, headers=h)
@@ -174,7 +175,7 @@ async def _http_clients(base: str, headers: list[dict[str, str]], path: Callable
 
         calls = []
         for h in headers:
-            http = await stack.enter_async_context(httpx.AsyncClient(base_url=base, timeout=30))
+            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=base, timeout=30))
             calls.append(call_for(http, h))
         return await _drive(calls, warmup, duration)
 
@@ -193,7 +194,6 @@ async def _echo_run(base: str, clients: int, warmup: float, duration: float) -> 
 
 
 async def _mcp_run(base: str, clients: int, tag: str, warmup: float, duration: float) -> dict[str, Any]:
-    import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
@@ -263,9 +263,8 @@ def bench_server(as_json: bool = False, quick: bool = False, console: Console | 
     }
     figures["pass"] = {"http_vs_baseline_min": figures["http_vs_baseline"] >= TARGET_HTTP_VS_BASELINE,
                        "mcp_p50_ms_max": figures["mcp_p50_ms"] < TARGET_MCP_P50_MS}
-    table = Table(title=f"wildhold bench server ({'quick' if quick else 'full'}: loopback, one server process each)")
-    for col in ("face", "clients", "actions/s", "p50 ms", "p99 ms", "requests"):
-        table.add_column(col, justify="left" if col == "face" else "right")
+    table = FitTable([Col("face", "left", key=True), Col("clients"), Col("actions/s"), Col("p50 ms"), Col("p99 ms"),
+                      Col("requests")], title=f"wildhold bench server ({'quick' if quick else 'full'}: loopback, one server process each)")
     for r in rows:
         table.add_row(r["face"], str(r["clients"]), f"{r['actions_per_s']:.0f}", f"{r['p50_ms']:.2f}", f"{r['p99_ms']:.2f}", str(r["requests"]))
     ok = figures["pass"]

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric
+from wildhold.extras import require
 
 _WHO = ("agent", "holder", "payer", "defaulter")
 
@@ -58,7 +57,13 @@ def _flat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def export_match(archive: Path | str, out: Path | str, rubric: str | Rubric | None = None) -> dict[str, Path]:
-    """Write the four files into `out` (created if needed); return their paths by name."""
+    """Write the four files into `out` (created if needed); return their paths by name.
+
+    pyarrow (the `parquet` extra) is checked first, so a missing extra writes nothing.
+    """
+    pa = require("parquet", "exporting to Parquet")
+    import pyarrow.parquet as pq
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     record = load_match(archive)

@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from wildhold import __version__
+from wildhold.server.apidocs import add_docs
 from wildhold.server.briefing import briefing
 from wildhold.server.mcp import BearerGuard, build_mcp, mcp_app, mcp_endpoint
 from wildhold.server.programs_surface import PROGRAM_OPS, ProgramOp
@@ -175,9 +176,10 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
                     current().close()
                     app.state.host = None
 
-    app = FastAPI(title="Wildhold", version=__version__, lifespan=lifespan,
+    app = FastAPI(title="Wildhold", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="One Wildhold world served to remote agents. Briefing: GET /llms.txt. "
                               "MCP (streamable HTTP): /mcp with the same bearer tokens.")
+    add_docs(app)  # /docs and /redoc, every asset served by this app
     app.state.host = host if isinstance(host, Host) else None
 
     # ---- errors -------------------------------------------------------------------------------

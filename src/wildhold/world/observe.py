@@ -28,16 +28,17 @@ def clock(w: World) -> dict[str, Any]:
     }
 
 
-def _features(snapshot: tuple) -> dict[str, Any]:
+def _add_features(tile: dict[str, Any], snapshot: tuple) -> dict[str, Any]:
+    """What a tile holds (node, structure, items on the ground), added to `tile` in place: observe
+    runs this for every tile in view and every remembered one, so it builds no dict of its own."""
     _, node, amount, structure, owner, items = snapshot
-    out: dict[str, Any] = {}
     if node is not None:
-        out["node"] = {"kind": node, "amount": amount}
+        tile["node"] = {"kind": node, "amount": amount}
     if structure is not None:
-        out["structure"] = {"kind": structure, "owner": owner}
+        tile["structure"] = {"kind": structure, "owner": owner}
     if items:
-        out["items"] = dict(items)
-    return out
+        tile["items"] = dict(items)
+    return tile
 
 
 def status(w: World, c: Character) -> dict[str, Any]:
@@ -74,9 +75,9 @@ def observe(w: World, agent: str, memory: bool = True) -> dict[str, Any]:
         for x in range(x0, x1 + 1):
             p = y * width + x
             row.append(glyphs[w.terrain[p]])
-            feats = _features(w.tile_snapshot(p))
-            if feats:
-                tiles.append({"x": x, "y": y, **feats})
+            tile = _add_features({"x": x, "y": y}, w.tile_snapshot(p))
+            if len(tile) > 2:
+                tiles.append(tile)
             for other in sorted(w.occupants.get(p, ())):
                 if other != agent:
                     chars.append({"id": other, "name": w.chars[other].name, "x": x, "y": y})
@@ -101,14 +102,14 @@ def observe(w: World, agent: str, memory: bool = True) -> dict[str, Any]:
 def remembered(w: World, c: Character) -> list[dict[str, Any]]:
     """Tiles seen before and out of view now, each with the tick it was last seen."""
     x0, x1, y0, y1 = w.view_bounds(c.pos)
-    width = w.width
+    width, names, terrain, memory = w.width, w.terrain_names, w.terrain, c.memory
     out = []
-    for p in sorted(c.memory):
-        x, y = p % width, p // width
+    for p in sorted(memory):
+        y, x = divmod(p, width)
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
-        snap = c.memory[p]
-        out.append({"x": x, "y": y, "terrain": w.terrain_names[w.terrain[p]], "seen_tick": snap[0], **_features(snap)})
+        snap = memory[p]
+        out.append(_add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap))
     return out
 
 

@@ -34,6 +34,7 @@ from wildhold.agents.scaffold.session import (
     system_prompt,
 )
 from wildhold.agents.scaffold.workspace import Workspace
+from wildhold.extras import require
 
 DEFAULT_OBJECTIVE = "Complete as many quests as possible."
 PROGRAM_POLL_S = 0.05  # how often a sleeping arm looks whether its programs still run
@@ -150,6 +151,9 @@ class Run:
         from wildhold.service.host import Host, HostConfig
 
         self.exp, self.out, self.base = exp, out, base
+        for arm in exp.arms:  # a provider SDK that is not installed fails here, before anything is written
+            if arm.provider in ("openai", "anthropic", "google"):
+                require(arm.provider, f"the {arm.provider} arm {arm.name!r}")
         out.mkdir(parents=True, exist_ok=True)
         self.signup, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         config = HostConfig(signup_token=self.signup, admin_token=admin, clock=exp.clock, lobby=True,

@@ -11,14 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import httpx2
 from google import genai
 from google.genai import errors, types
 
 from wildhold.agents.scaffold.adapters import TRANSIENT_STATUS, ProviderAdapter, ToolCall, Turn, Usage
 
-CONNECTION_ERRORS = (httpx.TransportError, httpx2.TransportError)
+try:  # google-genai sends through httpx2 unless configured for httpx, which only the dev extras install
+    import httpx
+except ImportError:
+    httpx = None
+
+CONNECTION_ERRORS = (httpx2.TransportError,) + ((httpx.TransportError,) if httpx is not None else ())
 
 
 def is_transient(exc: Exception) -> bool:
