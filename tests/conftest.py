@@ -34,6 +34,12 @@ def pytest_timeout_set_timer(item, settings):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Start the long end-to-end checks first, so that parallel workers share them out instead of one
-    worker meeting them all at the end of its queue. The order is otherwise unchanged."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Longest first: the long end-to-end checks (marked `slow`, with `seconds=` where one is much longer
+    than the rest) start before the quick ones, so that parallel workers share them out and the run does
+    not end waiting on one long test. The order is otherwise unchanged."""
+    items.sort(key=lambda item: -expected_seconds(item))
+
+
+def expected_seconds(item) -> float:
+    mark = item.get_closest_marker("slow")
+    return 0.0 if mark is None else mark.kwargs.get("seconds", 10.0)

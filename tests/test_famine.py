@@ -6,6 +6,8 @@ import pytest
 from wildhold.agents.runner import ScriptedRun
 from wildhold.world.wealth import rank_standard, wealth_cents
 
+pytestmark = pytest.mark.slow(seconds=15)  # one famine match (a module fixture) feeds every test
+
 
 @pytest.fixture(scope="module")
 def famine(tmp_path_factory):
