@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 import wildhold
 from wildhold.agents.scaffold.accounting import Telemetry
 from wildhold.agents.scaffold.progress import LiveView, summary_table
-from wildhold.cli import DEMO_COLUMNS, Clock, _summary_table, app, git_revision, season_table, version_text
+from wildhold.cli import DEMO_COLUMNS, Clock, _summary_table, app, season_table
+from wildhold.revision import git_revision, version_text
 from wildhold.eval.season import COLUMNS, SeasonRow
 from wildhold.service.host import CLOCKS
 from wildhold.terminal import Col, FitTable
@@ -218,6 +219,7 @@ def test_version_names_the_commit_in_a_checkout_and_only_the_version_elsewhere(t
     assert version_text(package) == f"wildhold {wildhold.__version__} (git {sha})"
     (package / "__init__.py").write_text("x = 1\n")
     assert git_revision(package) == f"{sha}-dirty"
+    assert git_revision(package, short=False) == _git(package.parent, "rev-parse", "HEAD") + "-dirty"  # run manifests
     (tmp_path / "elsewhere").mkdir()
     assert git_revision(tmp_path / "elsewhere") is None
     (package / "untracked").mkdir()  # inside a repository, but not tracked by it: an installed package

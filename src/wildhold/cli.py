@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from enum import Enum
 from pathlib import Path, PurePosixPath
@@ -15,8 +14,8 @@ from rich.console import Console, Group
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-import wildhold
 from wildhold.content import ContentError, default_content
+from wildhold.revision import version_text
 from wildhold.terminal import Col, FitTable
 
 if TYPE_CHECKING:
@@ -28,7 +27,6 @@ app = typer.Typer(help="Wildhold: a persistent multi-agent survival world and it
 bench_app = typer.Typer(help="Benchmarks that print their figures (a table; --json adds one JSON line).", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 console = Console()  # its width is set per invocation by `main` (see `_width`)
-GIT_TIMEOUT_S = 2.0
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
 
 
@@ -49,30 +47,6 @@ class Clock(str, Enum):
     realtime = "realtime"
     lockstep = "lockstep"
     fast = "fast"
-
-
-def git_revision(directory: Path) -> str | None:
-    """The short commit of the git checkout that tracks `directory`, with `-dirty` when tracked files have
-    changed; None for an installed package (even one inside somebody else's repository), or when git is
-    missing, refuses or hangs."""
-    def git(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", "-C", str(directory), *args], capture_output=True, text=True,
-                              timeout=GIT_TIMEOUT_S)
-
-    try:
-        if git("ls-files", "--error-unmatch", ".").returncode != 0:
-            return None
-        head, status = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if head.returncode != 0 or status.returncode != 0:
-        return None
-    return head.stdout.strip() + ("-dirty" if status.stdout.strip() else "")
-
-
-def version_text(package_dir: Path = Path(wildhold.__file__).parent) -> str:
-    revision = git_revision(package_dir)
-    return f"wildhold {wildhold.__version__}" + (f" (git {revision})" if revision else "")
 
 
 def _print_version(value: bool) -> None:

@@ -12,7 +12,6 @@ import asyncio
 import hashlib
 import json
 import secrets
-import subprocess
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -35,6 +34,7 @@ from wildhold.agents.scaffold.session import (
 )
 from wildhold.agents.scaffold.workspace import Workspace
 from wildhold.extras import require
+from wildhold.revision import git_revision
 
 DEFAULT_OBJECTIVE = "Complete as many quests as possible."
 PROGRAM_POLL_S = 0.05  # how often a sleeping arm looks whether its programs still run
@@ -106,15 +106,6 @@ class Experiment(BaseModel):
         return arm.ceiling_s if arm.ceiling_s is not None else self.ceiling_s
 
 
-def git_sha() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parent)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
 def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
     """What pins the run: code, tool surface, rules, and every model string, sampling, price and cap."""
     from wildhold.content import default_content
@@ -131,7 +122,7 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
             entry["cassette_sha256"] = hashlib.sha256(data).hexdigest()
             entry.setdefault("model", json.loads(data).get("model", "replay"))
         arms.append(entry)
-    return {"experiment": exp.name, "wildhold_git_sha": git_sha(), "tools_hash": tools_hash(),
+    return {"experiment": exp.name, "wildhold_git_sha": git_revision(short=False), "tools_hash": tools_hash(),
             "rules_digest": rules_digest(default_content()), "scenario": exp.scenario, "seed": exp.seed,
             "clock": exp.clock, "tick_seconds": exp.tick_seconds if exp.clock == "realtime" else None,
             "turn_deadline_s": exp.turn_deadline_s if exp.clock == "lockstep" else None,
