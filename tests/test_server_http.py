@@ -28,7 +28,7 @@ async def test_register_observe_act_wait_and_a_rule_failure(tmp_path):
         assert done["status"] == "completed" and done["finished_tick"] == done["ends"] and done["timed_out"] is False
         assert (await s.http.get(f"/api/operations/{op}", headers=auth(token))).json()["status"] == "completed"
         r = await s.http.post("/api/actions/eat", json={"item": "bread"}, headers=auth(token))
-        assert r.status_code == 422 and r.json()["code"] == "not_in_inventory" and "bread" in r.json()["message"]
+        assert r.status_code == 409 and r.json()["code"] == "not_in_inventory" and "bread" in r.json()["message"]
 
 
 async def test_arguments_are_judged_by_the_registry_and_recorded(tmp_path):

@@ -152,3 +152,33 @@ async def test_mcp_requests_from_foreign_hosts_are_refused(tmp_path):
             r = await other.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                                  headers={"Accept": "application/json, text/event-stream", **auth(token)})
         assert r.status_code in (403, 421)
+
+
+async def test_a_refusal_is_the_same_data_on_mcp_and_http(tmp_path):
+    """The world's refusal, a malformed argument, a service refusal and a rate limit: MCP's structured error
+    content equals HTTP's body, and HTTP's status says which kind it is."""
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        cases = [  # (MCP tool, its arguments, the HTTP request, the status HTTP answers)
+            ("eat", {"item": "bread"}, ("post", "/api/actions/eat", {"json": {"item": "bread"}}), 409),
+            ("eat", {"food": "berries"}, ("post", "/api/actions/eat", {"json": {"food": "berries"}}), 422),
+            ("operation_status", {"op": "op999"}, ("get", "/api/operations/op999", {}), 404),
+        ]
+        async with s.mcp(token) as client:
+            for tool, arguments, (method, path, kwargs), status in cases:
+                over_mcp = await client.call_tool(tool, arguments)
+                over_http = await getattr(s.http, method)(path, headers=auth(token), **kwargs)
+                assert over_mcp.is_error and over_http.status_code == status, (tool, over_http.text)
+                body = over_http.json()
+                assert over_mcp.structured_content == body, tool
+                assert over_mcp.content[0].text == f"{body['code']}: {body['message']}"
+        async with s.mcp(SIGNUP) as client:
+            refused = await client.call_tool("observe", {})
+        assert refused.is_error and refused.structured_content["code"] == "forbidden"
+    async with serving(tmp_path / "limited", rate_per_s=0.01, rate_burst=2) as s:
+        token, _ = await s.register("bob")
+        async with s.mcp(token) as client:
+            answers = [await client.call_tool("inventory", {}) for _ in range(5)]
+        limited = [a for a in answers if a.is_error]
+        assert limited and all(a.structured_content["code"] == "rate_limited" for a in limited)
+        assert all(a.structured_content["retry_after_s"] > 0 for a in limited)

@@ -60,15 +60,19 @@ STATUS: dict[str, int] = {
     "unknown_program": 404, "program_invalid": 422, "program_too_large": 413, "program_limit": 409,
     "program_running": 409, "program_not_running": 409, "invalid_arguments": 422, "runner_unavailable": 503,
 }
-REJECTED_STATUS = 422
+# A world's refusal of a well-formed request is 409 (the state refuses it: busy, not_in_inventory...); a request
+# the world cannot read (arguments off the action's schema) is 422; a body that is not JSON at all is 400 bad_request.
+MALFORMED_CODES = frozenset({"bad_arguments", "unknown_action"})
 _ERROR = {"model": ErrorBody}
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {**_ERROR, "description": "bad_request: the body or a parameter is malformed."},
     401: {**_ERROR, "description": "unauthorised: no bearer token, or one this server never issued."},
     403: {**_ERROR, "description": "forbidden: this token may not do this."},
     404: {**_ERROR, "description": "Not found: an unknown operation, section or route."},
-    409: {**_ERROR, "description": "The match's state refuses this: not_started, match_over, lobby_closed, late_join_refused, ..."},
-    422: {**_ERROR, "description": "The world rejected the action: a stable rejection code and a sentence; nothing changed."},
+    409: {**_ERROR, "description": "Refused as things stand, nothing changed: the world's rejection code (busy, "
+                                     "not_in_inventory, ...) or the match's state (not_started, match_over, lobby_closed, ...)."},
+    422: {**_ERROR, "description": "Malformed for the world: bad_arguments (off the action's schema; the message says where) "
+                                     "or unknown_action; nothing changed."},
     429: {**_ERROR, "description": "rate_limited: wait retry_after_s seconds."},
 }
 PROGRAM_ERRORS: dict[int | str, dict[str, Any]] = {
@@ -203,7 +207,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
         return error_response(code, str(exc.detail), exc.status_code)
 
     def rejected(r: Rejected) -> JSONResponse:
-        return error_response(r.code, r.message, REJECTED_STATUS)
+        return error_response(r.code, r.message, 422 if r.code in MALFORMED_CODES else 409)
 
     # ---- agents -----------------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wildhold import __version__
 from wildhold.server.programs_surface import ProgramOp, program_ops
-from wildhold.server.schemas import OpResult
+from wildhold.server.schemas import ErrorBody, OpResult
 from wildhold.server.surface import action_description, action_tools, info_tools, rules_lookup, scoring_info
 from wildhold.service.host import Host, HostError, Identity
 from wildhold.world.actions import ActionDef
@@ -45,25 +45,37 @@ def bearer(headers: Any) -> str | None:
 
 
 class CodedError(ToolError):
-    """A tool error the model reads as "code: sentence", with nothing put before it."""
+    """A refusal: the model reads "code: sentence" with nothing put before it, and a program reads the same
+    `{code, message, retry_after_s}` as structured content that HTTP answers as its body."""
+
+    def __init__(self, code: str, message: str, retry_after: float | None = None):
+        super().__init__(f"{code}: {message}")
+        self.body = ErrorBody(code=code, message=message,
+                              retry_after_s=None if retry_after is None else round(retry_after, 3)).model_dump()
+
+    def result(self) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=str(self))], structured_content=self.body,
+                              is_error=True)
 
 
 def _fail(exc: HostError | Rejected) -> CodedError:
-    return CodedError(f"{exc.code}: {exc.message}")
+    return CodedError(exc.code, exc.message, getattr(exc, "retry_after", None))
 
 
 class InfoTool(Tool):
-    """A typed information tool whose failures read "code: sentence" like the action tools' do."""
+    """A typed information tool whose failures are coded refusals like the action tools' are."""
 
     async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
         try:
             return await super().run(arguments, context, convert_result)
+        except CodedError as exc:
+            return exc.result()
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, CodedError):
-                raise cause from None
+                return cause.result()
             if isinstance(cause, ValidationError):
-                raise CodedError(f"bad_request: {self.name}: {describe_validation(cause)}") from None
+                return CodedError("bad_request", f"{self.name}: {describe_validation(cause)}").result()
             raise
 
 
@@ -84,9 +96,11 @@ class ActionTool(Tool):
             agent = _agent(host, context)
             outcome = host.submit(agent, self.name, arguments)
         except HostError as exc:
-            raise _fail(exc) from None
+            return _fail(exc).result()
+        except CodedError as exc:
+            return exc.result()
         if isinstance(outcome, Rejected):
-            raise _fail(outcome)
+            return _fail(outcome).result()
         return _result(OpResult.model_validate(outcome).model_dump(mode="json"))
 
 
@@ -103,7 +117,9 @@ class ProgramTool(Tool):
         try:
             return _result(self._op.run(host.programs, _agent(host, context), arguments))
         except HostError as exc:
-            raise _fail(exc) from None
+            return _fail(exc).result()
+        except CodedError as exc:
+            return exc.result()
 
 
 def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
