@@ -21,7 +21,7 @@ demo: $(STAMP)
 	$(BIN)/wildhold demo --out runs/demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n auto --dist worksteal
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --no-loadscope-reorder
 
 bench: $(STAMP)
 	$(BIN)/wildhold bench engine

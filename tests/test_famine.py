@@ -6,7 +6,7 @@ import pytest
 from wildhold.agents.runner import ScriptedRun
 from wildhold.world.wealth import rank_standard, wealth_cents
 
-pytestmark = pytest.mark.slow(seconds=15)  # one famine match (a module fixture) feeds every test
+pytestmark = [pytest.mark.slow(seconds=15), pytest.mark.xdist_group("famine")]  # one famine match feeds every test
 
 
 @pytest.fixture(scope="module")

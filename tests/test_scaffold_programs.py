@@ -21,7 +21,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "programs-smoke.yam
 ARM, PROGRAM = "programmer", "forager"
 ISSUERS = (f"program:{PROGRAM}@1", f"program:{PROGRAM}@2")
 
-pytestmark = pytest.mark.slow  # one played run (a module fixture) feeds every test: kept together
+pytestmark = [pytest.mark.slow(seconds=15), pytest.mark.xdist_group("programs_run")]  # one played run feeds every test
 
 
 @pytest.fixture(scope="module")
