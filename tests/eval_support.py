@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from wildhold.agents.base import AgentView
+from wildhold.agents.base import view_in
 from wildhold.agents.scripted import make_policy
 from wildhold.content import Content, default_content
 from wildhold.service.match import Match
-from wildhold.world.observe import observe, status
 from wildhold.world.parts.dungeon import room_view
 from wildhold.world.world import World
 
@@ -40,8 +39,7 @@ def play(match: Match, policies: dict[str, str], scripts: dict[str, Script], unt
                 elif step is not None:
                     match.submit(agent, step[0], step[1])
             elif agent in deciders:
-                view = AgentView(agent, w.tick, w.seed, lambda mem, a=agent: observe(w, a, mem), lambda c=c: status(w, c))
-                decision = deciders[agent].decide(view)
+                decision = deciders[agent].decide(view_in(w, agent, deciders[agent]))
                 if decision is not None:
                     match.submit(agent, decision[0], decision[1])
         match.step()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from wildhold.agents.base import AgentView
+from wildhold.agents.base import AgentView, view_in
 from wildhold.agents.runner import ScriptedRun
 from wildhold.agents.scripted import make_policy
 from wildhold.world.actions.core import find_path, known_walkable
@@ -14,11 +14,6 @@ from wildhold.world.errors import Accepted
 from wildhold.world.observe import observe, status
 from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
-
-
-def view_of(w: World, agent: str) -> AgentView:
-    c = w.chars[agent]
-    return AgentView(agent, w.tick, w.seed, lambda mem: observe(w, agent, mem), lambda: status(w, c))
 
 
 def clear_spot(w: World, r: int, away_from: int, free: set[tuple[int, int]]) -> tuple[int, int]:
@@ -69,6 +64,37 @@ def test_the_policies_map_agrees_with_the_worlds_path_search_door_locks_included
     assert not policy.known(observe(w, a1)).can_stand(door) and policy.known(observe(w, a2)).can_stand(door)
 
 
+@pytest.mark.slow(seconds=8)
+@pytest.mark.parametrize("scenario", ["season", "famine"])
+def test_a_policy_sent_the_memorys_changes_decides_as_one_sent_the_whole_memory(content, scenario, tmp_path):
+    """Every decision of a match's policies, each keeping its map across observations, equals that of
+    a new policy seeing the whole memory at that tick: what a resumed match does."""
+    run = ScriptedRun.start(scenario, 2, tmp_path / "m.sqlite")
+    w, decided = run.world, 0
+    for _ in range(700):
+        for agent, policy in run.policies.items():
+            if w.chars[agent].op is not None:
+                continue
+            decision = policy.decide(view_in(w, agent, policy))
+            whole = AgentView(agent, w.tick, w.seed, lambda since, a=agent: observe(w, a), lambda a=agent: status(w, w.chars[a]))
+            assert decision == make_policy(policy.name, content).decide(whole), (agent, w.tick)
+            decided += 1
+            if decision is not None:
+                run.match.submit(agent, *decision)
+        run.match.step()
+    run.match.close()
+    assert decided > 300
+
+
+def test_a_map_refuses_changes_since_a_tick_it_does_not_show(content):
+    w = World(content, "tiny", 1)
+    a = w.join("walker")
+    known = make_policy("survivor", content).known(observe(w, a))
+    w.step()
+    with pytest.raises(ValueError, match="changed since tick"):
+        known.absorb(observe(w, a, memory_since=w.tick + 5))
+
+
 def walled_off_bush(content) -> tuple[World, str, tuple[int, int]]:
     """A character between a berry bush 3 tiles east inside a ring of walls and an open one 4 tiles west."""
     w = World(content, "default", 1)
@@ -91,7 +117,8 @@ def walled_off_bush(content) -> tuple[World, str, tuple[int, int]]:
 @pytest.mark.parametrize("policy", ["survivor", "producer", "raider"])
 def test_a_forager_heads_for_the_bush_it_can_reach_not_the_nearer_one_walled_off(content, policy):
     w, a, open_ = walled_off_bush(content)
-    decision = make_policy(policy, content).decide(view_of(w, a))
+    chosen = make_policy(policy, content)
+    decision = chosen.decide(view_in(w, a, chosen))
     assert decision is not None and decision[0] == "move_to", decision
     target = (decision[1]["x"], decision[1]["y"])
     assert max(abs(target[0] - open_[0]), abs(target[1] - open_[1])) == 1, target
@@ -115,7 +142,8 @@ def broken_bed(content) -> tuple[World, str]:
 @pytest.mark.parametrize("policy", ["survivor", "producer", "expedition"])
 def test_a_character_whose_bed_was_broken_does_not_try_to_sleep_in_it(content, policy):
     w, a = broken_bed(content)
-    decision = make_policy(policy, content).decide(view_of(w, a))
+    chosen = make_policy(policy, content)
+    decision = chosen.decide(view_in(w, a, chosen))
     assert decision is not None and decision[0] != "sleep", decision
     assert isinstance(w.submit(a, *decision), Accepted), decision
 

@@ -390,7 +390,7 @@ def test_the_expedition_agent_dodges_every_announced_strike_and_strikes_the_vuln
     agent = make_policy("expedition", content)
 
     def decide(obs: dict):
-        return agent.decide(AgentView("a1", 1000, 1, lambda mem: obs, lambda: obs["self"]))
+        return agent.decide(AgentView("a1", 1000, 1, lambda since: obs, lambda: obs["self"]))
 
     assert decide(in_room([enemy("e1", 10), enemy("e2", 16, damage=7)])) == ("dodge", {})
     assert decide(in_room([enemy("e1", 4), enemy("e2", 16, vulnerable=True)])) == ("strike", {"enemy": "e2"})

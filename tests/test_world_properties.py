@@ -373,6 +373,36 @@ class Shadow:
                     del pile[d["item"]]
 
 
+def picture(obs: dict[str, Any], over: dict | None = None) -> dict[tuple[int, int], Any]:
+    """What an observer holds after this observation: the memory it was sent laid over what it held
+    (nothing, for a whole memory), and the view over that."""
+    held = dict(over or {})
+    for m in obs["memory"]:
+        held[(m["x"], m["y"])] = m
+    view = obs["view"]
+    for dy, row in enumerate(view["rows"]):
+        for dx, glyph in enumerate(row):
+            held[(view["x0"] + dx, view["y0"] + dy)] = {"terrain": obs["legend"][glyph]}
+    for t in view["tiles"]:
+        held[(t["x"], t["y"])] = {"terrain": held[(t["x"], t["y"])]["terrain"], **t}
+    return held
+
+
+def check_memory_changes(w: World, agent: str, held: tuple[int, dict] | None) -> tuple[int, dict]:
+    """The memory changed since an earlier observation, laid over what that one showed, is the whole
+    memory; it lists only tiles remembered since then, and the rest of the observation is unchanged."""
+    whole = observe(w, agent)
+    mine = picture(whole)
+    if held is not None:
+        since, before = held
+        changes = observe(w, agent, memory_since=since)
+        assert changes["memory_since"] == since
+        assert all(m["seen_tick"] >= since for m in changes["memory"])
+        assert {k: v for k, v in changes.items() if k not in ("memory", "memory_since")} == {k: v for k, v in whole.items() if k != "memory"}
+        assert picture(changes, before) == mine
+    return w.tick, mine
+
+
 def check_observation(w: World, shadow: Shadow, agent: str) -> None:
     c = w.chars[agent]
     assert shadow.pos[agent] == c.pos
@@ -434,14 +464,22 @@ def test_observations_show_only_the_view_and_true_memories(seed, n_agents, prog)
     for agent in agents:
         w.submit(agent, "equip", {"item": "wooden_axe"})
     shadow = Shadow(w)
-    for element in prog:
+    held: dict[str, tuple[int, dict]] = {}
+    for i, element in enumerate(prog):
         if element[0] != "step":
             element = (element[0], element[1] % n_agents, *element[2:])
         run_element(w, agents, element)
         w.step()
         shadow.feed(w.events.drain())
-        for agent in agents:
+        if i == len(prog) // 2:  # a restored world keeps its memories in the order they were made
+            w = loads(CONTENT, dumps(w))
+            shadow.w = w
+        for j, agent in enumerate(agents):
             check_observation(w, shadow, agent)
+            if (i + j) % 3 or agent not in held:  # the changes since one, or since several, observations
+                held[agent] = check_memory_changes(w, agent, held.get(agent))
+            else:
+                check_memory_changes(w, agent, held[agent])
 
 
 # ---- 4. conservation ---------------------------------------------------------------------

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from wildhold.world.observe import observe, status
+
+if TYPE_CHECKING:
+    from wildhold.world.world import World
 
 Decision = tuple[str, dict[str, Any]] | None
 
@@ -14,20 +19,23 @@ class AgentView:
     """What a policy may know when it decides: its observation (built lazily) and the action schemas.
 
     `rng` is seeded from (match seed, agent, tick) so a decision is a pure function of what the
-    agent sees, and a resumed match decides exactly as an uninterrupted one.
+    agent sees, and a resumed match decides exactly as an uninterrupted one. `memory_since` asks for
+    only the memory changed since that tick (a policy that keeps its map says which: see
+    `Policy.memory_since`); `_observe` is called with it.
     """
 
     agent: str
     tick: int
     seed: int
-    _observe: Callable[[bool], dict[str, Any]]
+    _observe: Callable[[int | None], dict[str, Any]]
     _status: Callable[[], dict[str, Any]]
     _obs: dict[str, Any] | None = field(default=None, repr=False)
     _rng: random.Random | None = field(default=None, repr=False)
+    memory_since: int | None = None
 
     def observation(self) -> dict[str, Any]:
         if self._obs is None:
-            self._obs = self._observe(True)
+            self._obs = self._observe(self.memory_since)
         return self._obs
 
     def status(self) -> dict[str, Any]:
@@ -42,7 +50,20 @@ class AgentView:
 
 
 class Policy(Protocol):
+    """A policy may also define `memory_since(agent) -> int | None`: the tick of the observation
+    whose map it holds for that agent, so that it is sent only the memory changed since."""
+
     name: str
 
     def decide(self, view: AgentView) -> Decision:
         """The next action as (name, arguments), or None to stay idle this tick."""
+
+
+def view_in(w: World, agent: str, policy: Policy) -> AgentView:
+    """The view `policy` decides on for `agent` in a world this process holds."""
+    c = w.chars[agent]
+    since = getattr(policy, "memory_since", None)
+    return AgentView(
+        agent, w.tick, w.seed, lambda tick: observe(w, agent, memory_since=tick), lambda: status(w, c),
+        memory_since=since(agent) if since is not None else None,
+    )

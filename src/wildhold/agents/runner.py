@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from wildhold.agents.base import AgentView, Policy
+from wildhold.agents.base import Policy, view_in
 from wildhold.agents.scripted import make_policy
 from wildhold.content import Content, default_content
 from wildhold.service.match import Match
-from wildhold.world.observe import observe, status
 from wildhold.world.world import World
 
 
@@ -64,8 +63,7 @@ class ScriptedRun:
             c = w.chars[agent]
             if c.op is not None:
                 continue
-            view = AgentView(agent, w.tick, w.seed, lambda mem, a=agent: observe(w, a, mem), lambda c=c: status(w, c))
-            decision = policy.decide(view)
+            decision = policy.decide(view_in(w, agent, policy))
             if decision is not None:
                 self.match.submit(agent, decision[0], decision[1])
 

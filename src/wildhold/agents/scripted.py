@@ -60,27 +60,47 @@ class IdleAgent:
 
 
 class KnownMap:
-    """A policy's picture of the map, built from one observation (view live, memory as remembered).
+    """A policy's picture of the map: view live, memory as remembered, kept across observations.
 
     It judges a tile the way move_to's path search does for this character: walkable terrain, no
     blocking structure, and, in view, no door it may not pass (out of view a door is remembered open).
+    An observation with the whole memory replaces the picture; one with the memory changed since the
+    tick of the last one (`memory_since`) is laid over it, and the view over that: the same picture
+    either way, at a cost that does not grow with the memory.
     """
 
-    def __init__(self, obs: dict[str, Any], walkable: dict[str, bool], blocking: set[str]):
-        legend = obs["legend"]
-        view = obs["view"]
+    def __init__(self, walkable: dict[str, bool], blocking: set[str]):
+        self.walkable, self.blocking = walkable, blocking
         self.tiles: dict[tuple[int, int], dict[str, Any]] = {}
+        self.tick: int | None = None  # of the observation the picture shows
+        self.barred: set[tuple[int, int]] = set()
+        self._stand: dict[tuple[int, int], bool] = {}  # can_stand's answers, forgotten where a tile changes
+        self._enclosed: tuple[tuple[int, int], set[tuple[int, int]]] = ((0, 0), set())  # see beside_unknown
+        self._steps: tuple[tuple[int, int], int, dict[tuple[int, int], int]] | None = None
+
+    def absorb(self, obs: dict[str, Any]) -> None:
+        since = obs.get("memory_since")
+        if since is None:
+            self.tiles, self._stand, self._enclosed = {}, {}, ((0, 0), set())
+        elif since != self.tick:
+            raise ValueError(f"the memory changed since tick {since} was sent to a map of tick {self.tick}")
+        tiles, stand, legend, view = self.tiles, self._stand, obs["legend"], obs["view"]
         for m in obs.get("memory", []):
-            self.tiles[(m["x"], m["y"])] = m
+            xy = (m["x"], m["y"])
+            tiles[xy] = m
+            stand.pop(xy, None)
+        x0, y0 = view["x0"], view["y0"]
         for dy, row in enumerate(view["rows"]):
             for dx, glyph in enumerate(row):
-                self.tiles[(view["x0"] + dx, view["y0"] + dy)] = {"terrain": legend[glyph]}
+                xy = (x0 + dx, y0 + dy)
+                tiles[xy] = {"terrain": legend[glyph]}
+                stand.pop(xy, None)
         for t in view["tiles"]:
-            self.tiles[(t["x"], t["y"])].update(t)
-        self.barred = {(s["x"], s["y"]) for s in obs.get("structures", []) if s.get("may_pass") is False}
-        self.walkable, self.blocking = walkable, blocking
-        self._steps: tuple[tuple[int, int], int, dict[tuple[int, int], int]] | None = None
-        self._stand: dict[tuple[int, int], bool] = {}  # can_stand's answers: the map never changes once built
+            tiles[(t["x"], t["y"])].update(t)
+        barred = {(s["x"], s["y"]) for s in obs.get("structures", []) if s.get("may_pass") is False}
+        for xy in barred ^ self.barred:
+            stand.pop(xy, None)
+        self.tick, self.barred, self._steps = obs["time"]["tick"], barred, None
 
     def can_stand(self, xy: tuple[int, int]) -> bool:
         ok = self._stand.get(xy)
@@ -94,9 +114,25 @@ class KnownMap:
             self._stand[xy] = ok
         return ok
 
+    def beside_unknown(self, xy: tuple[int, int], width: int, height: int) -> bool:
+        """Whether a tile of a `width` x `height` map has an unknown neighbour. Tiles once known stay
+        known, so a tile found enclosed is remembered as such until the picture is replaced."""
+        bounds, enclosed = self._enclosed
+        if bounds != (width, height):
+            bounds, enclosed = (width, height), set()
+            self._enclosed = (bounds, enclosed)
+        if xy in enclosed:
+            return False
+        x, y, tiles = xy[0], xy[1], self.tiles
+        if all((x + dx, y + dy) in tiles or not (0 <= x + dx < width and 0 <= y + dy < height)
+               for dx in (-1, 0, 1) for dy in (-1, 0, 1)):
+            enclosed.add(xy)
+            return False
+        return True
+
     def steps_from(self, here: tuple[int, int], limit: int) -> dict[tuple[int, int], int]:
         """Steps to every known tile a move_to from `here` could reach (8-way, at most `limit` steps),
-        as its path search finds them; worked out once per map and start."""
+        as its path search finds them, in the order it finds them; worked out once per picture and start."""
         if self._steps is not None and self._steps[:2] == (here, limit):
             return self._steps[2]
         dist = {here: 0}
@@ -105,12 +141,11 @@ class KnownMap:
         for step in range(1, limit + 1):
             nxt = []
             for x, y in ring:
-                for dx in (-1, 0, 1):
-                    for dy in (-1, 0, 1):
-                        q = (x + dx, y + dy)
-                        if q not in dist and (stand[q] if q in stand else can_stand(q)):
-                            dist[q] = step
-                            nxt.append(q)
+                for q in ((x - 1, y - 1), (x - 1, y), (x - 1, y + 1), (x, y - 1),
+                          (x, y + 1), (x + 1, y - 1), (x + 1, y), (x + 1, y + 1)):
+                    if q not in dist and (stand[q] if q in stand else can_stand(q)):
+                        dist[q] = step
+                        nxt.append(q)
             if not nxt:
                 break
             ring = nxt
@@ -165,17 +200,27 @@ class Survivor:
         )
         cal = content.calendar
         self.dusk = cal.night_start - 60
-        # A memo of the current observation's map only: decisions stay a function of the observation,
-        # and a resumed match decides the same.
-        self._known: tuple[dict, KnownMap] | None = None
+        # Each agent's map and the observation it last took in. The map is what that observation
+        # shows, whether it came whole or as changes: decisions stay a function of the observation,
+        # and a resumed match (whose first observation is whole) decides the same.
+        self._maps: dict[str, tuple[dict, KnownMap]] = {}
 
     # -- the map as observed ---------------------------------------------------------------------
 
+    def memory_since(self, agent: str) -> int | None:
+        """The tick of the map held for `agent`: its next observation need carry only what changed since."""
+        held = self._maps.get(agent)
+        return None if held is None else held[1].tick
+
     def known(self, obs: dict[str, Any]) -> KnownMap:
-        """The map as this observation shows it, built once per observation."""
-        if self._known is None or self._known[0] is not obs:
-            self._known = (obs, KnownMap(obs, self.walkable, self.blocking))
-        return self._known[1]
+        """The map as this observation shows it, taken in once per observation."""
+        agent = obs["self"]["id"]
+        held = self._maps.get(agent)
+        if held is None or held[0] is not obs:
+            known = held[1] if held is not None else KnownMap(self.walkable, self.blocking)
+            known.absorb(obs)
+            held = self._maps[agent] = (obs, known)
+        return held[1]
 
     def reachable(self, known: KnownMap, here) -> dict[tuple[int, int], int]:
         """Steps to every known tile a move_to could reach from here: only these are worth asking for."""
@@ -263,7 +308,8 @@ class Survivor:
         rng = view.rng
         r = 4
         dist = self.reachable(known, here)
-        frontier = [xy for xy in known.tiles if _cheb(xy, here) == r and xy in dist]
+        # row by row, as the view lists them: every tile r steps away is in view
+        frontier = sorted((xy for xy in known.tiles if _cheb(xy, here) == r and xy in dist), key=lambda xy: (xy[1], xy[0]))
         if frontier:
             goal = frontier[rng.randrange(len(frontier))]
             return "move_to", {"x": goal[0], "y": goal[1]}
@@ -948,15 +994,13 @@ class Expedition(Producer):
     def frontier(self, known: KnownMap, here, centre, radius: int | None, outward: bool) -> Decision:
         """Walk to a known standable tile beside the unknown: outward, the one farthest from `centre`
         (corners first) less half the way there; else the nearest one within `radius` of `centre`."""
-        tiles = known.tiles
         width, height = self._bounds
         dist = self.reachable(known, here)
         best = None
         for (x, y) in dist:
             if (x, y) == here or (radius is not None and _cheb((x, y), centre) > radius):
                 continue
-            if all((x + dx, y + dy) in tiles or not (0 <= x + dx < width and 0 <= y + dy < height)
-                   for dx in (-1, 0, 1) for dy in (-1, 0, 1)):
+            if not known.beside_unknown((x, y), width, height):
                 continue
             away = dist[(x, y)]
             score = abs(x - centre[0]) + abs(y - centre[1]) - away // 2 if outward else -away

@@ -42,7 +42,7 @@ def _view(world: World, agent: str, seed: int) -> AgentView:
         agent,
         world.tick,
         seed,
-        _observe=lambda mem: observe(world, agent, mem),
+        _observe=lambda since: observe(world, agent, memory_since=since),
         _status=lambda: status(world, world.chars[agent]),
     )
 

@@ -10,6 +10,7 @@ unknown token fails the HTTP request itself (401), before any MCP message is rea
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
@@ -122,12 +123,18 @@ class ProgramTool(Tool):
             return exc.result()
 
 
-def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
+@functools.cache
+def _program_tool_template(op: ProgramOp) -> Tool:
+    """The template whose output schema is `op`'s answer, derived once per operation."""
     async def template(ctx: Context) -> Any:
         raise RuntimeError("the output-schema template of program tools is never called")
 
     template.__annotations__ = {"ctx": Context, "return": op.answer}
-    base = Tool.from_function(template, name=op.tool, description=op.description(), structured_output=True)
+    return Tool.from_function(template, name=op.tool, description=op.description(), structured_output=True)
+
+
+def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
+    base = _program_tool_template(op)
     annotations = READ_ONLY if op.read_only else ToolAnnotations(read_only_hint=False, destructive_hint=False)
     tool = ProgramTool(fn=base.fn, name=op.tool, title=None, description=base.description,
                        parameters=op.args.model_json_schema(), fn_metadata=base.fn_metadata, is_async=True,
@@ -152,9 +159,15 @@ async def _op_template(ctx: Context) -> OpResult:
     raise RuntimeError("the output-schema template of action tools is never called")
 
 
+@functools.cache
+def _op_tool_template() -> Tool:
+    """The template's function and output schema, derived once: deriving them is most of a build."""
+    return Tool.from_function(_op_template, name="action", structured_output=True)
+
+
 def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
-    base = Tool.from_function(_op_template, name=spec.name, description=action_description(spec), structured_output=True)
-    tool = ActionTool(fn=base.fn, name=spec.name, title=None, description=base.description,
+    base = _op_tool_template()
+    tool = ActionTool(fn=base.fn, name=spec.name, title=None, description=action_description(spec),
                       parameters=spec.json_schema(), fn_metadata=base.fn_metadata, is_async=True,
                       context_kwarg="ctx", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     tool._host = host
@@ -269,10 +282,18 @@ def tool_surface(server: MCPServer | None = None) -> list[dict[str, Any]]:
 
 
 def tools_hash(surface: list[dict[str, Any]] | None = None) -> str:
-    """sha256 of the canonical JSON of the tool surface: changes whenever a name, schema or description does."""
-    canonical = json.dumps(surface if surface is not None else tool_surface(), sort_keys=True,
-                           separators=(",", ":"), ensure_ascii=False)
+    """sha256 of the canonical JSON of the tool surface (the served one by default): changes whenever
+    a name, schema or description does."""
+    if surface is None:
+        return _served_hash()
+    canonical = json.dumps(surface, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@functools.cache
+def _served_hash() -> str:
+    """The served surface is fixed by the code a process runs, so its hash is worked out once."""
+    return tools_hash(tool_surface())
 
 
 class BearerGuard:

@@ -5,6 +5,7 @@ Nothing else reaches an agent: every face builds its observations here.
 
 from __future__ import annotations
 
+from itertools import takewhile
 from typing import TYPE_CHECKING, Any
 
 from wildhold.world.parts import PARTS
@@ -63,8 +64,14 @@ def status(w: World, c: Character) -> dict[str, Any]:
     }
 
 
-def observe(w: World, agent: str, memory: bool = True) -> dict[str, Any]:
-    """The observation of one character: only what it sees now or has seen before."""
+def observe(w: World, agent: str, memory: bool = True, memory_since: int | None = None) -> dict[str, Any]:
+    """The observation of one character: only what it sees now or has seen before.
+
+    With `memory_since`, the memory holds only the tiles remembered at or after that tick (and
+    `memory_since` says so): a caller that kept what it saw at that tick, view and memory, and lays
+    these over it and the view over them, holds the whole memory, at a cost that does not grow as
+    the memory fills.
+    """
     c = w.chars[agent]
     x0, x1, y0, y1 = w.view_bounds(c.pos)
     width = w.width
@@ -93,7 +100,11 @@ def observe(w: World, agent: str, memory: bool = True) -> dict[str, Any]:
         "legend": {w.content.terrain[n].glyph: n for n in w.terrain_names},
     }
     if memory:
-        obs["memory"] = remembered(w, c)
+        if memory_since is None:
+            obs["memory"] = remembered(w, c)
+        else:
+            obs["memory"] = remembered_since(w, c, memory_since)
+            obs["memory_since"] = memory_since
     for part in PARTS:
         part.observe(w, c, obs)
     return obs
@@ -101,14 +112,25 @@ def observe(w: World, agent: str, memory: bool = True) -> dict[str, Any]:
 
 def remembered(w: World, c: Character) -> list[dict[str, Any]]:
     """Tiles seen before and out of view now, each with the tick it was last seen."""
+    return _out_of_view(w, c, sorted(c.memory.items()))
+
+
+def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
+    """The tiles out of view now that were remembered at or after `tick`: the memory is kept in the
+    order tiles were last seen, so they are read from its end and the rest is never touched."""
+    recent = sorted(takewhile(lambda entry: entry[1][0] >= tick, reversed(c.memory.items())))
+    return _out_of_view(w, c, recent)
+
+
+def _out_of_view(w: World, c: Character, entries: list[tuple[int, tuple]]) -> list[dict[str, Any]]:
+    """Remembered tiles, in the given order, less those in view now (an observation shows them live)."""
     x0, x1, y0, y1 = w.view_bounds(c.pos)
-    width, names, terrain, memory = w.width, w.terrain_names, w.terrain, c.memory
+    width, names, terrain = w.width, w.terrain_names, w.terrain
     out = []
-    for p in sorted(memory):
+    for p, snap in entries:
         y, x = divmod(p, width)
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
-        snap = memory[p]
         out.append(_add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap))
     return out
 

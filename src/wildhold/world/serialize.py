@@ -109,7 +109,8 @@ def from_dict(content: Content, d: dict[str, Any]) -> World:
         c = Character(
             cd["id"], cd["name"], cd["pos"], cd["health"], cd["energy"], cd["satiety"],
             dict(cd["inventory"]), dict(cd["equipment"]), cd["bed"], cd["op"], cd["asleep"], cd["knockdowns"],
-            {p: (*s[:5], tuple(tuple(pair) for pair in s[5])) for p, s in cd["memory"]},
+            # in the order the tiles were last seen, as play keeps it (observe reads changes from the end)
+            {p: (*s[:5], tuple(tuple(pair) for pair in s[5])) for p, s in sorted(cd["memory"], key=lambda e: (e[1][0], e[0]))},
         )
         w.chars[c.id] = c
         w.occupants.setdefault(c.pos, []).append(c.id)

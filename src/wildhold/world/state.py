@@ -20,7 +20,7 @@ class Character:
     op: str | None = None
     asleep: bool = False
     knockdowns: int = 0
-    memory: dict[int, tuple] = field(default_factory=dict)
+    memory: dict[int, tuple] = field(default_factory=dict)  # tile -> snapshot as last seen, oldest first
 
 
 @dataclass(slots=True)

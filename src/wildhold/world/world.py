@@ -252,7 +252,8 @@ class World:
         """Record the tiles that leave the character's view when it goes from `old` to `new`.
 
         Tiles still in view need no record: an observation shows them live. This keeps each
-        remembered tile exactly as it was the last tick the character saw it.
+        remembered tile exactly as it was the last tick the character saw it, and the memory in the
+        order its tiles were last seen, so the changes since a tick are read from its end.
         """
         x0, x1, y0, y1 = self.view_bounds(old)
         if new is not None:
@@ -268,7 +269,9 @@ class World:
             row = y * w
             for span in kept_row_spans if ny0 <= y <= ny1 else whole_row_spans:
                 for x in span:
-                    mem[row + x] = snap(row + x)
+                    p = row + x
+                    mem.pop(p, None)
+                    mem[p] = snap(p)
 
     def relocate(self, c: Character, new: int, event: bool = True) -> None:
         """Move a character; the only writer of `occupants` and of positions."""

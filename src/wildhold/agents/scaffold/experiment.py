@@ -377,7 +377,7 @@ class Run:
                 if err:
                     break
                 agent, tick = obs["self"]["id"], obs["time"]["tick"]
-                view = AgentView(agent, tick, self.exp.seed, lambda mem, o=obs: o, lambda o=obs: o["self"], _obs=obs)
+                view = AgentView(agent, tick, self.exp.seed, lambda since, o=obs: o, lambda o=obs: o["self"], _obs=obs)
                 decision = policy.decide(view) or ("wait", {"ticks": 1})
                 err, text, op = await world.call(*decision)
                 if err and text.startswith("busy:"):
