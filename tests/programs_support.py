@@ -11,6 +11,11 @@ from server_support import config
 from wildhold.content import Content, default_content
 from wildhold.service.host import Host, HostError
 
+# A farmer that greets its log once, then waits tick by tick and logs every 20th: one line a tick would
+# fill the log's 200 lines within 2 s of a realtime test on a loaded machine and drop the greeting.
+FARMER_1 = 'log("farmer rev 1 up")\nfor i in range(10000):\n    r = wait(ticks=1)\n    if i % 20 == 0:\n        log("tick", now(), r["status"])\n'
+FARMER_2 = 'log("farmer rev 2 up")\nfor i in range(10000):\n    wait(ticks=2)\n'
+
 
 def open_host(data: Path, scenario: str = "tiny", seed: int = 3, content: Content | None = None, **overrides: Any) -> Host:
     return Host.open(data, config(**overrides), scenario, seed, content=content)

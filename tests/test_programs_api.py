@@ -9,7 +9,7 @@ import pytest
 from programs_support import code_of, events, inputs, join, log_texts, open_host, state, steps
 
 from wildhold.content import default_content
-from wildhold.programs.api import CONTROLS, READS, api_functions, reference_markdown, stubs, type_text
+from wildhold.programs.api import CONTROLS, api_functions, reads, reference_markdown, stubs, type_text
 from wildhold.world.actions import REGISTRY
 
 CONTENT = default_content()
@@ -36,10 +36,10 @@ def test_every_registry_action_is_a_keyword_only_function_with_the_same_argument
 
 def test_reads_and_controls_sit_beside_the_actions_without_clashing():
     functions = {f["name"]: f for f in api_functions()}
-    assert {n for n, f in functions.items() if f["kind"] == "read"} == set(READS) == {"observe", "inventory", "recipes", "quest_log", "now"}
+    assert {n for n, f in functions.items() if f["kind"] == "read"} == set(reads()) == {"observe", "inventory", "recipes", "quest_log", "now"}
     assert {n for n, f in functions.items() if f["kind"] == "control"} == set(CONTROLS) == {"sleep_until", "log"}
     assert functions["sleep_until"]["blocking"] and not functions["observe"]["blocking"]
-    assert len(functions) == len(REGISTRY) + len(READS) + len(CONTROLS)
+    assert len(functions) == len(REGISTRY) + len(reads()) + len(CONTROLS)
     clashing = {**REGISTRY, "observe": REGISTRY["move"]}
     with pytest.raises(RuntimeError, match="share a name"):
         api_functions(clashing)

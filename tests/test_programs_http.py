@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from programs_support import FARMER_1, FARMER_2
 from server_support import SIGNUP, auth, serving, until
 
 from wildhold.server.http import STATUS
@@ -14,8 +15,6 @@ from wildhold.service.host import SERVICE_CODES
 
 pytestmark = pytest.mark.anyio
 
-FARMER_1 = 'log("farmer rev 1 up")\nfor i in range(10000):\n    r = wait(ticks=1)\n    log("tick", now(), r["status"])\n'
-FARMER_2 = 'log("farmer rev 2 up")\nfor i in range(10000):\n    wait(ticks=2)\n'
 BROKEN = "x = 1\nfor i in range(3)\n    wait(ticks=1)\n"  # line 2 lacks its colon
 
 

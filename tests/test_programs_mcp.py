@@ -9,6 +9,7 @@ import hashlib
 import orjson
 import pytest
 from mcp.shared.exceptions import MCPError
+from programs_support import FARMER_1, FARMER_2
 from server_support import SIGNUP, serving, until
 
 from wildhold.programs.api import api_functions
@@ -17,8 +18,6 @@ from wildhold.server.programs_surface import PROGRAM_OPS
 
 pytestmark = pytest.mark.anyio
 
-FARMER_1 = 'log("farmer rev 1 up")\nfor i in range(10000):\n    r = wait(ticks=1)\n    log("tick", now(), r["status"])\n'
-FARMER_2 = 'log("farmer rev 2 up")\nfor i in range(10000):\n    wait(ticks=2)\n'
 REALTIME = {"clock": "realtime", "tick_seconds": 0.01}
 
 

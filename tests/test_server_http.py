@@ -180,10 +180,11 @@ async def test_info_routes_answer_for_the_agent(tmp_path):
         assert info["rank"] == 1 and info["wealth_formula"].startswith("wealth (cents)") and info["clock"] == "lockstep"
         scoring = (await s.http.get("/api/scoring")).json()
         assert scoring["wealth"]["summary"] == info["wealth_formula"] and scoring["static"] is True
-        recipes = (await s.http.get("/api/recipes", headers=auth(token))).json()
+        recipes = (await s.http.get("/api/recipes", headers=auth(token))).json()["recipes"]
         assert recipes and all("locked" in r for r in recipes)
         assert "board" in (await s.http.get("/api/quests", headers=auth(token))).json()
-        assert (await s.http.get("/api/rules/actions", params={"key": "eat"})).json()["category"] == "maintenance"
+        assert (await s.http.get("/api/rules/actions", params={"key": "eat"})).json()["value"]["category"] == "maintenance"
+        assert (await s.http.get("/api/rules", params={"section": "actions", "key": "eat"})).json()["value"]["category"] == "maintenance"
         r = await s.http.get("/api/rules/actons")
         assert r.status_code == 404 and "Did you mean 'actions'" in r.json()["message"]
         assert (await s.http.get("/api/map", headers=auth(token))).json()["view"]["rows"]

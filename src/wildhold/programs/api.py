@@ -32,15 +32,22 @@ OP_RESULT_FIELDS: dict[str, tuple[str, str]] = {
 }
 
 # Functions beside the actions: (signature after the name, blocking, docstring).
-READS: dict[str, tuple[str, str]] = {
-    "observe": ("() -> dict[str, Any]", "Your character's observation now: time, itself, its view square and what each "
-                "part of the world shows it (the observe tool's answer, without map memory)."),
-    "inventory": ("() -> dict[str, Any]", "What your character carries and has equipped: {'inventory': {...}, 'equipment': {...}}."),
-    "recipes": ("() -> list[dict[str, Any]]", "Every recipe with inputs, outputs, station, time and energy, and why any is "
-                "still closed to you ('locked', or None when open)."),
-    "quest_log": ("() -> dict[str, Any]", "The public quest board and your own quests: {'board': [...], 'log': {...}}."),
-    "now": ("() -> int", "The current tick (one tick is one minute of world time)."),
-}
+NOW = ("() -> int", "The current tick (one tick is one minute of world time).")
+
+
+def reads() -> dict[str, tuple[str, str]]:
+    """The queries offered to programs (signature after the name, docstring), and `now`. A program's call
+    passes the query's program arguments: its answer is that of the MCP tool and HTTP route of the name."""
+    from wildhold.service.queries import QUERIES  # the queries' answers are built on the rules document, which documents this API
+
+    out = {}
+    for name, q in QUERIES.items():
+        if q.program is not None:
+            fixed = ", ".join(f"{k}={v!r}" for k, v in q.program.items())
+            out[name] = ("() -> dict[str, Any]", q.doc + (f" A program's call is the {name} tool's with {fixed}." if fixed else ""))
+    return {**out, "now": NOW}
+
+
 CONTROLS: dict[str, tuple[str, str]] = {
     "sleep_until": ("(tick: int) -> int", "Pause the program (not the character) until the world reaches `tick`; returns the "
                     "tick it wakes at. A tick already reached returns at once; at most {sleep_max_ticks} ticks ahead."),
@@ -116,13 +123,13 @@ def api_functions(registry: Mapping[str, ActionDef] | None = None, content: Cont
     """Every function a program may call: name, kind (action, read, control), signature, docstring, blocking."""
     registry = REGISTRY if registry is None else registry
     numbers = _numbers(content)
-    clash = sorted(set(registry) & (set(READS) | set(CONTROLS)))
+    clash = sorted(set(registry) & (set(reads()) | set(CONTROLS)))
     if clash:
         raise RuntimeError(f"actions {clash} share a name with a program function; rename one")
     out = [{"name": name, "kind": "action", "signature": name + action_signature(spec), "doc": action_doc(spec),
             "blocking": True} for name, spec in registry.items()]
     out += [{"name": name, "kind": "read", "signature": name + sig, "doc": doc, "blocking": False}
-            for name, (sig, doc) in READS.items()]
+            for name, (sig, doc) in reads().items()]
     out += [{"name": name, "kind": "control", "signature": name + sig, "doc": doc.format(**numbers),
              "blocking": name in BLOCKING_CONTROLS} for name, (sig, doc) in CONTROLS.items()]
     return out
@@ -131,7 +138,7 @@ def api_functions(registry: Mapping[str, ActionDef] | None = None, content: Cont
 def function_kinds(registry: Mapping[str, ActionDef] | None = None) -> dict[str, str]:
     """Each callable name and its kind, for the host's dispatch."""
     registry = REGISTRY if registry is None else registry
-    return {**{n: "action" for n in registry}, **{n: "read" for n in READS}, **{n: "control" for n in CONTROLS}}
+    return {**{n: "action" for n in registry}, **{n: "read" for n in reads()}, **{n: "control" for n in CONTROLS}}
 
 
 def _docstring(doc: str, indent: str = "    ") -> str:
@@ -150,7 +157,7 @@ def stubs(registry: Mapping[str, ActionDef] | None = None, content: Content | No
     lines += [f"    {name}: {typ}" for name, (typ, _) in OP_RESULT_FIELDS.items()]
     for name, spec in registry.items():
         lines += ["", "", f"def {name}{action_signature(spec, stub=True)}:", _docstring(action_doc(spec)), "    ..."]
-    for name, (sig, doc) in READS.items():
+    for name, (sig, doc) in reads().items():
         lines += ["", "", f"def {name}{sig}:", _docstring(doc), "    ..."]
     for name, (sig, doc) in CONTROLS.items():
         lines += ["", "", f"def {name}{sig}:", _docstring(doc.format(**numbers)), "    ..."]

@@ -528,16 +528,13 @@ class ProgramHost:
         return {"value": op_result(result)}
 
     def _read(self, agent: str, fn: str) -> Any:
-        host = self.host
-        if fn == "observe":
-            return host.observe(agent, memory=False)
-        if fn == "inventory":
-            return host.inventory(agent)
-        if fn == "recipes":
-            return host.recipes(agent)
-        if fn == "quest_log":
-            return host.quest_log(agent)
-        return host.world.tick
+        """A query as its MCP tool and HTTP route answer it, with the arguments a program's call passes."""
+        if fn == "now":
+            return self.host.world.tick
+        from wildhold.service.queries import QUERIES  # queries document this package's API: imported at call time
+
+        query = QUERIES[fn]
+        return query.run_now(self.host, agent, query.program)
 
     def _park(self, run: Run, call: dict[str, Any], packed: str | None) -> None:
         """Pause the program in its unanswered call and keep its snapshot (unless it outgrew the limit). The

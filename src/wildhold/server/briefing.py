@@ -38,7 +38,7 @@ def briefing(host: Host, base_url: str) -> str:
         f"{w.end_tick}. Match status now: {host.state}.",
         "Actions are operations: a call is accepted at once (or rejected with a stable code and a sentence, changing "
         "nothing) and the operation completes or fails on a later tick. Wait for it with `wait_operation` "
-        "(HTTP: `GET /api/wait`).",
+        "(HTTP: `GET /api/wait_operation`).",
         "",
         "## How to connect",
         "",
@@ -46,7 +46,9 @@ def briefing(host: Host, base_url: str) -> str:
         "`Authorization: Bearer <signup token>` (from the operator); the answer carries `token`.",
         f"- MCP (streamable HTTP): `{base_url}/mcp` with the header `Authorization: Bearer <your token>`.",
         f"- HTTP: the same tools under `{base_url}/api`, same header; OpenAPI at `{base_url}/openapi.json`. "
-        "Each action is `POST /api/actions/<name>` with its arguments as the JSON body.",
+        "Each information tool `<name>` is `GET /api/<name>` with its arguments as the query (`write_epilogue`: "
+        "`POST` with a JSON body), each action `POST /api/actions/<name>` with its arguments as the JSON body; "
+        "the answers are the MCP tools' own.",
         "- Lobby: " + ("on — you register now, your character enters when the operator starts the match; until then "
                        "perception answers `not_started`." if c.lobby else "off — your character enters the world as you register.")
         + ("" if c.late_join else " Late join is off: registration closes when the match starts."),
@@ -74,8 +76,8 @@ def briefing(host: Host, base_url: str) -> str:
         "## The rules",
         "",
         "- The rules document, generated from the content files: the `rules` tool (no section: the list of sections), "
-        f"`GET {base_url}/api/rules`, `GET {base_url}/api/rules/<section>?key=<key>`.",
-        "- Scoring, in full: the `scoring_info` tool, `GET " + base_url + "/api/scoring`.",
+        f"`GET {base_url}/api/rules?section=<section>&key=<key>`.",
+        "- Scoring, in full: the `scoring_info` tool, `GET " + base_url + "/api/scoring_info`.",
         f"- The public wealth formula: {formula_summary(host.content)}.",
         "- Ties: exactly equal wealth shares a rank (1, 1, 3).",
         "",

@@ -9,12 +9,14 @@ model: there is no second copy of any argument check. The program lifecycle rout
 
 from __future__ import annotations
 
+import re
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any, Callable, Iterable, Optional
 
 import orjson
-from fastapi import APIRouter, Depends, FastAPI, Query, Request, Security
+from pydantic import BaseModel
+from fastapi import APIRouter, Depends, FastAPI, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
@@ -27,16 +29,15 @@ from wildhold.server.apidocs import add_docs
 from wildhold.server.briefing import briefing
 from wildhold.server.mcp import BearerGuard, build_mcp, mcp_app, mcp_endpoint
 from wildhold.server.programs_surface import PROGRAM_OPS, ProgramOp
-from wildhold.server.schemas import (
+from wildhold.server.surface import action_description, action_tools
+from wildhold.service.host import Host, HostError, Identity
+from wildhold.service.queries import QueryDef, queries
+from wildhold.service.schemas import (
     ActBody,
-    EpilogueBody,
-    EpilogueSaved,
     ErrorBody,
     Health,
-    Inventory,
     Me,
     OpResult,
-    QuestLog,
     RegisterBody,
     Registered,
     SetupBody,
@@ -45,10 +46,7 @@ from wildhold.server.schemas import (
     SpectatorState,
     Started,
     Stopped,
-    WorldInfo,
 )
-from wildhold.server.surface import action_description, action_tools, rules_doc, rules_lookup, scoring_info
-from wildhold.service.host import Host, HostError, Identity
 from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
 
@@ -228,54 +226,18 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
             raise HostError("forbidden", "This route takes an agent token.")
         return Me(name=who.record.name, agent=who.record.agent, status=current().state, extra=who.record.extra)
 
-    # ---- perception -----------------------------------------------------------------------------
+    # ---- queries: every read as /api/<name>, generated from the registry the MCP tools share -------
 
-    @app.get("/api/observation", response_model=dict[str, Any], responses=ERRORS, tags=["perception"])
-    async def observation(agent: Agent, memory: bool = True) -> dict[str, Any]:
-        """What your character perceives: its view square live, its memory of tiles out of view, itself, each part's view."""
-        return current().observe(agent, memory)
-
-    @app.get("/api/map", response_model=dict[str, Any], responses=ERRORS, tags=["perception"])
-    async def map_memory(agent: Agent) -> dict[str, Any]:
-        """Your view square and every tile you remember, each with the tick you last saw it."""
-        return current().map_memory(agent)
-
-    @app.get("/api/inventory", response_model=Inventory, responses=ERRORS, tags=["perception"])
-    async def inventory(agent: Agent) -> dict[str, Any]:
-        """What your character carries and has equipped."""
-        return current().inventory(agent)
-
-    @app.get("/api/recipes", response_model=list[dict[str, Any]], responses=ERRORS, tags=["perception"])
-    async def recipes(agent: Agent) -> list[dict[str, Any]]:
-        """Every recipe, with why it is still closed to you (null when open)."""
-        return current().recipes(agent)
-
-    @app.get("/api/quests", response_model=QuestLog, responses=ERRORS, tags=["perception"])
-    async def quests(agent: Agent) -> dict[str, Any]:
-        """The public quest board and your own quest log."""
-        return current().quest_log(agent)
-
-    @app.get("/api/world", response_model=WorldInfo, responses=ERRORS, tags=["perception"])
-    async def world_info(agent: Agent) -> dict[str, Any]:
-        """Time, season, clock mode, the one-line wealth formula and your rank."""
-        return current().world_info(agent)
-
-    # ---- rules (public) -------------------------------------------------------------------------
-
-    @app.get("/api/rules", response_model=dict[str, Any], responses=PUBLIC_ERRORS, tags=["rules"])
-    async def rules() -> dict[str, Any]:
-        """The whole rules document, generated from the content files and the registries."""
-        return rules_doc(current().content)
-
-    @app.get("/api/rules/{section}", response_model=Any, responses=PUBLIC_ERRORS, tags=["rules"])
-    async def rules_section(section: str, key: Annotated[str | None, Query(max_length=200)] = None) -> Any:
-        """One section of the rules document, or one entry of it with ?key=."""
-        return rules_lookup(current().content, section, key)
-
-    @app.get("/api/scoring", response_model=dict[str, Any], responses=PUBLIC_ERRORS, tags=["rules"])
-    async def scoring() -> dict[str, Any]:
-        """The full scoring disclosure in force for this match (static for the match)."""
-        return scoring_info(current().content, current().world.scenario_name)
+    for q in queries().values():
+        for path in (f"/api/{q.name}", *q.aliases):
+            app.add_api_route(path, _query_endpoint(q, current, path), methods=["POST" if q.writes else "GET"],
+                              response_model=q.answer, response_model_by_alias=True,
+                              responses=ERRORS if q.caller == "agent" else PUBLIC_ERRORS,
+                              tags=["agents" if q.writes else "queries"], summary=q.doc.split(". ")[0].rstrip("."),
+                              description=q.doc if path == f"/api/{q.name}" else f"Deprecated: `/api/{q.name}` answers the same.",
+                              operation_id=q.name if path == f"/api/{q.name}" else f"{q.name}_at_{_slug(path)}",
+                              deprecated=path != f"/api/{q.name}",
+                              openapi_extra=request_doc(q.args, "POST" if q.writes else "GET", _path_args(path)))
 
     # ---- actions and operations -------------------------------------------------------------------
 
@@ -307,28 +269,12 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
             openapi_extra={"requestBody": {"required": False, "content": {"application/json": {"schema": schema}}}},
         )
 
-    @app.get("/api/operations/{op}", response_model=OpResult, responses=ERRORS, tags=["actions"])
-    async def operation(op: str, agent: Agent) -> dict[str, Any]:
-        """One of your operations: running, completed (with its result), failed (with a code) or cancelled."""
-        return current().operation(agent, op)
-
-    @app.get("/api/wait", response_model=OpResult, responses=ERRORS, tags=["actions"])
-    async def wait(agent: Agent, op: Annotated[str | None, Query(max_length=64)] = None,
-                   timeout_s: Annotated[float, Query(ge=0, le=600)] = 10.0) -> dict[str, Any]:
-        """Long-poll until an operation of yours ends (default: the one in progress), or the timeout (bounded by the server)."""
-        return await current().wait(agent, op, timeout_s)
-
-    @app.post("/api/epilogue", response_model=EpilogueSaved, responses=ERRORS, tags=["agents"])
-    async def epilogue(body: EpilogueBody, agent: Agent) -> dict[str, Any]:
-        """Your own account of how and why you played: stored in the match archive, never scored."""
-        return current().write_epilogue(agent, body.text)
-
     # ---- programs: routes generated from the lifecycle table the MCP tools share ------------------
 
     for op in PROGRAM_OPS:
         app.add_api_route(op.path, _program_endpoint(op, current), methods=[op.method], response_model=op.answer,
                           responses=PROGRAM_ERRORS, tags=["programs"], summary=op.headline,
-                          description=op.description(), operation_id=op.tool, openapi_extra=op.openapi_extra())
+                          description=op.description(), operation_id=op.tool, openapi_extra=request_doc(op.args, op.method, op.path_args))
 
     # ---- operator -----------------------------------------------------------------------------------
 
@@ -436,20 +382,64 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
     return app
 
 
+def _path_args(path: str) -> list[str]:
+    return re.findall(r"{(\w+)}", path)
+
+
+def _slug(path: str) -> str:
+    return re.sub(r"\W+", "_", path.removeprefix("/api/")).strip("_")
+
+
+async def _raw_arguments(request: Request, method: str, fields: Iterable[str]) -> dict[str, Any]:
+    """A request's arguments: the path's, then the query's (GET) or the JSON body's (POST)."""
+    raw: dict[str, Any] = dict(request.path_params)
+    if method == "GET":
+        raw.update((k, v) for k, v in request.query_params.items() if k in fields and k not in raw)
+    else:
+        body = await read_json(request)
+        if not isinstance(body, dict):
+            raise HostError("bad_request", "The body is a JSON object.")
+        if set(body) & set(raw):
+            raise HostError("bad_request", f"{', '.join(sorted(set(body) & set(raw)))} is in the path, not the body.")
+        raw.update(body)
+    return raw
+
+
+def _query_endpoint(q: QueryDef, current: Callable[[], Host], path: str) -> Callable:
+    """A query's route: who asks from the token (anyone, for a public query), arguments as the request carries them."""
+    method = "POST" if q.writes else "GET"
+    if q.caller == "agent":
+        async def endpoint(request: Request, agent: Agent) -> Any:
+            return await q.run(current(), agent, await _raw_arguments(request, method, q.args.model_fields))
+    else:
+        async def endpoint(request: Request) -> Any:  # type: ignore[misc]
+            return await q.run(current(), None, await _raw_arguments(request, method, q.args.model_fields))
+    endpoint.__name__ = q.name if path == f"/api/{q.name}" else f"{q.name}_at_{_slug(path)}"
+    return endpoint
+
+
+def request_doc(args: type[BaseModel], method: str, path_args: list[str]) -> dict[str, Any]:
+    """Path, query and body parameters for the OpenAPI document, from an argument model's schema."""
+    schema = args.model_json_schema()
+    props, required = schema.get("properties", {}), set(schema.get("required", []))
+    params = [{"name": k, "in": "path", "required": True, "schema": props[k]} for k in path_args]
+    rest = {k: v for k, v in props.items() if k not in path_args}
+    if method == "GET":
+        params += [{"name": k, "in": "query", "required": k in required, "schema": v,
+                    "description": v.get("description", "")} for k, v in rest.items()]
+        return {"parameters": params}
+    body = {"type": "object", "properties": rest, "additionalProperties": False}
+    needed = sorted(required & set(rest))
+    if needed:
+        body["required"] = needed
+    return {"parameters": params,
+            "requestBody": {"required": bool(needed), "content": {"application/json": {"schema": body}}}}
+
+
 def _program_endpoint(op: ProgramOp, current: Callable[[], Host]) -> Callable:
     """A lifecycle route: the name from the path, the rest from the query (GET) or the JSON body (POST)."""
     async def endpoint(request: Request, agent: Agent) -> Any:
-        raw: Any = dict(request.path_params)
-        if op.method == "GET":
-            raw.update((k, v) for k, v in request.query_params.items() if k in op.args.model_fields and k not in raw)
-        else:
-            body = await read_json(request)
-            if not isinstance(body, dict):
-                raise HostError("bad_request", "The body is a JSON object.")
-            if set(body) & set(raw):
-                raise HostError("bad_request", "The program's name is in the path, not the body.")
-            raw.update(body)
-        return op.run(current().programs, agent, raw)
+        return op.run(current().programs, agent, await _raw_arguments(request, op.method, op.args.model_fields))
     endpoint.__name__ = op.tool
     return endpoint
 

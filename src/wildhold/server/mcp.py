@@ -26,9 +26,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wildhold import __version__
 from wildhold.server.programs_surface import ProgramOp, program_ops
-from wildhold.server.schemas import ErrorBody, OpResult
-from wildhold.server.surface import action_description, action_tools, info_tools, rules_lookup, scoring_info
+from wildhold.service.schemas import ErrorBody, OpResult
+from wildhold.server.surface import action_description, action_tools, info_tools
 from wildhold.service.host import Host, HostError, Identity
+from wildhold.service.queries import QueryDef, queries
 from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
 from wildhold.world.world import describe_validation
@@ -84,59 +85,79 @@ def _result(data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))], structured_content=data)
 
 
-class ActionTool(Tool):
-    """A registry action as an MCP tool: raw arguments go to the world, which validates them itself."""
+class HostedTool(Tool):
+    """A tool generated from a registry, answering from the host: a refusal is a coded result, never an exception."""
 
     _host: Callable[[], Host] | None = PrivateAttr(default=None)
+
+    async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
+        raise NotImplementedError
 
     async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
         if self._host is None:
             raise ToolError("This tool surface is not attached to a running match.")
-        host = self._host()
         try:
-            agent = _agent(host, context)
-            outcome = host.submit(agent, self.name, arguments)
+            return _result(await self.answer(self._host(), arguments, context))
         except HostError as exc:
             return _fail(exc).result()
         except CodedError as exc:
             return exc.result()
+
+
+class ActionTool(HostedTool):
+    """A registry action as an MCP tool: raw arguments go to the world, which validates them itself."""
+
+    async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
+        outcome = host.submit(_agent(host, context), self.name, arguments)
         if isinstance(outcome, Rejected):
-            return _fail(outcome).result()
-        return _result(OpResult.model_validate(outcome).model_dump(mode="json"))
+            raise _fail(outcome)
+        return OpResult.model_validate(outcome).model_dump(mode="json")
 
 
-class ProgramTool(Tool):
+class ProgramTool(HostedTool):
     """A program lifecycle operation as an MCP tool, generated from the same table as its HTTP route."""
 
-    _host: Callable[[], Host] | None = PrivateAttr(default=None)
     _op: ProgramOp | None = PrivateAttr(default=None)
 
-    async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
-        if self._host is None or self._op is None:
-            raise ToolError("This tool surface is not attached to a running match.")
-        host = self._host()
-        try:
-            return _result(self._op.run(host.programs, _agent(host, context), arguments))
-        except HostError as exc:
-            return _fail(exc).result()
-        except CodedError as exc:
-            return exc.result()
+    async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
+        assert self._op is not None
+        return self._op.run(host.programs, _agent(host, context), arguments)
+
+
+class QueryTool(HostedTool):
+    """A query as an MCP tool, generated from the same definition as its HTTP route and program function."""
+
+    _query: QueryDef | None = PrivateAttr(default=None)
+
+    async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
+        assert self._query is not None
+        q, who = self._query, _identity(host, context)
+        return await q.run(host, host.agent_of(who) if q.caller == "agent" else None, arguments)
 
 
 @functools.cache
-def _program_tool_template(op: ProgramOp) -> Tool:
-    """The template whose output schema is `op`'s answer, derived once per operation."""
+def _answer_template(answer: type) -> Tool:
+    """A template whose output schema is `answer`, derived once per answer model."""
     async def template(ctx: Context) -> Any:
-        raise RuntimeError("the output-schema template of program tools is never called")
+        raise RuntimeError("the output-schema template of generated tools is never called")
 
-    template.__annotations__ = {"ctx": Context, "return": op.answer}
-    return Tool.from_function(template, name=op.tool, description=op.description(), structured_output=True)
+    template.__annotations__ = {"ctx": Context, "return": answer}
+    return Tool.from_function(template, name="template", structured_output=True)
+
+
+def _query_tool(host: Callable[[], Host] | None, q: QueryDef) -> Tool:
+    base = _answer_template(q.answer)
+    tool = QueryTool(fn=base.fn, name=q.name, title=None, description=q.doc, parameters=q.args.model_json_schema(),
+                     fn_metadata=base.fn_metadata, is_async=True, context_kwarg="ctx",
+                     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False) if q.writes else READ_ONLY)
+    tool._host, tool._query = host, q
+    return tool
 
 
 def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
-    base = _program_tool_template(op)
+    base = _answer_template(op.answer)
     annotations = READ_ONLY if op.read_only else ToolAnnotations(read_only_hint=False, destructive_hint=False)
-    tool = ProgramTool(fn=base.fn, name=op.tool, title=None, description=base.description,
+    tool = ProgramTool(fn=base.fn, name=op.tool, title=None, description=op.description(),
                        parameters=op.args.model_json_schema(), fn_metadata=base.fn_metadata, is_async=True,
                        context_kwarg="ctx", annotations=annotations)
     tool._host, tool._op = host, op
@@ -154,19 +175,8 @@ def _agent(host: Host, ctx: Context) -> str:
     return host.agent_of(_identity(host, ctx))
 
 
-async def _op_template(ctx: Context) -> OpResult:
-    """Never called: gives every action tool its output schema (each tool runs its own handler)."""
-    raise RuntimeError("the output-schema template of action tools is never called")
-
-
-@functools.cache
-def _op_tool_template() -> Tool:
-    """The template's function and output schema, derived once: deriving them is most of a build."""
-    return Tool.from_function(_op_template, name="action", structured_output=True)
-
-
 def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
-    base = _op_tool_template()
+    base = _answer_template(OpResult)
     tool = ActionTool(fn=base.fn, name=spec.name, title=None, description=action_description(spec),
                       parameters=spec.json_schema(), fn_metadata=base.fn_metadata, is_async=True,
                       context_kwarg="ctx", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
@@ -178,6 +188,7 @@ def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
     """The MCP server over the host `get_host` returns at call time (None only to list and hash the tool surface)."""
     docs = info_tools()
     tools: list[Tool] = [_action_tool(get_host, spec) for spec in action_tools().values()]
+    tools += [_query_tool(get_host, q) for q in queries().values()]
     tools += [_program_tool(get_host, op) for op in program_ops(set(docs) | {t.name for t in tools})]
 
     def info(name: str, read_only: bool = True) -> Callable[[Callable], Callable]:
@@ -206,59 +217,6 @@ def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
                     "next": "Reconnect to this MCP endpoint with 'Authorization: Bearer <token>' to play."}
         return guard(run)
 
-    @info("observe")
-    async def observe(ctx: Context) -> dict[str, Any]:
-        return guard(lambda host: host.observe(_agent(host, ctx)))
-
-    @info("map_memory")
-    async def map_memory(ctx: Context) -> dict[str, Any]:
-        return guard(lambda host: host.map_memory(_agent(host, ctx)))
-
-    @info("inventory")
-    async def inventory(ctx: Context) -> dict[str, Any]:
-        return guard(lambda host: host.inventory(_agent(host, ctx)))
-
-    @info("recipes")
-    async def recipes(ctx: Context) -> dict[str, Any]:
-        return guard(lambda host: {"recipes": host.recipes(_agent(host, ctx))})
-
-    @info("rules")
-    async def rules(ctx: Context, section: str | None = None, key: str | None = None) -> dict[str, Any]:
-        def run(host: Host) -> dict[str, Any]:
-            _identity(host, ctx)
-            return {"section": section, "key": key, "value": rules_lookup(host.content, section, key)}
-        return guard(run)
-
-    @info("quest_log")
-    async def quest_log(ctx: Context) -> dict[str, Any]:
-        return guard(lambda host: host.quest_log(_agent(host, ctx)))
-
-    @info("world_info")
-    async def world_info(ctx: Context) -> dict[str, Any]:
-        return guard(lambda host: host.world_info(_agent(host, ctx)))
-
-    @info("scoring_info")
-    async def scoring_info_(ctx: Context) -> dict[str, Any]:
-        def run(host: Host) -> dict[str, Any]:
-            _identity(host, ctx)
-            return scoring_info(host.content, host.world.scenario_name)
-        return guard(run)
-
-    @info("operation_status")
-    async def operation_status(ctx: Context, op: str) -> OpResult:
-        return guard(lambda host: OpResult.model_validate(host.operation(_agent(host, ctx), op)))
-
-    @info("wait_operation")
-    async def wait_operation(ctx: Context, op: str | None = None, timeout_s: float = 10.0) -> OpResult:
-        host, agent = guard(lambda host: (host, _agent(host, ctx)))
-        try:
-            return OpResult.model_validate(await host.wait(agent, op, timeout_s))
-        except HostError as exc:
-            raise _fail(exc) from None
-
-    @info("write_epilogue", read_only=False)
-    async def write_epilogue(ctx: Context, text: str) -> dict[str, Any]:
-        return guard(lambda host: host.write_epilogue(_agent(host, ctx), text))
 
     return MCPServer("wildhold", version=__version__,
                      instructions="A Wildhold world: one character per agent token. Read /llms.txt for the briefing, "

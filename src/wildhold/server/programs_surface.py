@@ -15,19 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wildhold.programs.api import reference_markdown
 from wildhold.programs.host import NAME, ProgramHost
-from wildhold.server.schemas import ProgramList, ProgramLogs, ProgramSaved, ProgramSource, ProgramStatus
+from wildhold.service.schemas import ProgramList, ProgramLogs, ProgramSaved, ProgramSource, ProgramStatus
 from wildhold.service.host import HostError
+from wildhold.service.queries import Args, NoArgs
 from wildhold.world.world import describe_validation
 
 NAME_DOC = "The program's name: 1 to 40 characters of a-z, 0-9, '_' and '-', unique per character."
-
-
-class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class NoArgs(Args):
-    pass
 
 
 class Named(Args):
@@ -93,23 +86,6 @@ class ProgramOp:
         if self.tool == "save_program":
             text += "\n\n" + reference_markdown()
         return text
-
-    def openapi_extra(self) -> dict[str, Any]:
-        """Path, query and body parameters for the OpenAPI document, from the argument model's schema."""
-        schema = self.args.model_json_schema()
-        props, required = schema.get("properties", {}), set(schema.get("required", []))
-        params = [{"name": k, "in": "path", "required": True, "schema": props[k]} for k in self.path_args]
-        rest = {k: v for k, v in props.items() if k not in self.path_args}
-        if self.method == "GET":
-            params += [{"name": k, "in": "query", "required": k in required, "schema": v,
-                        "description": v.get("description", "")} for k, v in rest.items()]
-            return {"parameters": params}
-        body = {"type": "object", "properties": rest, "additionalProperties": False}
-        needed = sorted(required & set(rest))
-        if needed:
-            body["required"] = needed
-        return {"parameters": params,
-                "requestBody": {"required": bool(needed), "content": {"application/json": {"schema": body}}}}
 
 
 PROGRAM_OPS: tuple[ProgramOp, ...] = (

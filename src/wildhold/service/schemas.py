@@ -1,4 +1,4 @@
-"""Request and response models of the HTTP API (and the MCP action tools' output): one place, two faces."""
+"""Request and answer models of the served surface: one place, every face (HTTP, MCP, programs)."""
 
 from __future__ import annotations
 
@@ -161,6 +161,46 @@ class QuestLog(Strict):
 class Inventory(Strict):
     inventory: dict[str, int]
     equipment: dict[str, str]
+
+
+class Open(BaseModel):
+    """An answer whose keys depend on the scenario's parts: each part adds its own."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Observation(Open):
+    """Also `memory` (tiles out of view as last seen, when asked for) and one key per part of the world."""
+
+    time: Clock
+    self_: dict[str, Any] = Field(alias="self")
+    view: dict[str, Any]
+    legend: dict[str, str]
+
+
+class MapMemory(Strict):
+    time: Clock
+    view: dict[str, Any]
+    memory: list[dict[str, Any]]
+    legend: dict[str, str]
+
+
+class Recipes(Strict):
+    recipes: list[dict[str, Any]] = Field(description="Every recipe, with `locked`: why it is closed to you, or null when open.")
+
+
+class RulesEntry(Strict):
+    section: str | None
+    key: str | None
+    value: Any = Field(description="The table of contents (no section), one section, or one entry of it.")
+
+
+class Scoring(Open):
+    scenario: dict[str, Any]
+    wealth: dict[str, Any]
+    ranking: str
+    reports: str
+    static: bool
 
 
 

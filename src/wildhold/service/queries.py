@@ -1,0 +1,185 @@
+"""The reads every face serves, each defined once: its name, arguments, answer, who may ask, and the call.
+
+MCP serves each as the tool `<name>`, HTTP as `/api/<name>` (GET, arguments in the query; POST with a
+JSON body for the one that writes), and programs as the function `<name>()` for those offered to
+them, all generated from `QUERIES` as the action tools are from the action registry: one name, one
+argument model, one answer on every face. Registering an agent is not a query (it makes a token).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from wildhold.docs.rules import rules_json, wealth_formula
+from wildhold.service.host import Host, HostError
+from wildhold.service.schemas import (EpilogueSaved, Inventory, MapMemory, Observation, OpResult, QuestLog, Recipes,
+                                      RulesEntry, Scoring, WorldInfo)
+from wildhold.world.actions import REGISTRY, did_you_mean
+from wildhold.world.world import describe_validation
+
+if TYPE_CHECKING:
+    from wildhold.content import Content
+
+
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NoArgs(Args):
+    pass
+
+
+class ObserveArgs(Args):
+    memory: bool = Field(default=True, description="Include the memory of tiles out of view (the costliest part).")
+
+
+class RulesArgs(Args):
+    section: str | None = Field(default=None, max_length=200, description="A section of the rules document; none: the list of sections.")
+    key: str | None = Field(default=None, max_length=200, description="One entry of the section.")
+
+
+class OperationArgs(Args):
+    op: str = Field(max_length=64, description="An operation id, as an action returned it (like 'op12').")
+
+
+class WaitArgs(Args):
+    op: str | None = Field(default=None, max_length=64, description="An operation id; default: the one in progress.")
+    timeout_s: float = Field(default=10.0, ge=0, le=600, description="Seconds to wait at most (the server bounds it further).")
+
+
+class EpilogueArgs(Args):
+    text: str = Field(description="Your own account of how and why you played; kept in the archive, never scored.")
+
+
+Ask = Callable[["Host", Any, Any], Any]  # (host, the caller's character or None when public, arguments) -> answer
+
+
+@dataclass(frozen=True)
+class QueryDef:
+    """One read. `caller` is "agent" (an agent token; the answer is about its character) or "public" (over
+    MCP any token the server issued, over HTTP anyone). `program` gives the arguments a program's call
+    of the same name passes (None: not offered to programs)."""
+
+    name: str
+    doc: str
+    answer: type[BaseModel]
+    ask: Ask
+    args: type[Args] = NoArgs
+    caller: Literal["agent", "public"] = "agent"
+    writes: bool = False
+    program: dict[str, Any] | None = None
+    aliases: tuple[str, ...] = field(default=())  # older HTTP paths, still served, documented as deprecated
+
+    def arguments(self, raw: Any) -> Args:
+        if not isinstance(raw, dict):
+            raise HostError("bad_request", f"{self.name}: the arguments are a JSON object.")
+        try:
+            return self.args.model_validate(raw)
+        except ValidationError as exc:
+            raise HostError("bad_request", f"{self.name}: {describe_validation(exc)}") from None
+
+    def answered(self, data: Any) -> dict[str, Any]:
+        return self.answer.model_validate(data).model_dump(mode="json", by_alias=True)
+
+    async def run(self, host: Host, agent: str | None, raw: Any) -> dict[str, Any]:
+        """Every face's call: check the arguments, ask the host as `agent`, return the answer as JSON data."""
+        data = self.ask(host, agent, self.arguments(raw))
+        if inspect.isawaitable(data):
+            data = await data
+        return self.answered(data)
+
+    def run_now(self, host: Host, agent: str | None, raw: Any) -> dict[str, Any]:
+        """`run` for a caller that cannot wait (a program's turn): only for queries that answer at once."""
+        data = self.ask(host, agent, self.arguments(raw))
+        if inspect.isawaitable(data):
+            raise RuntimeError(f"{self.name} waits; it cannot be asked without an event loop")
+        return self.answered(data)
+
+
+_RULES: dict[str, dict[str, Any]] = {}
+
+
+def rules_doc(content: Content) -> dict[str, Any]:
+    """The rules document, built once per content digest (it is a pure function of content and registries)."""
+    doc = _RULES.get(content.digest)
+    if doc is None:
+        doc = _RULES[content.digest] = rules_json(content)
+    return doc
+
+
+def rules_lookup(content: Content, section: str | None = None, key: str | None = None) -> Any:
+    """The whole document's table of contents, one section, or one entry of a section."""
+    doc = rules_doc(content)
+    if not section:
+        return {"version": doc["version"], "sections": sorted(doc),
+                "how": "Ask for one section (and optionally one key in it), for example section='actions', key='craft'."}
+    if section not in doc:
+        raise HostError("unknown_section", f"No section {section!r}.{did_you_mean(section, doc)} Sections: {', '.join(sorted(doc))}.")
+    part = doc[section]
+    if not key:
+        return part
+    if not isinstance(part, dict) or key not in part:
+        keys = list(part) if isinstance(part, dict) else []
+        raise HostError("unknown_section", f"Section {section!r} has no entry {key!r}.{did_you_mean(key, keys)}")
+    return part[key]
+
+
+def scoring_info(content: Content, scenario: str) -> dict[str, Any]:
+    """What is scored and how, stated in full: the same for every agent for the whole match."""
+    spec = content.scenario(scenario)
+    return {
+        "scenario": {"name": scenario, "description": spec.description, "days": spec.days, "conflict": spec.conflict},
+        "wealth": wealth_formula(content),
+        "ranking": "Rank is by wealth under the formula above, valued at the moment of ranking. Standard competition "
+                   "ranking: characters with exactly equal wealth (in cents) share a rank and the next rank skips "
+                   "(1, 1, 3); a tie is never broken by registration order, spawn order, name or seed.",
+        "reports": "After the match, report cards are computed from the match archive alone, under the rubric "
+                   "version each report names. The epilogue (write_epilogue) is never scored.",
+        "static": True,
+    }
+
+
+QUERIES: dict[str, QueryDef] = {q.name: q for q in (
+    QueryDef("observe", "Your character's full observation: time, itself, its view square live, its memory of tiles "
+             "seen before (unless memory=false), and what each part of the world shows it.",
+             Observation, lambda host, agent, a: host.observe(agent, a.memory), ObserveArgs,
+             program={"memory": False}, aliases=("/api/observation",)),
+    QueryDef("map_memory", "Your view square and every tile you remember, each with the tick you last saw it.",
+             MapMemory, lambda host, agent, a: host.map_memory(agent), aliases=("/api/map",)),
+    QueryDef("inventory", "What your character carries and has equipped.",
+             Inventory, lambda host, agent, a: host.inventory(agent), program={}),
+    QueryDef("recipes", "Every recipe (inputs, outputs, station, time, energy), and why any is still closed to you.",
+             Recipes, lambda host, agent, a: {"recipes": host.recipes(agent)}, program={}),
+    QueryDef("rules", "Look up the rules document: with no section, the list of sections; with a section (and a key), that part.",
+             RulesEntry, lambda host, agent, a: {"section": a.section, "key": a.key,
+                                                 "value": rules_lookup(host.content, a.section, a.key)},
+             RulesArgs, caller="public", aliases=("/api/rules/{section}",)),
+    QueryDef("quest_log", "The public quest board and your own quests: active, completed, failed.",
+             QuestLog, lambda host, agent, a: host.quest_log(agent), program={}, aliases=("/api/quests",)),
+    QueryDef("world_info", "Time, season, the match's clock mode, the one-line wealth formula and your rank.",
+             WorldInfo, lambda host, agent, a: host.world_info(agent), aliases=("/api/world",)),
+    QueryDef("scoring_info", "The full scoring disclosure in force for this match: the wealth formula with every value, "
+             "the ranking rule, the scenario. Static for the whole match.",
+             Scoring, lambda host, agent, a: scoring_info(host.content, host.world.scenario_name), caller="public",
+             aliases=("/api/scoring",)),
+    QueryDef("operation_status", "The state of one of your operations (running, completed, failed, cancelled).",
+             OpResult, lambda host, agent, a: host.operation(agent, a.op), OperationArgs,
+             aliases=("/api/operations/{op}",)),
+    QueryDef("wait_operation", "Wait until an operation of yours ends (or the timeout, at most the server's bound) and return it.",
+             OpResult, lambda host, agent, a: host.wait(agent, a.op, a.timeout_s), WaitArgs, aliases=("/api/wait",)),
+    QueryDef("write_epilogue", "Write your own account of how and why you played. Kept in the match archive, never scored.",
+             EpilogueSaved, lambda host, agent, a: host.write_epilogue(agent, a.text), EpilogueArgs, writes=True,
+             aliases=("/api/epilogue",)),
+)}
+
+
+def queries() -> dict[str, QueryDef]:
+    """The queries every face serves; refuses a name an action already uses (one name, one tool)."""
+    clash = sorted(set(REGISTRY) & set(QUERIES))
+    if clash:
+        raise RuntimeError(f"queries {clash} share a name with an action; rename one")
+    return dict(QUERIES)
