@@ -52,7 +52,7 @@ async def test_save_start_watch_logs_revise_restart_and_stop_over_mcp(tmp_path):
         async with s.mcp(token) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert {op.tool for op in PROGRAM_OPS} <= set(tools)
-            reference = tools["save_program"].description
+            reference = (await call(client, "rules", {"section": "programs", "key": "reference"}))["value"]
             assert all(f"`{f['signature'].split('(')[0]}(" in reference for f in api_functions())
 
             saved = await call(client, "save_program", {"name": "farmer", "source": FARMER_1})

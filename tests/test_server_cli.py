@@ -15,15 +15,17 @@ from typer.testing import CliRunner
 
 from wildhold.bench.server import bench_server
 from wildhold.cli import app
-from wildhold.server.mcp import tools_hash
+from wildhold.server.mcp import catalogue_size, tool_surface, tools_hash
 
 SIGNUP, ADMIN = "cli-signup-token", "cli-admin-token"
 
 
-def test_rules_tools_hash_prints_the_surface_hash():
+def test_rules_tools_hash_prints_the_surface_hash_and_its_size_within_the_budget():
     result = CliRunner().invoke(app, ["rules", "--tools-hash"])
     assert result.exit_code == 0
-    assert result.output.strip() == tools_hash() and len(result.output.strip()) == 64
+    digest, size = result.output.splitlines()
+    assert digest == tools_hash() and len(digest) == 64
+    assert size == f"{len(tool_surface())} tools, {catalogue_size():,} characters of names, descriptions and schemas (budget 80,000)"
 
 
 def test_serve_refuses_unplayable_settings(tmp_path):

@@ -7,7 +7,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from server_support import SIGNUP, auth, serving
 
-from wildhold.server.mcp import build_mcp, tool_surface, tools_hash
+from wildhold.server.mcp import CATALOGUE_BUDGET, build_mcp, catalogue_size, tool_surface, tools_hash
+from wildhold.service.schemas import OpResult
 from wildhold.server.programs_surface import PROGRAM_OPS
 from wildhold.server.surface import action_description
 from wildhold.world.actions import REGISTRY
@@ -143,6 +144,16 @@ def test_tool_surface_hash_is_stable_and_covers_names_schemas_and_descriptions()
     changed[0]["description"] += " "
     assert tools_hash(changed) != tools_hash(surface)
     assert {t["name"] for t in surface} >= set(REGISTRY)
+
+
+def test_the_catalogue_stays_within_its_budget_and_states_the_operation_schema_once():
+    """Every MCP session lists the tools and every model reads them: the whole catalogue is budgeted."""
+    surface = {t["name"]: t for t in tool_surface()}
+    assert catalogue_size(list(surface.values())) <= CATALOGUE_BUDGET
+    assert all(surface[name]["output_schema"] is None for name in REGISTRY)
+    assert surface["operation_status"]["output_schema"] == surface["wait_operation"]["output_schema"]
+    assert set(surface["operation_status"]["output_schema"]["properties"]) == set(OpResult.model_fields)
+    assert len(surface["save_program"]["description"]) < 1_000 and "section='programs', key='reference'" in surface["save_program"]["description"]
 
 
 async def test_mcp_requests_from_foreign_hosts_are_refused(tmp_path):

@@ -265,16 +265,20 @@ def rules(
     format: Annotated[Optional[RulesFormat], typer.Option("--format", help="Markdown or JSON (default md).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="The JSON document (the same as --format json).")] = False,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
-    tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print only the hash of the served tool surface (names, schemas, descriptions).")] = False,
+    tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print the hash of the served tool surface (names, schemas, descriptions), then its size against the budget.")] = False,
 ) -> None:
     """Print the rules document agents read, generated from the content files and the action registry."""
     from wildhold.docs.rules import rules_json, rules_markdown
 
     if tools_hash:
+        from wildhold.server.mcp import CATALOGUE_BUDGET, catalogue_size, tool_surface
         from wildhold.server.mcp import tools_hash as surface_hash
 
-        sys.stdout.write(surface_hash() + "\n")
-        return
+        surface = tool_surface()
+        size = catalogue_size(surface)
+        sys.stdout.write(f"{surface_hash(surface)}\n{len(surface)} tools, {size:,} characters of names, descriptions "
+                         f"and schemas (budget {CATALOGUE_BUDGET:,}{'' if size <= CATALOGUE_BUDGET else ': OVER'})\n")
+        raise typer.Exit(0 if size <= CATALOGUE_BUDGET else 1)
     content = default_content()
     if _output_format(format, json_out, "md") == "json":
         text = json.dumps(rules_json(content), indent=2, sort_keys=True)

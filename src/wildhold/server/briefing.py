@@ -69,7 +69,7 @@ def briefing(host: Host, base_url: str) -> str:
         by_category.setdefault(spec_.category, []).append(name)
     lines += [f"- {category}: " + ", ".join(f"`{n}`" for n in names) for category, names in by_category.items()]
     lines += ["", "Programs (Python you write that acts for your character inside the world between your calls; "
-              "the API is in `save_program`'s description and the rules document, section `programs`):", ""]
+              "the API is the rules document's section `programs`, entry `reference`):", ""]
     lines += [f"- `{op.tool}` (HTTP: `{op.method} {base_url}{op.path}`) — {op.headline}." for op in PROGRAM_OPS]
     lines += [
         "",

@@ -136,13 +136,13 @@ class QueryTool(HostedTool):
 
 
 @functools.cache
-def _answer_template(answer: type) -> Tool:
-    """A template whose output schema is `answer`, derived once per answer model."""
+def _answer_template(answer: type | None) -> Tool:
+    """A template whose output schema is `answer` (none when None), derived once per answer model."""
     async def template(ctx: Context) -> Any:
         raise RuntimeError("the output-schema template of generated tools is never called")
 
-    template.__annotations__ = {"ctx": Context, "return": answer}
-    return Tool.from_function(template, name="template", structured_output=True)
+    template.__annotations__ = {"ctx": Context, "return": answer if answer is not None else Any}
+    return Tool.from_function(template, name="template", structured_output=answer is not None)
 
 
 def _query_tool(host: Callable[[], Host] | None, q: QueryDef) -> Tool:
@@ -176,7 +176,9 @@ def _agent(host: Host, ctx: Context) -> str:
 
 
 def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
-    base = _answer_template(OpResult)
+    # Every action answers an operation: its schema is stated once, as operation_status's output schema,
+    # not repeated on each of the ~70 action tools (it was half of the whole catalogue).
+    base = _answer_template(None)
     tool = ActionTool(fn=base.fn, name=spec.name, title=None, description=action_description(spec),
                       parameters=spec.json_schema(), fn_metadata=base.fn_metadata, is_async=True,
                       context_kwarg="ctx", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
@@ -239,13 +241,24 @@ def tool_surface(server: MCPServer | None = None) -> list[dict[str, Any]]:
                     "output_schema": t.output_schema} for t in tools), key=lambda t: t["name"])
 
 
+CATALOGUE_BUDGET = 80_000  # characters of the served catalogue (names, descriptions, schemas) an LLM pays for
+
+
+def catalogue_size(surface: list[dict[str, Any]] | None = None) -> int:
+    """Characters of the catalogue as hashed: the canonical JSON of every tool's name, description and schemas."""
+    return len(_canonical(surface if surface is not None else tool_surface()))
+
+
+def _canonical(surface: list[dict[str, Any]]) -> str:
+    return json.dumps(surface, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def tools_hash(surface: list[dict[str, Any]] | None = None) -> str:
     """sha256 of the canonical JSON of the tool surface (the served one by default): changes whenever
     a name, schema or description does."""
     if surface is None:
         return _served_hash()
-    canonical = json.dumps(surface, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(_canonical(surface).encode()).hexdigest()
 
 
 @functools.cache

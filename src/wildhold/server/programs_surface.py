@@ -13,13 +13,15 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from wildhold.programs.api import reference_markdown
 from wildhold.programs.host import NAME, ProgramHost
 from wildhold.service.schemas import ProgramList, ProgramLogs, ProgramSaved, ProgramSource, ProgramStatus
 from wildhold.service.host import HostError
 from wildhold.service.queries import Args, NoArgs
 from wildhold.world.world import describe_validation
 
+PROGRAM_API_POINTER = ("The program API (every function a program may call, its arguments, answers and limits) is "
+                       "the rules document's section `programs`, entry `reference`: the rules tool with "
+                       "section='programs', key='reference', or GET /api/rules?section=programs&key=reference.")
 NAME_DOC = "The program's name: 1 to 40 characters of a-z, 0-9, '_' and '-', unique per character."
 
 
@@ -29,8 +31,8 @@ class Named(Args):
 
 
 class SaveArgs(Named):
-    source: str = Field(description="The program's Python source (the program API is in the save_program tool's "
-                                    "description and the rules document, section `programs`).")
+    source: str = Field(description="The program's Python source (the program API: the rules document, section "
+                                    "`programs`, entry `reference`).")
 
 
 class RevisionArgs(Named):
@@ -81,11 +83,11 @@ class ProgramOp:
         return ["name"] if "{name}" in self.path else []
 
     def description(self) -> str:
-        """The text both faces show; saving carries the whole program API so a client learns it from the listing."""
-        text = self.summary
+        """The text both faces show; saving points to the program API, which the rules document carries
+        (every session lists the tools, so a 20 KB guide there would be paid for by every client)."""
         if self.tool == "save_program":
-            text += "\n\n" + reference_markdown()
-        return text
+            return self.summary + " " + PROGRAM_API_POINTER
+        return self.summary
 
 
 PROGRAM_OPS: tuple[ProgramOp, ...] = (

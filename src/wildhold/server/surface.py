@@ -18,7 +18,7 @@ REGISTER_DOC = "Register a new agent with the signup token; returns its bearer t
 def action_description(spec: ActionDef) -> str:
     """The registry docstring plus the facts every face states the same way."""
     return (f"{spec.doc}\n\nCategory: {spec.category}. Time: {spec.timing}. Returns the operation "
-            f"(op id, status, the tick it ends); wait for it with wait_operation.")
+            f"(op id, status, the tick it ends; its schema is operation_status's answer); wait for it with wait_operation.")
 
 
 def action_tools() -> dict[str, ActionDef]:
