@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from server_support import ADMIN, SIGNUP, auth, serving, until
 
+from wildhold.server.http import STATUS
+from wildhold.service.host import SERVICE_CODES
+from wildhold.service.queries import QUERIES
 from wildhold.world.actions import REGISTRY
 
 pytestmark = pytest.mark.anyio
@@ -201,6 +206,13 @@ async def test_the_briefing_says_how_to_connect_and_lists_every_tool(tmp_path):
             assert f"`{name}`" in text
         for word in ("should", "strategy", "best"):
             assert word not in text.lower()
+        for name, q in QUERIES.items():  # every information tool, and its HTTP path
+            assert f"`{name}` — {q.doc}" in text
+        errors = text.split("## Errors", 1)[1]
+        listed = re.findall(r"^- `(\w+)` — ", errors, flags=re.M)
+        assert listed == list(SERVICE_CODES) and set(STATUS) == set(SERVICE_CODES), \
+            "the briefing lists exactly the service codes, each with its HTTP status"
+        assert "rejection_codes" in errors  # the world's codes: the rules document lists them (see test_rules_doc)
 
 
 async def test_reports_are_for_the_operator_while_live_and_public_once_over(tmp_path):
