@@ -13,7 +13,7 @@ from programs_support import FARMER_1, FARMER_2
 from server_support import SIGNUP, serving, until
 
 from wildhold.programs.api import api_functions
-from wildhold.server.mcp import tool_surface
+from wildhold.server.mcp import lean_schema, tool_surface
 from wildhold.server.programs_surface import PROGRAM_OPS
 
 pytestmark = pytest.mark.anyio
@@ -124,6 +124,6 @@ async def test_refusals_are_tool_errors_with_codes_and_change_nothing(tmp_path):
 def test_tools_and_routes_come_from_one_table():
     tools = {t["name"]: t for t in tool_surface()}
     for op in PROGRAM_OPS:
-        assert tools[op.tool]["input_schema"] == op.args.model_json_schema()
+        assert tools[op.tool]["input_schema"] == lean_schema(op.args.model_json_schema())
         assert tools[op.tool]["output_schema"] == op.answer.model_json_schema()
         assert tools[op.tool]["description"] == op.description()

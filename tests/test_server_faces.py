@@ -27,7 +27,7 @@ def anyio_backend():
 def calls(op: str) -> dict[str, list[dict[str, Any]]]:
     """Arguments to ask each query with; a query missing here fails the test below."""
     return {
-        "observe": [{}, {"memory": False}],
+        "observe": [{}, {"memory": False}, {"memory_since": 0}, {"memory_since": -1}],
         "map_memory": [{}],
         "inventory": [{}],
         "recipes": [{}],
@@ -73,6 +73,8 @@ async def test_every_query_answers_the_same_on_mcp_http_and_to_programs(tmp_path
                     over_mcp = await client.call_tool(name, q.program)
                     assert not over_mcp.is_error and s.host.programs._read(agent, name) == over_mcp.structured_content, name
         assert s.host.world.tick == tick, "the world stood still while every face was asked"
+        changes = (await s.http.get("/api/observe", params={"memory_since": tick}, headers=auth(token))).json()
+        assert changes["memory_since"] == tick and all(m["seen_tick"] >= tick for m in changes["memory"])
 
 
 async def test_every_action_refuses_the_same_on_mcp_and_http(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from server_support import SIGNUP, auth, serving
 
-from wildhold.server.mcp import CATALOGUE_BUDGET, build_mcp, catalogue_size, tool_surface, tools_hash
+from wildhold.server.mcp import CATALOGUE_BUDGET, build_mcp, catalogue_size, lean_schema, tool_surface, tools_hash
 from wildhold.service.schemas import OpResult
 from wildhold.server.programs_surface import PROGRAM_OPS
 from wildhold.server.surface import action_description
@@ -32,7 +32,7 @@ async def test_tools_are_the_registry_actions_plus_the_information_and_program_t
     assert set(REGISTRY) <= set(tools) and INFO <= set(tools)
     assert set(tools) == set(REGISTRY) | INFO | PROGRAMS
     for name, spec in REGISTRY.items():
-        assert tools[name].input_schema == spec.json_schema()
+        assert tools[name].input_schema == lean_schema(spec.json_schema())
         assert tools[name].description == action_description(spec)
 
 
@@ -154,6 +154,9 @@ def test_the_catalogue_stays_within_its_budget_and_states_the_operation_schema_o
     assert surface["operation_status"]["output_schema"] == surface["wait_operation"]["output_schema"]
     assert set(surface["operation_status"]["output_schema"]["properties"]) == set(OpResult.model_fields)
     assert len(surface["save_program"]["description"]) < 1_000 and "section='programs', key='reference'" in surface["save_program"]["description"]
+    assert lean_schema({"title": "Args", "type": "object", "properties": {"title": {"title": "Title", "type": "string",
+                                                                                      "default": {"title": "kept"}}}}) \
+        == {"type": "object", "properties": {"title": {"type": "string", "default": {"title": "kept"}}}}
 
 
 async def test_mcp_requests_from_foreign_hosts_are_refused(tmp_path):

@@ -135,6 +135,26 @@ class QueryTool(HostedTool):
         return await q.run(host, host.agent_of(who) if q.caller == "agent" else None, arguments)
 
 
+def lean_schema(schema: Any) -> Any:
+    """A JSON schema without pydantic's `title` keys (a tool's name and descriptions already say it all):
+    every session lists the tools and every model reads them, so what says nothing is left out."""
+    if isinstance(schema, list):
+        return [lean_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            out[key] = {name: lean_schema(sub) for name, sub in value.items()}  # names kept, even one called "title"
+        elif key in ("default", "const", "enum", "examples"):
+            out[key] = value  # values, not schemas
+        else:
+            out[key] = lean_schema(value)
+    return out
+
+
 @functools.cache
 def _answer_template(answer: type | None) -> Tool:
     """A template whose output schema is `answer` (none when None), derived once per answer model."""
@@ -147,7 +167,7 @@ def _answer_template(answer: type | None) -> Tool:
 
 def _query_tool(host: Callable[[], Host] | None, q: QueryDef) -> Tool:
     base = _answer_template(q.answer)
-    tool = QueryTool(fn=base.fn, name=q.name, title=None, description=q.doc, parameters=q.args.model_json_schema(),
+    tool = QueryTool(fn=base.fn, name=q.name, title=None, description=q.doc, parameters=lean_schema(q.args.model_json_schema()),
                      fn_metadata=base.fn_metadata, is_async=True, context_kwarg="ctx",
                      annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False) if q.writes else READ_ONLY)
     tool._host, tool._query = host, q
@@ -158,7 +178,7 @@ def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
     base = _answer_template(op.answer)
     annotations = READ_ONLY if op.read_only else ToolAnnotations(read_only_hint=False, destructive_hint=False)
     tool = ProgramTool(fn=base.fn, name=op.tool, title=None, description=op.description(),
-                       parameters=op.args.model_json_schema(), fn_metadata=base.fn_metadata, is_async=True,
+                       parameters=lean_schema(op.args.model_json_schema()), fn_metadata=base.fn_metadata, is_async=True,
                        context_kwarg="ctx", annotations=annotations)
     tool._host, tool._op = host, op
     return tool
@@ -180,7 +200,7 @@ def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
     # not repeated on each of the ~70 action tools (it was half of the whole catalogue).
     base = _answer_template(None)
     tool = ActionTool(fn=base.fn, name=spec.name, title=None, description=action_description(spec),
-                      parameters=spec.json_schema(), fn_metadata=base.fn_metadata, is_async=True,
+                      parameters=lean_schema(spec.json_schema()), fn_metadata=base.fn_metadata, is_async=True,
                       context_kwarg="ctx", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     tool._host = host
     return tool

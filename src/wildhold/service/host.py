@@ -481,9 +481,9 @@ class Host:
         if self.state == "lobby":
             raise HostError("not_started", "The match is still in its lobby.")
 
-    def observe(self, agent: str, memory: bool = True) -> dict[str, Any]:
+    def observe(self, agent: str, memory: bool = True, memory_since: int | None = None) -> dict[str, Any]:
         self._require_started()
-        return observe(self.world, agent, memory)
+        return observe(self.world, agent, memory, memory_since)
 
     def map_memory(self, agent: str) -> dict[str, Any]:
         obs = self.observe(agent)

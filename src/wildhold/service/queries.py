@@ -9,7 +9,7 @@ argument model, one answer on every face. Registering an agent is not a query (i
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -35,6 +35,10 @@ class NoArgs(Args):
 
 class ObserveArgs(Args):
     memory: bool = Field(default=True, description="Include the memory of tiles out of view (the costliest part).")
+    memory_since: int | None = Field(default=None, ge=0, description=(
+        "Only the tiles remembered at or after this tick (pass the tick of your last observation): laid over "
+        "what that observation showed, and the view over them, they make the whole memory at a cost that does "
+        "not grow with it. Default: the whole memory."))
 
 
 class RulesArgs(Args):
@@ -72,7 +76,7 @@ class QueryDef:
     caller: Literal["agent", "public"] = "agent"
     writes: bool = False
     program: dict[str, Any] | None = None
-    aliases: tuple[str, ...] = field(default=())  # older HTTP paths, still served, documented as deprecated
+    aliases: tuple[str, ...] = ()  # older HTTP paths, still served, documented as deprecated
 
     def arguments(self, raw: Any) -> Args:
         if not isinstance(raw, dict):
@@ -146,7 +150,7 @@ def scoring_info(content: Content, scenario: str) -> dict[str, Any]:
 QUERIES: dict[str, QueryDef] = {q.name: q for q in (
     QueryDef("observe", "Your character's full observation: time, itself, its view square live, its memory of tiles "
              "seen before (unless memory=false), and what each part of the world shows it.",
-             Observation, lambda host, agent, a: host.observe(agent, a.memory), ObserveArgs,
+             Observation, lambda host, agent, a: host.observe(agent, a.memory, a.memory_since), ObserveArgs,
              program={"memory": False}, aliases=("/api/observation",)),
     QueryDef("map_memory", "Your view square and every tile you remember, each with the tick you last saw it.",
              MapMemory, lambda host, agent, a: host.map_memory(agent), aliases=("/api/map",)),

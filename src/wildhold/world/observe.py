@@ -112,25 +112,26 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
 
 def remembered(w: World, c: Character) -> list[dict[str, Any]]:
     """Tiles seen before and out of view now, each with the tick it was last seen."""
-    return _out_of_view(w, c, sorted(c.memory.items()))
+    return _out_of_view(w, c, sorted(c.memory))
 
 
 def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
     """The tiles out of view now that were remembered at or after `tick`: the memory is kept in the
     order tiles were last seen, so they are read from its end and the rest is never touched."""
-    recent = sorted(takewhile(lambda entry: entry[1][0] >= tick, reversed(c.memory.items())))
-    return _out_of_view(w, c, recent)
+    recent = takewhile(lambda entry: entry[1][0] >= tick, reversed(c.memory.items()))
+    return _out_of_view(w, c, sorted(p for p, _ in recent))
 
 
-def _out_of_view(w: World, c: Character, entries: list[tuple[int, tuple]]) -> list[dict[str, Any]]:
-    """Remembered tiles, in the given order, less those in view now (an observation shows them live)."""
+def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any]]:
+    """These remembered tiles, in this order, less those in view now (an observation shows them live)."""
     x0, x1, y0, y1 = w.view_bounds(c.pos)
-    width, names, terrain = w.width, w.terrain_names, w.terrain
+    width, names, terrain, memory = w.width, w.terrain_names, w.terrain, c.memory
     out = []
-    for p, snap in entries:
+    for p in tiles:
         y, x = divmod(p, width)
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
+        snap = memory[p]
         out.append(_add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap))
     return out
 
