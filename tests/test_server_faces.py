@@ -28,7 +28,7 @@ def calls(op: str) -> dict[str, list[dict[str, Any]]]:
     """Arguments to ask each query with; a query missing here fails the test below."""
     return {
         "observe": [{}, {"memory": False}, {"memory_since": 0}, {"memory_since": -1}],
-        "map_memory": [{}],
+        "map_memory": [{}, {"start": 1, "limit": 2}, {"limit": 0}],
         "inventory": [{}],
         "recipes": [{}],
         "rules": [{}, {"section": "actions"}, {"section": "actions", "key": "eat"}, {"section": "no_such_section"}],

@@ -20,6 +20,24 @@ def anyio_backend():
     return "asyncio"
 
 
+async def test_the_map_memory_comes_a_page_at_a_time_and_the_pages_make_the_whole_memory(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        me = (await s.http.get("/api/observe", params={"memory": False}, headers=auth(token))).json()["self"]
+        far = {"agent": me["id"], "x": (me["x"] + 12) % s.host.world.width, "y": me["y"]}
+        moved = await s.http.post("/api/admin/setup", json={"command": "move_character", "args": far}, headers=auth(ADMIN))
+        assert moved.status_code == 200, moved.text  # the whole view square it left is remembered
+        whole = (await s.http.get("/api/observe", headers=auth(token))).json()["memory"]
+        assert len(whole) > 6
+        pages, start = [], 0
+        while start is not None:
+            page = (await s.http.get("/api/map_memory", params={"start": start, "limit": 4}, headers=auth(token))).json()
+            assert page["total"] == len(whole) and len(page["memory"]) <= 4
+            pages += page["memory"]
+            start = page["next"]
+        assert pages == whole
+
+
 async def test_register_observe_act_wait_and_a_rule_failure(tmp_path):
     async with serving(tmp_path) as s:
         token, reg = await s.register("ann")

@@ -485,9 +485,13 @@ class Host:
         self._require_started()
         return observe(self.world, agent, memory, memory_since)
 
-    def map_memory(self, agent: str) -> dict[str, Any]:
+    def map_memory(self, agent: str, start: int = 0, limit: int | None = None) -> dict[str, Any]:
+        """The view and one page of the remembered tiles (ordered by position): `next` starts the next page."""
         obs = self.observe(agent)
-        return {"time": obs["time"], "view": obs["view"], "memory": obs["memory"], "legend": obs["legend"]}
+        tiles = obs["memory"]
+        end = len(tiles) if limit is None else min(len(tiles), start + limit)
+        return {"time": obs["time"], "view": obs["view"], "memory": tiles[start:end], "legend": obs["legend"],
+                "total": len(tiles), "next": end if end < len(tiles) else None}
 
     def inventory(self, agent: str) -> dict[str, Any]:
         self._require_started()

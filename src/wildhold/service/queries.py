@@ -41,6 +41,11 @@ class ObserveArgs(Args):
         "not grow with it. Default: the whole memory."))
 
 
+class PageArgs(Args):
+    start: int = Field(default=0, ge=0, description="The first remembered tile to return (0: from the first).")
+    limit: int = Field(default=1000, ge=1, le=5000, description="At most this many remembered tiles.")
+
+
 class RulesArgs(Args):
     section: str | None = Field(default=None, max_length=200, description="A section of the rules document; none: the list of sections.")
     key: str | None = Field(default=None, max_length=200, description="One entry of the section.")
@@ -152,8 +157,9 @@ QUERIES: dict[str, QueryDef] = {q.name: q for q in (
              "seen before (unless memory=false), and what each part of the world shows it.",
              Observation, lambda host, agent, a: host.observe(agent, a.memory, a.memory_since), ObserveArgs,
              program={"memory": False}, aliases=("/api/observation",)),
-    QueryDef("map_memory", "Your view square and every tile you remember, each with the tick you last saw it.",
-             MapMemory, lambda host, agent, a: host.map_memory(agent), aliases=("/api/map",)),
+    QueryDef("map_memory", "Your view square and the tiles you remember, each with the tick you last saw it, a page "
+             "at a time (`next` starts the following page).",
+             MapMemory, lambda host, agent, a: host.map_memory(agent, a.start, a.limit), PageArgs, aliases=("/api/map",)),
     QueryDef("inventory", "What your character carries and has equipped.",
              Inventory, lambda host, agent, a: host.inventory(agent), program={}),
     QueryDef("recipes", "Every recipe (inputs, outputs, station, time, energy), and why any is still closed to you.",

@@ -181,8 +181,10 @@ class Observation(Open):
 class MapMemory(Strict):
     time: Clock
     view: dict[str, Any]
-    memory: list[dict[str, Any]]
+    memory: list[dict[str, Any]] = Field(description="One page of the remembered tiles out of view, ordered by position.")
     legend: dict[str, str]
+    total: int = Field(description="How many remembered tiles there are out of view, on every page together.")
+    next: int | None = Field(description="The `start` of the next page; null on the last.")
 
 
 class Recipes(Strict):
