@@ -370,10 +370,13 @@ class Run:
         policy = make_policy(arm.policy or "producer", self.host.content)
         self.telemetry.emit("run_start", arm.name, policy=policy.name, provider="scripted")
         self.states[arm.name] = "playing"
+        kept = getattr(policy, "memory_since", None)  # a policy that keeps its map is sent only the changes
+        agent: str | None = None
         async with self.connect(token) as c:
             world = MCPTools(c)
             while self.host.state != "over" and self.model_arms_left > 0:
-                err, _, obs = await world.call("observe", {})
+                since = kept(agent) if kept is not None and agent is not None else None
+                err, _, obs = await world.call("observe", {} if since is None else {"memory_since": since})
                 if err:
                     break
                 agent, tick = obs["self"]["id"], obs["time"]["tick"]
