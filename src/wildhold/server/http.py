@@ -3,8 +3,9 @@
 Routes unwrap identity and arguments and call the host; they hold no rules. One route per
 registry action (`POST /api/actions/<name>`) is generated with the action's own JSON schema as
 its documented body, and the raw body goes to the world, which validates it with the registry's
-model: there is no second copy of any argument check. The program lifecycle routes
-(`/api/programs...`) are generated from the same table as the MCP program tools.
+model: there is no second copy of any argument check. Every read is `/api/<name>`, generated from
+the query registry (`wildhold.service.queries`) as the MCP tool of that name is, and the program
+lifecycle routes (`/api/programs...`) from the same table as the MCP program tools.
 """
 
 from __future__ import annotations
