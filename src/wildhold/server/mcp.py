@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from abc import abstractmethod
 import hashlib
 import json
 from concurrent.futures import ThreadPoolExecutor
@@ -90,8 +91,9 @@ class HostedTool(Tool):
 
     _host: Callable[[], Host] | None = PrivateAttr(default=None)
 
+    @abstractmethod
     async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
-        raise NotImplementedError
+        """The answer as JSON data; raise HostError or CodedError to refuse."""
 
     async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
         if self._host is None:
