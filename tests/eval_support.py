@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from wildhold.agents.base import view_in
+from wildhold.agents.client import LocalClient
 from wildhold.agents.scripted import make_policy
 from wildhold.content import Content, default_content
 from wildhold.service.match import Match
@@ -24,7 +24,7 @@ Script = Callable[[World, str], Iterator[Step]]
 def play(match: Match, policies: dict[str, str], scripts: dict[str, Script], until: int, content: Content) -> None:
     """Every idle agent decides once a tick, in joining order: a scripted policy by name, or a
     script (a generator of actions that reads the world; when it ends, the agent does nothing)."""
-    w = match.world
+    w, client = match.world, LocalClient(match.world, match.submit)
     deciders = {a: make_policy(p, content) for a, p in policies.items()}
     running = {a: s(w, a) for a, s in scripts.items()}
     while w.tick < until:
@@ -39,9 +39,7 @@ def play(match: Match, policies: dict[str, str], scripts: dict[str, Script], unt
                 elif step is not None:
                     match.submit(agent, step[0], step[1])
             elif agent in deciders:
-                decision = deciders[agent].decide(view_in(w, agent, deciders[agent]))
-                if decision is not None:
-                    match.submit(agent, decision[0], decision[1])
+                client.decide(agent, deciders[agent])
         match.step()
 
 

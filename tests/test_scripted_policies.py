@@ -6,9 +6,11 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from wildhold.agents.base import AgentView, view_in
+from wildhold.agents.base import AgentView
+from wildhold.agents.client import LocalClient
 from wildhold.agents.runner import ScriptedRun
 from wildhold.agents.scripted import make_policy
+from wildhold.world.actions import REGISTRY
 from wildhold.world.actions.core import find_path, known_walkable
 from wildhold.world.errors import Accepted
 from wildhold.world.observe import observe, status
@@ -75,7 +77,7 @@ def test_a_policy_sent_the_memorys_changes_decides_as_one_sent_the_whole_memory(
         for agent, policy in run.policies.items():
             if w.chars[agent].op is not None:
                 continue
-            decision = policy.decide(view_in(w, agent, policy))
+            decision = policy.decide(LocalClient(w).view(agent, policy))
             whole = AgentView(agent, w.tick, w.seed, lambda since, a=agent: observe(w, a), lambda a=agent: status(w, w.chars[a]))
             assert decision == make_policy(policy.name, content).decide(whole), (agent, w.tick)
             decided += 1
@@ -118,7 +120,7 @@ def walled_off_bush(content) -> tuple[World, str, tuple[int, int]]:
 def test_a_forager_heads_for_the_bush_it_can_reach_not_the_nearer_one_walled_off(content, policy):
     w, a, open_ = walled_off_bush(content)
     chosen = make_policy(policy, content)
-    decision = chosen.decide(view_in(w, a, chosen))
+    decision = chosen.decide(LocalClient(w).view(a, chosen))
     assert decision is not None and decision[0] == "move_to", decision
     target = (decision[1]["x"], decision[1]["y"])
     assert max(abs(target[0] - open_[0]), abs(target[1] - open_[1])) == 1, target
@@ -143,7 +145,7 @@ def broken_bed(content) -> tuple[World, str]:
 def test_a_character_whose_bed_was_broken_does_not_try_to_sleep_in_it(content, policy):
     w, a = broken_bed(content)
     chosen = make_policy(policy, content)
-    decision = chosen.decide(view_in(w, a, chosen))
+    decision = chosen.decide(LocalClient(w).view(a, chosen))
     assert decision is not None and decision[0] != "sleep", decision
     assert isinstance(w.submit(a, *decision), Accepted), decision
 
@@ -158,3 +160,35 @@ def test_scripted_baselines_have_no_action_rejected(scenario, seed, until, tmp_p
     scripted = {a for a, p in run.policies.items() if p.name != "random"}
     rejected = [d for kind, d in events if kind == "action_rejected" and d["agent"] in scripted]
     assert rejected == []
+
+
+def test_policies_reach_the_world_only_through_their_view():
+    """The policies' modules import no world, registry, observation builder, match or host: a policy
+    that plays in process plays the same through MCP, where it has only its view."""
+    import ast
+    from pathlib import Path
+
+    import wildhold.agents.base
+    import wildhold.agents.scripted
+
+    allowed = {"wildhold.agents.base": None, "wildhold.content": None, "wildhold.world.actions": {"DIRECTIONS"}}
+    for module in (wildhold.agents.base, wildhold.agents.scripted):
+        tree = ast.parse(Path(module.__file__).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("wildhold") for a in node.names), ast.unparse(node)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("wildhold"):
+                assert node.module in allowed, f"{module.__name__}: {ast.unparse(node)}"
+                names = allowed[node.module]
+                assert names is None or {a.name for a in node.names} <= names, f"{module.__name__}: {ast.unparse(node)}"
+
+
+def test_the_random_policy_picks_among_the_actions_its_view_names(content):
+    w = World(content, "tiny", 1)
+    a = w.join("walker")
+    client = LocalClient(w)
+    policy = make_policy("random", content)
+    view = client.view(a, policy)
+    assert set(client.actions) == set(REGISTRY) and len(client.actions) > 50
+    picked = {policy.decide(AgentView(a, t, 1, view._observe, view._status, actions=("move", "rest")))[0] for t in range(40)}
+    assert picked == {"move", "rest"}

@@ -1,22 +1,21 @@
-"""The contract between a match and a policy: a policy sees a view and names one action."""
+"""The contract between a match and a policy: a policy sees a view and names one action.
+
+A view is built by a client (`agents.client.LocalClient` in process, MCP tools remotely); a policy
+never holds the world.
+"""
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
-
-from wildhold.world.observe import observe, status
-
-if TYPE_CHECKING:
-    from wildhold.world.world import World
+from typing import Any, Callable, Protocol
 
 Decision = tuple[str, dict[str, Any]] | None
 
 
 @dataclass
 class AgentView:
-    """What a policy may know when it decides: its observation (built lazily) and the action schemas.
+    """What a policy may know when it decides: its observation (built lazily) and the served action names.
 
     `rng` is seeded from (match seed, agent, tick) so a decision is a pure function of what the
     agent sees, and a resumed match decides exactly as an uninterrupted one. `memory_since` asks for
@@ -32,6 +31,7 @@ class AgentView:
     _obs: dict[str, Any] | None = field(default=None, repr=False)
     _rng: random.Random | None = field(default=None, repr=False)
     memory_since: int | None = None
+    actions: tuple[str, ...] = ()
 
     def observation(self) -> dict[str, Any]:
         if self._obs is None:
@@ -57,13 +57,3 @@ class Policy(Protocol):
 
     def decide(self, view: AgentView) -> Decision:
         """The next action as (name, arguments), or None to stay idle this tick."""
-
-
-def view_in(w: World, agent: str, policy: Policy) -> AgentView:
-    """The view `policy` decides on for `agent` in a world this process holds."""
-    c = w.chars[agent]
-    since = getattr(policy, "memory_since", None)
-    return AgentView(
-        agent, w.tick, w.seed, lambda tick: observe(w, agent, memory_since=tick), lambda: status(w, c),
-        memory_since=since(agent) if since is not None else None,
-    )

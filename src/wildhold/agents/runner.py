@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from wildhold.agents.base import Policy, view_in
+from wildhold.agents.base import Policy
+from wildhold.agents.client import LocalClient
 from wildhold.agents.scripted import make_policy
 from wildhold.content import Content, default_content
 from wildhold.service.match import Match
@@ -18,6 +19,7 @@ class ScriptedRun:
     def __init__(self, match: Match, policies: dict[str, Policy]):
         self.match = match
         self.policies = policies
+        self.client = LocalClient(match.world, match.submit)
         last = match.last_input
         # After a crash in the middle of a tick, agents up to the last one whose action was
         # recorded at this tick have decided already; they must not decide twice.
@@ -52,20 +54,16 @@ class ScriptedRun:
 
     def act(self) -> None:
         """Every idle agent decides once, in joining order."""
-        w = self.world
-        done_through = self._decided[1] if self._decided and self._decided[0] == w.tick else None
+        tick, client = self.world.tick, self.client
+        done_through = self._decided[1] if self._decided and self._decided[0] == tick else None
         self._decided = None
         for agent, policy in self.policies.items():
             if done_through is not None:
                 if agent == done_through:
                     done_through = None
                 continue
-            c = w.chars[agent]
-            if c.op is not None:
-                continue
-            decision = policy.decide(view_in(w, agent, policy))
-            if decision is not None:
-                self.match.submit(agent, decision[0], decision[1])
+            if client.idle(agent):
+                client.decide(agent, policy)
 
     def run(self, on_tick: Callable[[World], None] | None = None, until: int | None = None) -> None:
         """Play until the scenario's end (or `until`); at the end, record it."""

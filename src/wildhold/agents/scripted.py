@@ -1,4 +1,4 @@
-"""Scripted baseline policies. They act only through observations and the action registry."""
+"""Scripted baseline policies. They act only through their view: observations and the served action names."""
 
 from __future__ import annotations
 
@@ -6,16 +6,15 @@ from typing import Any, Callable
 
 from wildhold.agents.base import AgentView, Decision, Policy
 from wildhold.content import Content
-from wildhold.world.actions import DIRECTIONS, REGISTRY
+from wildhold.world.actions import DIRECTIONS
 
 
 class RandomAgent:
-    """Picks a registered action uniformly and fills its arguments at random, near itself."""
+    """Picks a served action uniformly and fills its arguments at random, near itself."""
 
     name = "random"
 
     def __init__(self, content: Content):
-        self.actions = sorted(REGISTRY)
         self.items = sorted(content.items)
         self.recipes = sorted(content.recipes)
         self.directions = sorted(DIRECTIONS)
@@ -23,7 +22,7 @@ class RandomAgent:
     def decide(self, view: AgentView) -> Decision:
         rng = view.rng
         me = view.status()
-        name = rng.choice(self.actions)
+        name = rng.choice(view.actions)
         carried = sorted(me["inventory"]) or self.items
         args: dict[str, Any]
         if name == "move":

@@ -19,6 +19,7 @@ from wildhold.agents.base import AgentView
 from wildhold.agents.scripted import RandomAgent
 from wildhold.bench import PASS, figures_table
 from wildhold.content import Content, default_content
+from wildhold.server.surface import action_tools
 from wildhold.terminal import FitTable
 from wildhold.world.observe import observe, status
 from wildhold.world.world import World
@@ -37,6 +38,9 @@ CRAFTER_STEPS, QUICK_CRAFTER_STEPS = 2000, 100
 MEMORY_AGENTS, MEMORY_TICKS, QUICK_MEMORY_TICKS = 4, 300, 50
 
 
+ACTIONS = tuple(sorted(action_tools()))
+
+
 def _view(world: World, agent: str, seed: int) -> AgentView:
     return AgentView(
         agent,
@@ -44,6 +48,7 @@ def _view(world: World, agent: str, seed: int) -> AgentView:
         seed,
         _observe=lambda since: observe(world, agent, memory_since=since),
         _status=lambda: status(world, world.chars[agent]),
+        actions=ACTIONS,
     )
 
 

@@ -366,8 +366,10 @@ class Run:
     async def scripted_arm(self, arm: ArmSpec, token: str) -> None:
         """A scripted policy over MCP, for a baseline in the same world; it plays while any model arm does."""
         from wildhold.agents.scripted import make_policy
+        from wildhold.server.surface import action_tools
 
         policy = make_policy(arm.policy or "producer", self.host.content)
+        actions = tuple(sorted(action_tools()))  # the action tools this server lists
         self.telemetry.emit("run_start", arm.name, policy=policy.name, provider="scripted")
         self.states[arm.name] = "playing"
         kept = getattr(policy, "memory_since", None)  # a policy that keeps its map is sent only the changes
@@ -380,7 +382,8 @@ class Run:
                 if err:
                     break
                 agent, tick = obs["self"]["id"], obs["time"]["tick"]
-                view = AgentView(agent, tick, self.exp.seed, lambda since, o=obs: o, lambda o=obs: o["self"], _obs=obs)
+                view = AgentView(agent, tick, self.exp.seed, lambda since, o=obs: o, lambda o=obs: o["self"], _obs=obs,
+                                 actions=actions)
                 decision = policy.decide(view) or ("wait", {"ticks": 1})
                 err, text, op = await world.call(*decision)
                 if err and text.startswith("busy:"):

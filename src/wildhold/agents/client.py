@@ -1,0 +1,52 @@
+"""The agent side of a match this process holds: a scripted policy reaches the world only through this client.
+
+It gives what a remote agent gets over MCP or HTTP (its observation or status, the served action
+names, submission) and nothing more, so a policy that plays well here plays the same remotely.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from wildhold.agents.base import AgentView, Policy
+from wildhold.server.surface import action_tools
+from wildhold.world.observe import observe, status
+
+if TYPE_CHECKING:
+    from wildhold.world.world import World
+
+
+class LocalClient:
+    """Observes and acts for the characters of a world this process holds; `submit` is the match's
+    (which records each input) or, for a bare world, the world's own."""
+
+    def __init__(self, world: World, submit: Callable[[str, str, dict[str, Any]], Any] | None = None):
+        self.world = world
+        self._submit = submit or world.submit
+        self.actions = tuple(sorted(action_tools()))
+
+    def idle(self, agent: str) -> bool:
+        """Whether the agent's character has no operation running (so it may decide)."""
+        return self.world.chars[agent].op is None
+
+    def view(self, agent: str, policy: Policy) -> AgentView:
+        """The view `policy` decides on for `agent`: its memory as changes when the policy keeps a map."""
+        w = self.world
+        c = w.chars[agent]
+        since = getattr(policy, "memory_since", None)
+        return AgentView(
+            agent, w.tick, w.seed, lambda tick: observe(w, agent, memory_since=tick), lambda: status(w, c),
+            memory_since=since(agent) if since is not None else None, actions=self.actions,
+        )
+
+    def decide(self, agent: str, policy: Policy) -> bool:
+        """Let an idle agent's policy decide and submit its action; whether it acted."""
+        decision = policy.decide(self.view(agent, policy))
+        if decision is None:
+            return False
+        self.submit(agent, *decision)
+        return True
+
+    def submit(self, agent: str, action: str, args: dict[str, Any]) -> Any:
+        """The submission's answer: accepted with its operation, or refused with a code."""
+        return self._submit(agent, action, args)
