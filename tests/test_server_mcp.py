@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -151,8 +153,11 @@ def test_the_catalogue_stays_within_its_budget_and_states_the_operation_schema_o
     surface = {t["name"]: t for t in tool_surface()}
     assert catalogue_size(list(surface.values())) <= CATALOGUE_BUDGET
     assert all(surface[name]["output_schema"] is None for name in REGISTRY)
-    assert surface["operation_status"]["output_schema"] == surface["wait_operation"]["output_schema"]
     assert set(surface["operation_status"]["output_schema"]["properties"]) == set(OpResult.model_fields)
+    shown = [json.dumps(t["output_schema"], sort_keys=True) for t in surface.values() if t["output_schema"] is not None]
+    assert len(shown) == len(set(shown)), "an answer schema is shown on one tool; the others name it"
+    for name, owner in (("wait_operation", "operation_status"), ("start_program", "program_status"), ("stop_program", "program_status")):
+        assert surface[name]["output_schema"] is None and f"schema of {owner}'s output" in surface[name]["description"]
     assert len(surface["save_program"]["description"]) < 1_000 and "section='programs', key='reference'" in surface["save_program"]["description"]
     assert lean_schema({"title": "Args", "type": "object", "properties": {"title": {"title": "Title", "type": "string",
                                                                                       "default": {"title": "kept"}}}}) \

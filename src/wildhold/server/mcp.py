@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wildhold import __version__
 from wildhold.server.programs_surface import ProgramOp, program_ops
-from wildhold.service.schemas import ErrorBody, OpResult
+from wildhold.service.schemas import ErrorBody, OpResult, ProgramStatus
 from wildhold.server.surface import action_description, action_tools, info_tools
 from wildhold.service.host import Host, HostError, Identity
 from wildhold.service.queries import QueryDef, queries
@@ -167,9 +167,23 @@ def _answer_template(answer: type | None) -> Tool:
     return Tool.from_function(template, name="template", structured_output=answer is not None)
 
 
+# An answer model several tools share has its schema shown once, on the tool named here; the others say
+# where it is (every action already answers an operation, stated on operation_status).
+SCHEMA_SHOWN_BY = {OpResult: "operation_status", ProgramStatus: "program_status"}
+
+
+def _shown_once(name: str, answer: type | None, description: str) -> tuple[type | None, str]:
+    """The answer model whose schema this tool carries, and its description saying where a shared one is."""
+    owner = SCHEMA_SHOWN_BY.get(answer) if answer is not None else None
+    if owner is None or owner == name:
+        return answer, description
+    return None, f"{description} Its answer has the schema of {owner}'s output."
+
+
 def _query_tool(host: Callable[[], Host] | None, q: QueryDef) -> Tool:
-    base = _answer_template(q.answer)
-    tool = QueryTool(fn=base.fn, name=q.name, title=None, description=q.doc, parameters=lean_schema(q.args.model_json_schema()),
+    answer, description = _shown_once(q.name, q.answer, q.doc)
+    base = _answer_template(answer)
+    tool = QueryTool(fn=base.fn, name=q.name, title=None, description=description, parameters=lean_schema(q.args.model_json_schema()),
                      fn_metadata=base.fn_metadata, is_async=True, context_kwarg="ctx",
                      annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False) if q.writes else READ_ONLY)
     tool._host, tool._query = host, q
@@ -177,9 +191,10 @@ def _query_tool(host: Callable[[], Host] | None, q: QueryDef) -> Tool:
 
 
 def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
-    base = _answer_template(op.answer)
+    answer, description = _shown_once(op.tool, op.answer, op.description())
+    base = _answer_template(answer)
     annotations = READ_ONLY if op.read_only else ToolAnnotations(read_only_hint=False, destructive_hint=False)
-    tool = ProgramTool(fn=base.fn, name=op.tool, title=None, description=op.description(),
+    tool = ProgramTool(fn=base.fn, name=op.tool, title=None, description=description,
                        parameters=lean_schema(op.args.model_json_schema()), fn_metadata=base.fn_metadata, is_async=True,
                        context_kwarg="ctx", annotations=annotations)
     tool._host, tool._op = host, op
