@@ -211,7 +211,9 @@ async def test_info_routes_answer_for_the_agent(tmp_path):
         r = await s.http.get("/api/rules/actons")
         assert r.status_code == 404 and "Did you mean 'actions'" in r.json()["message"]
         assert (await s.http.get("/api/map", headers=auth(token))).json()["view"]["rows"]
-        metrics = (await s.http.get("/api/metrics")).json()
+        assert (await s.http.get("/api/metrics")).status_code == 401  # live activity: the operator's only
+        assert (await s.http.get("/api/metrics", headers=auth(token))).json()["code"] == "forbidden"
+        metrics = (await s.http.get("/api/metrics", headers=auth(ADMIN))).json()
         assert metrics["registered"] == 1 and metrics["counters"]["http_requests"] >= 5
 
 

@@ -201,3 +201,72 @@ async def test_a_refusal_is_the_same_data_on_mcp_and_http(tmp_path):
         limited = [a for a in answers if a.is_error]
         assert limited and all(a.structured_content["code"] == "rate_limited" for a in limited)
         assert all(a.structured_content["retry_after_s"] > 0 for a in limited)
+
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+async def open_session(s, token: str) -> httpx.Response:
+    return await s.http.post("/mcp", json=INITIALIZE, headers={**MCP_HEADERS, **auth(token)})
+
+
+async def list_in(s, token: str, session: str) -> httpx.Response:
+    return await s.http.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                             headers={**MCP_HEADERS, **auth(token), "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"})
+
+
+async def test_a_session_answers_only_the_token_that_opened_it(tmp_path):
+    async with serving(tmp_path) as s:
+        ann, _ = await s.register("ann")
+        bob, _ = await s.register("bob")
+        session = (await open_session(s, ann)).headers["mcp-session-id"]
+        assert (await list_in(s, ann, session)).status_code == 200
+        assert (await list_in(s, bob, session)).status_code == 404
+        r = await s.http.delete("/mcp", headers={**MCP_HEADERS, **auth(bob), "mcp-session-id": session})
+        assert r.status_code == 404
+        assert (await list_in(s, ann, session)).status_code == 200  # bob could not close it
+
+
+async def test_a_token_holds_a_bounded_number_of_sessions_and_closing_one_frees_a_place(tmp_path):
+    async with serving(tmp_path, mcp_sessions_per_token=3) as s:
+        ann, _ = await s.register("ann")
+        bob, _ = await s.register("bob")
+        sessions = [(await open_session(s, ann)).headers["mcp-session-id"] for _ in range(3)]
+        r = await open_session(s, ann)
+        assert r.status_code == 429 and r.json()["code"] == "session_limit"
+        assert (await open_session(s, bob)).status_code == 200  # the cap is per token
+        assert [(await list_in(s, ann, sid)).status_code for sid in sessions] == [200] * 3  # the open ones still answer
+        r = await s.http.delete("/mcp", headers={**MCP_HEADERS, **auth(ann), "mcp-session-id": sessions[0]})
+        assert r.status_code < 300
+        assert (await open_session(s, ann)).status_code == 200
+
+
+async def test_opening_a_session_spends_the_tokens_rate_budget(tmp_path):
+    async with serving(tmp_path, rate_per_s=0.01, rate_burst=3) as s:
+        ann, _ = await s.register("ann")  # the signup token's budget, not ann's
+        assert [(await open_session(s, ann)).status_code for _ in range(4)] == [200, 200, 200, 429]
+        assert (await open_session(s, ann)).json()["code"] == "rate_limited"
+
+
+async def test_two_authorization_headers_are_refused_on_every_face(tmp_path):
+    async with serving(tmp_path) as s:
+        ann, _ = await s.register("ann")
+        bob, _ = await s.register("bob")
+        twice = [("authorization", f"Bearer {ann}"), ("authorization", f"Bearer {bob}")]
+        for path in ("/api/observe", "/api/inventory"):
+            r = await s.http.get(path, headers=httpx.Headers(twice))
+            assert r.status_code == 400 and r.json()["code"] == "bad_request", path
+        r = await s.http.post("/mcp", json=INITIALIZE, headers=httpx.Headers([*MCP_HEADERS.items(), *twice]))
+        assert r.status_code == 400 and r.json()["code"] == "bad_request"
+
+
+async def test_the_signup_token_opens_a_session_only_to_register(tmp_path):
+    async with serving(tmp_path) as s:
+        async with s.mcp(SIGNUP) as client:
+            for name, args in (("rules", {"section": "actions", "key": "eat"}), ("scoring_info", {}), ("world_info", {})):
+                r = await client.call_tool(name, args)
+                assert r.is_error and r.structured_content["code"] == "forbidden", name
+            r = await client.call_tool("register", {"name": "ann"})
+            assert not r.is_error and r.structured_content["token"]

@@ -24,6 +24,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wildhold import __version__
 from wildhold.server.apidocs import add_docs
@@ -53,7 +54,7 @@ from wildhold.world.errors import Rejected
 
 MAX_BODY_BYTES = 64 * 1024
 STATUS: dict[str, int] = {
-    "unauthorised": 401, "forbidden": 403, "rate_limited": 429, "lobby_closed": 409, "late_join_refused": 409,
+    "unauthorised": 401, "forbidden": 403, "rate_limited": 429, "session_limit": 429, "lobby_closed": 409, "late_join_refused": 409,
     "not_started": 409, "already_started": 409, "match_over": 409, "name_taken": 409, "bad_request": 400,
     "unknown_operation": 404, "unknown_section": 404, "setup_refused": 422, "not_found": 404,
     "unknown_program": 404, "program_invalid": 422, "program_too_large": 413, "program_limit": 409,
@@ -101,6 +102,21 @@ def error_response(code: str, message: str, status: int, retry_after: float | No
         headers["Retry-After"] = str(max(1, round(retry_after + 0.5)))
     body = ErrorBody(code=code, message=message, retry_after_s=None if retry_after is None else round(retry_after, 3))
     return JSONResponse(body.model_dump(), status_code=status, headers=headers)
+
+
+class OneAuthorization:
+    """Refuses a request carrying more than one Authorization header (400): faces would disagree on which
+    one counts (the HTTP routes read the first, the MCP transport the last)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and sum(k.lower() == b"authorization" for k, _ in scope["headers"]) > 1:
+            await error_response("bad_request", "Send one Authorization header; this request has several.", 400)(
+                scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 async def read_json(request: Request) -> Any:
@@ -183,6 +199,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
                   description="One Wildhold world served to remote agents. Briefing: GET /llms.txt. "
                               "MCP (streamable HTTP): /mcp with the same bearer tokens.")
     add_docs(app)  # /docs and /redoc, every asset served by this app
+    app.add_middleware(OneAuthorization)
     app.state.host = host if isinstance(host, Host) else None
 
     # ---- errors -------------------------------------------------------------------------------
@@ -311,9 +328,9 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
         """The spectator's view: time, roster with ranks, the public board. No positions, no inventories."""
         return current().spectator_state()
 
-    @app.get("/api/metrics", response_model=dict[str, Any], tags=["public"])
-    async def metrics() -> dict[str, Any]:
-        """Raw counters of the service and the world."""
+    @app.get("/api/metrics", response_model=dict[str, Any], responses=ERRORS, tags=["admin"])
+    async def metrics(_: Admin) -> dict[str, Any]:
+        """Raw counters of the service and the world: live activity, so the operator's only."""
         return current().metrics()
 
     @app.get("/api/health", response_model=Health, tags=["public"])

@@ -14,16 +14,20 @@ import functools
 from abc import abstractmethod
 import hashlib
 import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import PrivateAttr, ValidationError
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wildhold import __version__
 from wildhold.server.programs_surface import ProgramOp, program_ops
@@ -201,10 +205,14 @@ def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
     return tool
 
 
-def _identity(host: Host, ctx: Context) -> Identity:
+def _identity(host: Host, ctx: Context, signup: bool = False) -> Identity:
+    """Who calls, with one request spent; the signup token may only register (`signup`)."""
     who = host.authenticate(bearer(ctx.headers))
     host.throttle(who)
     host.count("mcp_calls")
+    if who.role == "signup" and not signup:
+        raise HostError("forbidden", "The signup token only registers agents (the register tool); reconnect with "
+                        "the token register returns.")
     return who
 
 
@@ -248,7 +256,7 @@ def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
     @info("register", read_only=False)
     async def register(ctx: Context, name: str, model: str | None = None, harness: str | None = None) -> dict[str, Any]:
         def run(host: Host) -> dict[str, Any]:
-            who = _identity(host, ctx)
+            who = _identity(host, ctx, signup=True)
             if who.role != "signup":
                 raise HostError("forbidden", "Registering needs the signup token; you already hold a token.")
             token, rec = host.register(name, {"model": model or "", "harness": harness or ""})
@@ -304,28 +312,108 @@ def _served_hash() -> str:
     return tools_hash(tool_surface())
 
 
-class BearerGuard:
-    """Refuses /mcp requests without a token this server issued (401), or with the admin token (403)."""
+MCP_SESSION_IDLE_S = 600.0  # a session with no request for this long is closed; the client initializes anew
+MCP_SESSIONS_TOTAL = 2048  # open sessions on one server, every token together
 
-    def __init__(self, app: ASGIApp, get_host: Callable[[], Host]):
-        self.app, self.get_host = app, get_host
+
+class BearerGuard:
+    """The door of /mcp: refuses requests without a token this server issued (401) or with the admin token
+    (403); binds each session to the token that opened it (another token gets 404 for it, as the SDK
+    answers a session that is not its own); counts each opening request under the token's rate limit and
+    caps the sessions a token holds open (`session_limit`, 429)."""
+
+    def __init__(self, app: ASGIApp, get_host: Callable[[], Host], idle_s: float = MCP_SESSION_IDLE_S):
+        self.app, self.get_host, self.idle_s = app, get_host, idle_s
+        self.sessions: dict[str, dict[str, float]] = {}  # token key -> {session id: last request (monotonic)}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            try:
-                who = self.get_host().authenticate(bearer(headers))
-                if who.role == "admin":
-                    raise HostError("forbidden", "The admin token runs the match over /api/admin; MCP takes agent tokens.")
-            except HostError as exc:
-                status = 401 if exc.code == "unauthorised" else 403
-                body = json.dumps({"code": exc.code, "message": exc.message}).encode()
-                extra = [(b"www-authenticate", b'Bearer realm="wildhold"')] if status == 401 else []
-                await send({"type": "http.response.start", "status": status,
-                            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]})
-                await send({"type": "http.response.body", "body": body})
-                return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        session = headers.get(MCP_SESSION_ID_HEADER)
+        host = self.get_host()
+        try:
+            who = host.authenticate(bearer(headers))
+            if who.role == "admin":
+                raise HostError("forbidden", "The admin token runs the match over /api/admin; MCP takes agent tokens.")
+            if session is None and scope["method"] == "POST":
+                body, receive = await _buffered(receive)
+                if _opens_session(body):
+                    host.throttle(who)
+                    self._admit(who.key, host.config.mcp_sessions_per_token)
+        except HostError as exc:
+            await _refuse(send, exc)
+            return
+        scope["user"] = AuthenticatedUser(AccessToken(token=who.key, client_id=who.key, scopes=[]))
+        held = self.sessions.setdefault(who.key, {})
+        if session is not None and session in held:
+            held[session] = time.monotonic()
+            if scope["method"] == "DELETE":
+                del held[session]
+
+        async def noting(message: Message) -> None:
+            if message["type"] == "http.response.start" and session is None and message["status"] < 300:
+                opened = dict(message.get("headers", [])).get(MCP_SESSION_ID_HEADER.encode())
+                if opened:
+                    held[opened.decode("latin-1")] = time.monotonic()
+            elif message["type"] == "http.response.start" and message["status"] == 404 and session is not None:
+                held.pop(session, None)  # expired or closed on the server's side
+            await send(message)
+
+        await self.app(scope, receive, noting)
+
+    def _admit(self, key: str, cap: int) -> None:
+        """Refuses a token that already holds `cap` live sessions; forgets the ones idle past the timeout."""
+        held = self.sessions.get(key, {})
+        now = time.monotonic()
+        for sid in [sid for sid, seen in held.items() if now - seen > self.idle_s]:
+            del held[sid]
+        if len(held) >= cap:
+            raise HostError("session_limit", f"This token holds {len(held)} open MCP sessions, the most it may; "
+                            "close one (HTTP DELETE /mcp with its mcp-session-id) or reuse it. Idle sessions close "
+                            f"after {self.idle_s / 60:g} minutes.")
+
+
+async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
+    """The request body, read whole (the transport bounds its size), and a receive that hands it on again."""
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    body, sent = b"".join(chunks), False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+    return body, replay
+
+
+def _opens_session(body: bytes) -> bool:
+    """Whether a request body is (or a batch holds) an `initialize` call: the one request that opens a session."""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    calls = message if isinstance(message, list) else [message]
+    return any(isinstance(c, dict) and c.get("method") == "initialize" for c in calls)
+
+
+async def _refuse(send: Send, exc: HostError) -> None:
+    status = {"unauthorised": 401, "rate_limited": 429, "session_limit": 429}.get(exc.code, 403)
+    body = json.dumps({"code": exc.code, "message": exc.message}).encode()
+    extra = [(b"www-authenticate", b'Bearer realm="wildhold"')] if status == 401 else []
+    if exc.retry_after is not None:
+        extra.append((b"retry-after", str(max(1, round(exc.retry_after + 0.5))).encode()))
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def mcp_endpoint(app: Any) -> ASGIApp:
@@ -341,4 +429,5 @@ def mcp_app(server: MCPServer) -> ASGIApp:
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=LOCAL_HOSTS,
                                          allowed_origins=LOCAL_ORIGINS)
     return server.streamable_http_app(streamable_http_path="/mcp", json_response=True, transport_security=security,
-                                      max_request_body_size=MAX_BODY_BYTES)
+                                      max_request_body_size=MAX_BODY_BYTES, session_idle_timeout=MCP_SESSION_IDLE_S,
+                                      max_sessions=MCP_SESSIONS_TOTAL)

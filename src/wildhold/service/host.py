@@ -47,6 +47,7 @@ SERVICE_CODES: dict[str, str] = {
     "forbidden": "The token is valid but may not do this: an agent token on an admin route, another agent's "
                  "operation, or acting as another character.",
     "rate_limited": "Too many requests for this token; wait the number of seconds given, then retry.",
+    "session_limit": "This token holds as many open MCP sessions as it may; close or reuse one.",
     "lobby_closed": "Registration is closed: the match has ended, or it has as many agents as it takes.",
     "late_join_refused": "The match has started and this server does not let agents join late.",
     "not_started": "The match is still in its lobby; the operator starts it with POST /api/admin/start.",
@@ -95,6 +96,7 @@ class HostConfig:
     rate_burst: int = 40
     idle_after_ticks: int = 120
     wait_max_s: float = 30.0
+    mcp_sessions_per_token: int = 8  # MCP sessions one token may hold open
 
     def check(self) -> None:
         if self.clock not in CLOCKS:
@@ -108,8 +110,9 @@ class HostConfig:
             raise ValueError("late join off needs the lobby on: without a lobby no agent could ever join")
         if self.tick_seconds <= 0 or self.turn_deadline_s <= 0 or self.wait_max_s <= 0:
             raise ValueError("tick seconds, turn deadline and wait bound must be positive")
-        if self.rate_per_s < 0 or self.rate_burst < 1 or self.max_agents < 1 or self.idle_after_ticks < 1:
-            raise ValueError("rate, burst, max agents and idle threshold must be positive")
+        if (self.rate_per_s < 0 or self.rate_burst < 1 or self.max_agents < 1 or self.idle_after_ticks < 1
+                or self.mcp_sessions_per_token < 1):
+            raise ValueError("rate, burst, max agents, idle threshold and MCP sessions per token must be positive")
 
     def public(self) -> dict[str, Any]:
         """The settings a report must state (never the tokens)."""
