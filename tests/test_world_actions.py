@@ -8,9 +8,10 @@ from typing import Callable
 import orjson
 import pytest
 
-from wildhold.world.actions import DIRECTIONS
+from wildhold.world.actions import DIRECTIONS, REGISTRY
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.observe import observe
+from wildhold.world.serialize import state_hash
 from wildhold.world.world import World
 
 SEED = 1
@@ -286,6 +287,27 @@ def test_falsy_non_object_arguments_are_rejected(content, args):
     assert isinstance(w.submit(a, "wait", {"ticks": 5}), Accepted)
     result = w.submit(a, "cancel", args)
     assert isinstance(result, Rejected) and result.code == "bad_arguments"
+
+
+@pytest.mark.parametrize(("action", "args"), [
+    ("move_to", {"x": True, "y": 3}), ("move_to", {"x": "31", "y": 3}), ("move_to", {"x": 3.0, "y": 3}),
+    ("wait", {"ticks": "5"}), ("wait", {"ticks": False}), ("move", {"direction": 1}),
+])
+def test_arguments_are_taken_as_their_schema_types_never_coerced(content, action, args):
+    """true is not 1 and "31" is not 31: an argument of another JSON type is refused, and nothing changes."""
+    w, (a,) = make(content)
+    before = state_hash(w)
+    result = w.submit(a, action, args)
+    assert isinstance(result, Rejected) and result.code == "bad_arguments", result
+    assert state_hash(w) == before
+
+
+def test_every_limit_an_action_checks_on_its_arguments_is_in_its_schema(content):
+    w, (a,) = make(content)
+    bound = REGISTRY["wait"].json_schema()["properties"]["ticks"]["maximum"]
+    assert bound == content.needs.max_wait_ticks
+    assert isinstance(w.submit(a, "wait", {"ticks": bound}), Accepted)
+    assert w.submit(a, "cancel", {}) and isinstance(w.submit(a, "wait", {"ticks": bound + 1}), Rejected)
 
 
 # ---- needs, beds and knockdowns --------------------------------------------------------------

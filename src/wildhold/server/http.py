@@ -119,17 +119,20 @@ class OneAuthorization:
         await self.app(scope, receive, send)
 
 
-async def read_json(request: Request) -> Any:
-    """The raw JSON body (an empty body is `{}`), bounded in size; the world judges its shape."""
+async def read_json(request: Request) -> dict[str, Any]:
+    """The raw JSON body, an object (an empty body is `{}`), bounded in size; the world judges its fields."""
     raw = await request.body()
     if len(raw) > MAX_BODY_BYTES:
         raise HostError("bad_request", f"The body is {len(raw)} bytes; at most {MAX_BODY_BYTES}.")
     if not raw.strip():
         return {}
     try:
-        return orjson.loads(raw)
+        body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise HostError("bad_request", f"The body is not JSON ({exc}).") from None
+    if not isinstance(body, dict):
+        raise HostError("bad_request", f"The body is a JSON object, not {type(body).__name__ if body is not None else 'null'}.")
+    return body
 
 
 async def identity(request: Request, creds: Credentials) -> Identity:
@@ -415,8 +418,6 @@ async def _raw_arguments(request: Request, method: str, fields: Iterable[str]) -
         raw.update((k, v) for k, v in request.query_params.items() if k in fields and k not in raw)
     else:
         body = await read_json(request)
-        if not isinstance(body, dict):
-            raise HostError("bad_request", "The body is a JSON object.")
         if set(body) & set(raw):
             raise HostError("bad_request", f"{', '.join(sorted(set(body) & set(raw)))} is in the path, not the body.")
         raw.update(body)

@@ -54,7 +54,7 @@ class OpResult(Strict):
 
 class ActBody(Strict):
     action: str = Field(description="An action name (GET /api/rules/actions lists them).")
-    args: Any = Field(default_factory=dict, description="The action's arguments (its schema is in the rules document).")
+    args: dict[str, Any] = Field(default_factory=dict, description="The action's arguments, an object (its schema is in the rules document).")
     agent: str | None = Field(default=None, description="Optional: your own character id; any other id is refused.")
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from pydantic import Field
 
+from wildhold.content import default_content
 from wildhold.world.actions.registry import (
     DIRECTIONS,
     ActionArgs,
@@ -339,8 +340,15 @@ class Eat:
         return {"satiety": c.satiety, "health": c.health, "energy": c.energy}
 
 
+_NEEDS = default_content().needs  # the served content's bounds, stated in the schemas; each check holds its world's
+
+
 class TicksArgs(ActionArgs):
-    ticks: int = Field(ge=1, description="How many ticks (minutes).")
+    ticks: int = Field(ge=1, le=_NEEDS.max_sleep_ticks, description="How many ticks (minutes).")
+
+
+class WaitTicks(ActionArgs):
+    ticks: int = Field(ge=1, le=_NEEDS.max_wait_ticks, description="How many ticks (minutes).")
 
 
 def _usable_bed(w: World, c: Character) -> bool:
@@ -408,10 +416,10 @@ class Wait:
     """Do nothing for some ticks."""
 
     name, category, timing = "wait", "maintenance", "the ticks you ask for"
-    Args = TicksArgs
+    Args = WaitTicks
 
     @staticmethod
-    def check(w: World, c: Character, a: TicksArgs) -> Plan | Rejected:
+    def check(w: World, c: Character, a: WaitTicks) -> Plan | Rejected:
         if a.ticks > w.needs.max_wait_ticks:
             return Rejected("bad_arguments", f"wait: ticks must be at most {w.needs.max_wait_ticks}.")
         return cost(w, "wait", duration=a.ticks)

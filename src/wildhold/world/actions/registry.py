@@ -30,7 +30,9 @@ Direction = Literal["n", "ne", "e", "se", "s", "sw", "w", "nw"]
 
 
 class ActionArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Arguments as their schema states them: no unknown fields, and no coercion (true is not 1, "31" not 31)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class NoArgs(ActionArgs):
