@@ -16,7 +16,6 @@ from wildhold.world.actions.registry import (
     Target,
     cost,
     did_you_mean,
-    register,
     require_item,
     target,
 )
@@ -48,7 +47,6 @@ def _step_target(w: World, c: Character, direction: str) -> int | Rejected:
     return p
 
 
-@register
 class Move:
     """Step one tile in a compass direction (n, ne, e, se, s, sw, w, nw). Takes one tick."""
 
@@ -138,7 +136,6 @@ def find_path(w: World, c: Character, goal: int) -> list[int] | None:
     return None
 
 
-@register
 class MoveTo:
     """Walk to a tile along the shortest path over tiles you have seen, one step per move_to duration.
 
@@ -206,7 +203,6 @@ def _gather_plan(w: World, c: Character, x: int, y: int) -> tuple[int, int] | Re
     return p, min(node.amount, spec.base_yield + (bonus or 0) + extra)
 
 
-@register
 class Gather:
     """Gather from a resource node on your tile or next to it. Tools in hand raise the yield; some nodes need one."""
 
@@ -288,7 +284,6 @@ class RecipeArgs(ActionArgs):
     recipe: str = Field(description="Recipe name, as listed in the rules.")
 
 
-@register
 class Craft:
     """Craft a recipe: its inputs must be carried and its station (if any) within reach. Time and energy come from the recipe."""
 
@@ -297,7 +292,6 @@ class Craft:
     plan, spend, apply = _make("craft")
 
 
-@register
 class Cook:
     """Cook a food recipe at a stove within reach. Time and energy come from the recipe."""
 
@@ -313,7 +307,6 @@ class ItemArgs(ActionArgs):
     item: str = Field(description="Item name.")
 
 
-@register
 class Eat:
     """Eat one food item you carry; it restores satiety (and some foods health or energy)."""
 
@@ -348,7 +341,6 @@ def _usable_bed(w: World, c: Character) -> bool:
     return s is not None and w.content.structures[s.kind].bed and s.hp > 0 and s.owner in (None, c.id)
 
 
-@register
 class Sleep:
     """Sleep in a bed you stand on (your own or an unowned one): energy returns each tick and the bed shelters you."""
 
@@ -379,7 +371,6 @@ class Sleep:
         return {"energy": c.energy}
 
 
-@register
 class Rest:
     """Rest where you stand: energy returns slowly. Resting outside at night leaves you exposed."""
 
@@ -403,7 +394,6 @@ class Rest:
         return {"energy": c.energy}
 
 
-@register
 class Wait:
     """Do nothing for some ticks."""
 
@@ -421,7 +411,6 @@ class Wait:
         return {}
 
 
-@register
 class Equip:
     """Equip a tool you carry in its slot (a tool in hand raises yields and opens some nodes)."""
 
@@ -447,7 +436,6 @@ class Equip:
         return {"slot": slot, "item": item}
 
 
-@register
 class Unequip:
     """Empty an equipment slot (hand or body); the item stays in your inventory."""
 
@@ -474,7 +462,6 @@ class QtyArgs(ItemArgs):
     qty: int = Field(default=1, ge=1, description="How many.")
 
 
-@register
 class Drop:
     """Drop items on your tile; anyone standing there may pick them up."""
 
@@ -500,7 +487,6 @@ def _ground_has(w: World, c: Character, item: str, qty: int) -> Rejected | None:
     return None
 
 
-@register
 class PickUp:
     """Pick up items lying on your tile."""
 
@@ -547,7 +533,6 @@ def _place_plan(w: World, c: Character, item: str, x: int, y: int) -> int | Reje
     return p
 
 
-@register
 class Place:
     """Place a station, bed or shelter you carry on an empty tile within reach. You own it; a bed becomes where you wake after a knockdown."""
 
@@ -570,7 +555,6 @@ class Place:
         return {"structure": kind, "x": x, "y": y}
 
 
-@register
 class Cancel:
     """Stop your current operation at once. Nothing it would have produced is produced."""
 
@@ -591,3 +575,6 @@ class Cancel:
         w.emit("operation_cancelled", agent=c.id, op=cancelled.id, action=cancelled.action)
         return {"cancelled": cancelled.id}
 
+
+# Registered in this order (the order faces list them), before the parts' actions.
+ACTIONS = (Move, MoveTo, Gather, Craft, Cook, Eat, Sleep, Rest, Wait, Equip, Unequip, Drop, PickUp, Place, Cancel)
