@@ -11,7 +11,7 @@ import pytest
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import validate_event
 from wildhold.world.observe import observe
-from wildhold.world.parts.construction import Home, damage_structure, deposits_of, find_home, home_of
+from wildhold.world.parts.construction import CONSTRUCTION, Home, damage_structure, deposits_of, find_home, home_of
 from wildhold.world.serialize import dumps, loads, state_hash
 from wildhold.world.setup import apply_setup
 from wildhold.world.state import Creature
@@ -337,7 +337,7 @@ def test_a_walk_through_a_door_locked_on_the_way_stops_with_path_blocked(content
     while site.w.tick < walk.ends:
         site.w.step()
     assert [e["data"]["code"] for e in site.events("operation_failed")] == ["path_blocked"]
-    assert site.w.construction.locks == {site.tile(*site.door): True}
+    assert CONSTRUCTION.state(site.w).locks == {site.tile(*site.door): True}
     stopped = site.w.chars[stranger].pos
     assert site.w.distance(stopped, site.tile(*site.door)) == 1 and stopped not in site.w.structures
 
@@ -450,7 +450,7 @@ def test_find_home_over_plain_data_agrees_with_home_of(site):
     site.locked_home(a, furnish={(2, 2): "bed"})
     w = site.w
     roles = {k: s.part for k, s in w.content.structures.items()}
-    assert find_home(w.width, w.height, dict(w.structures), roles, dict(w.construction.locks), a) == home_of(w, a)
+    assert find_home(w.width, w.height, dict(w.structures), roles, dict(CONSTRUCTION.state(w).locks), a) == home_of(w, a)
     assert home_of(w, a).area == 8
 
 
@@ -582,8 +582,8 @@ def test_a_snapshot_round_trip_keeps_locks_and_allow_lists(content):
     site.done(a, "allow", **site.xy(2, 2), character=b)
     copy = loads(content, dumps(site.w))
     assert state_hash(copy) == state_hash(site.w)
-    assert copy.construction.locks == site.w.construction.locks == {site.tile(*site.door): True}
-    assert copy.construction.access == site.w.construction.access
+    assert CONSTRUCTION.state(copy).locks == CONSTRUCTION.state(site.w).locks == {site.tile(*site.door): True}
+    assert CONSTRUCTION.state(copy).access == CONSTRUCTION.state(site.w).access
     assert home_of(copy, a) == home_of(site.w, a)
     for _ in range(30):
         site.w.step()

@@ -10,6 +10,7 @@ import pytest
 
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.observe import observe
+from wildhold.world.parts.society import SOCIETY
 from wildhold.world.serialize import dumps, loads, state_hash
 from wildhold.world.setup import apply_setup
 from wildhold.world.wealth import formula_summary, rank_standard, wealth_cents, wealth_table, wealth_terms
@@ -517,7 +518,7 @@ def test_structures_on_safe_ground_and_unowned_ones_cannot_be_raided(content):
 
 def test_strength_adds_damage_and_a_knockdown_by_an_attacker_loots_each_stack(content):
     w, raider, victim, _ = raid_world(content)
-    w.economy.attributes[raider] = {"strength": 2}
+    SOCIETY.state(w).attributes[raider] = {"strength": 2}
     give(w, victim, stone=4)
     apply_setup(w, "set_needs", {"agent": victim, "health": 5})
     inv = dict(w.chars[victim].inventory)
@@ -561,8 +562,8 @@ def test_wealth_formula_adds_up_exactly_on_a_hand_built_state(content):
     place(w, bed, "bed", a)
     # deposits: a's 3 berries... held as a deposit in b's storehouse count for a, never b
     w.containers[f"deposit@{w.settlement}:{a}"] = {"stone": 2}
-    w.economy.reputation[a] = 3
-    w.economy.attributes[a] = {"mining": 2, "foraging": 1}
+    SOCIETY.state(w).reputation[a] = 3
+    SOCIETY.state(w).attributes[a] = {"mining": 2, "foraging": 1}
     items, structures = content.items, content.structures
     expected = {
         "carried": 1 * items["wood"].value_cents + 6 * items["coin"].value_cents + 2 * items["berries"].value_cents,
@@ -632,8 +633,8 @@ def test_economy_state_survives_a_snapshot_exactly(content):
     act(w, a, "whisper", to=b, text="hi")
     act(w, b, "post", text="board")
     act(w, a, "create_artwork", title="T", text="x")
-    w.economy.reputation[b] = -2
-    w.economy.attributes[a] = {"mining": 1}
+    SOCIETY.state(w).reputation[b] = -2
+    SOCIETY.state(w).attributes[a] = {"mining": 1}
     restored = loads(content, dumps(w))
     assert state_hash(restored) == state_hash(w)
     assert observe(restored, a) == observe(w, a) and observe(restored, b) == observe(w, b)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from wildhold.content import default_content
 from wildhold.world.errors import Rejected
+from wildhold.world.parts.market import MARKET
 from wildhold.world.serialize import state_hash
 from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
@@ -93,7 +94,7 @@ program = st.lists(st.one_of(single.map(lambda e: [e]), trade_scene, contract_sc
 
 def submit(w: World, agents: list[str], places: dict, spots: list[int], el: tuple) -> None:
     kind = el[0]
-    e = w.economy
+    e = MARKET.state(w)
     if kind == "step":
         for _ in range(el[1]):
             w.step()
@@ -188,7 +189,7 @@ def nonzero(d: dict[str, int]) -> dict[str, int]:
 
 
 def check_escrows(w: World) -> None:
-    e = w.economy
+    e = MARKET.state(w)
     expected: dict[str, dict[str, int]] = {}
     for t in e.trades.values():
         expected[f"escrow@{t['id']}"] = t["give"]
@@ -217,5 +218,5 @@ def test_items_are_conserved_and_escrows_match_their_records(seed, program):
     for _ in range(40):
         w.step()
     w.events.drain()
-    assert not w.economy.trades and not w.economy.contracts
+    assert not MARKET.state(w).trades and not MARKET.state(w).contracts
     check_escrows(w)

@@ -14,6 +14,7 @@ from wildhold.world.actions import REGISTRY
 from wildhold.world.actions.core import find_path, known_walkable
 from wildhold.world.errors import Accepted
 from wildhold.world.observe import observe, status
+from wildhold.world.parts.construction import CONSTRUCTION
 from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
 
@@ -44,7 +45,7 @@ def test_the_policies_map_agrees_with_the_worlds_path_search_door_locks_included
     door = next((x + dx, y + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (1, -1), (-1, 1))
                 if w.is_walkable(p := w.pos(x + dx, y + dy)) and p not in w.structures and p not in w.nodes)
     apply_setup(w, "place_structure", {"x": door[0], "y": door[1], "structure": "door", "owner": a2})
-    w.construction.locks[w.pos(*door)] = True  # as `lock` leaves it: only its owner passes
+    CONSTRUCTION.state(w).locks[w.pos(*door)] = True  # as `lock` leaves it: only its owner passes
     apply_setup(w, "move_character", {"agent": a2, "x": x, "y": y})  # both see the door
     policy = make_policy("producer", content)
     checked = 0

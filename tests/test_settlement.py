@@ -12,7 +12,7 @@ from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import validate_event
 from wildhold.world.observe import observe
 from wildhold.world.parts import PARTS
-from wildhold.world.parts.settlement import place_tile, scheduled_place
+from wildhold.world.parts.settlement import SETTLEMENT, place_tile, scheduled_place
 from wildhold.world.serialize import dumps, loads, state_hash
 from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
@@ -53,13 +53,13 @@ def give(w: World, agent: str, item: str, qty: int) -> None:
 
 def stand_by(w: World, agent: str, npc: str) -> None:
     """Put the character on the villager's tile (villagers block no one)."""
-    x, y = w.xy(w.village.villagers[npc][1])
+    x, y = w.xy(SETTLEMENT.state(w).villagers[npc][1])
     apply_setup(w, "move_character", {"agent": agent, "x": x, "y": y})
 
 
 def stand_far(w: World, agent: str, npc: str) -> None:
     """Put the character on the walkable tile farthest from the villager."""
-    home = w.village.villagers[npc][1]
+    home = SETTLEMENT.state(w).villagers[npc][1]
     p = max((p for p in range(w.width * w.height) if w.is_walkable(p)), key=lambda p: (w.distance(p, home), -p))
     x, y = w.xy(p)
     apply_setup(w, "move_character", {"agent": agent, "x": x, "y": y})
@@ -114,9 +114,9 @@ def test_villagers_follow_their_schedule_by_hour(content):
         now = w.tick % w.calendar.ticks_per_day // 60
         for name, npc in content.npcs.items():
             place = scheduled_place(npc, now)
-            assert w.village.villagers[name] == (place, place_tile(w, place))
+            assert SETTLEMENT.state(w).villagers[name] == (place, place_tile(w, place))
         for m in moves:
-            assert w.pos(m["x"], m["y"]) == w.village.villagers[m["npc"]][1]
+            assert w.pos(m["x"], m["y"]) == SETTLEMENT.state(w).villagers[m["npc"]][1]
 
 
 def test_a_villager_stands_on_its_place_or_the_nearest_free_settlement_tile(content):
@@ -124,12 +124,12 @@ def test_a_villager_stands_on_its_place_or_the_nearest_free_settlement_tile(cont
     clock(w, 1, 10)
     cx, cy = w.xy(w.settlement)
     dx, dy = content.social.places["square"]
-    assert w.village.villagers["oskar"] == ("square", w.pos(cx + dx, cy + dy))
+    assert SETTLEMENT.state(w).villagers["oskar"] == ("square", w.pos(cx + dx, cy + dy))
     apply_setup(w, "place_structure", {"x": cx + dx, "y": cy + dy, "structure": "workbench"})
     clock(w, 1, 11)
     clock(w, 1, 12)
     clock(w, 2, 7)  # oskar is at the square again from 6
-    place, p = w.village.villagers["oskar"]
+    place, p = SETTLEMENT.state(w).villagers["oskar"]
     assert place == "square" and p != w.pos(cx + dx, cy + dy) and w.is_walkable(p)
     assert w.distance(p, w.pos(cx + dx, cy + dy)) == 1
     r = w.scenario.settlement.radius
@@ -143,7 +143,7 @@ def test_villagers_appear_in_the_observation_only_in_view(content):
     seen = {v["npc"]: v for v in observe(w, a)["villagers"]}
     assert "mara" in seen
     assert seen["mara"]["role"] == "shopkeeper" and seen["mara"]["shop"]["open"] is True
-    assert (seen["mara"]["x"], seen["mara"]["y"]) == w.xy(w.village.villagers["mara"][1])
+    assert (seen["mara"]["x"], seen["mara"]["y"]) == w.xy(SETTLEMENT.state(w).villagers["mara"][1])
     stand_far(w, a, "mara")
     assert observe(w, a)["villagers"] == []
 
@@ -160,7 +160,7 @@ def test_no_villagers_board_or_locks_where_the_scenario_has_none(content):
     assert (obs["villagers"], obs["quest_board"], obs["friendship"]) == ([], [], {})
     assert rejected(w, a, "talk", npc="mara") == "unknown_npc"
     assert rejected(w, a, "accept_quest", quest="q1") == "unknown_quest"
-    assert not w.village.villagers
+    assert not SETTLEMENT.state(w).villagers
     assert all(part.recipe_locked(w, w.chars[a], "iron_pickaxe") is None for part in PARTS)
 
 
@@ -409,7 +409,7 @@ def test_a_gather_quest_counts_only_what_is_gathered_after_accepting(content):
                 if w.pos(x + dx, y + dy) not in w.structures and w.pos(x + dx, y + dy) not in w.nodes)
     apply_setup(w, "place_resource", {"x": spot[0], "y": spot[1], "node": node, "amount": 50})
     progress = []
-    while w.village.logs[a].active[q["id"]].gathered < q["qty"]:
+    while SETTLEMENT.state(w).logs[a].active[q["id"]].gathered < q["qty"]:
         progress += of(do(w, a, "gather", x=spot[0], y=spot[1])[1], "quest_progress")
     assert progress[-1] == {"agent": a, "quest": q["id"], "gathered": q["qty"], "qty": q["qty"]}
     stand_by(w, a, q["issuer"])

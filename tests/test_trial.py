@@ -221,7 +221,7 @@ def settle_for_a_day(content) -> tuple[World, str, list[dict]]:
 
 def test_the_live_world_records_foothold_as_the_offline_assessment_does(content):
     w, a, events = settle_for_a_day(content)
-    live = w.trial.progress(a)
+    live = TRIAL.state(w).progress(a)
     assert live["independent"]["foothold"]["tick"] == 360 + 1440
     assert assess(events, scenario="tiny")[a] == live
     logged = [e["data"] for e in events if e["kind"] == "trial_stage_attained"]
@@ -238,18 +238,18 @@ def test_a_snapshot_carries_the_trial_and_resumes_identically(content):
     for _ in range(50):
         w.step()
     copy = from_dict(content, to_dict(w))
-    assert copy.trial.dump() == w.trial.dump() and state_hash(copy) == state_hash(w)
+    assert TRIAL.state(copy).dump() == TRIAL.state(w).dump() and state_hash(copy) == state_hash(w)
     for world in (w, copy):
         for _ in range(1500):
             world.step()
-    assert copy.events.head == w.events.head and copy.trial.dump() == w.trial.dump()
+    assert copy.events.head == w.events.head and TRIAL.state(copy).dump() == TRIAL.state(w).dump()
 
 
 def test_trial_info_tells_the_criteria_and_progress_and_changes_nothing(content):
     w = World(content, "tiny", 1)
     a = w.join("settler")
     rest = w.submit(a, "rest", {"ticks": 30})
-    before = w.trial.dump()
+    before = TRIAL.state(w).dump()
     drained(w)
     accepted = w.submit(a, "trial_info", {})
     assert accepted.op and accepted.ends == w.tick
@@ -262,7 +262,7 @@ def test_trial_info_tells_the_criteria_and_progress_and_changes_nothing(content)
     assert "1440 ticks" in foothold["requirements"][0]["requirement"]
     assert done["tasks"] == {"outfit": None, "shadow_king": None}
     assert "trial progress" in done["progress_rule"]
-    assert w.trial.dump() == before
+    assert TRIAL.state(w).dump() == before
     assert w.chars[a].op == rest.op  # still resting: trial_info answered while busy
 
 
@@ -309,15 +309,15 @@ def test_a_completed_tailoring_produces_the_outfit_and_completes_the_task(conten
     recipe = content.recipes["travel_outfit"]
     assert recipe.station == "tailor_table"
     assert recipe.inputs == {"outfit_design": 1, "cloth": 8, "leather": 4, "t_coin": 12}
-    task = w.trial.progress(a)["tasks"]["outfit"]
+    task = TRIAL.state(w).progress(a)["tasks"]["outfit"]
     assert events[task["evidence"][0] - events[0]["seq"]]["kind"] == "operation_completed"
-    assert assess(events, scenario="tiny")[a]["tasks"] == w.trial.progress(a)["tasks"]
+    assert assess(events, scenario="tiny")[a]["tasks"] == TRIAL.state(w).progress(a)["tasks"]
 
 
 def test_starting_the_tailoring_is_not_success(content):
     w, a, events = tailor(content, finish=False)
     assert "travel_outfit" not in w.chars[a].inventory
-    assert w.trial.progress(a)["tasks"] == {}
+    assert TRIAL.state(w).progress(a)["tasks"] == {}
     assert any(e["kind"] == "operation_cancelled" for e in events)
 
 
@@ -408,7 +408,7 @@ def season(seed: int, tmp_path, policies: list[str], until_full: tuple[str, ...]
 
     run = ScriptedRun.start("season", seed, tmp_path / f"season-{seed}.sqlite", agents=len(policies), policies=policies)
     w = run.world
-    while not w.finished and not (until_full and all(_full(w.trial.progress(a)) for a in until_full)):
+    while not w.finished and not (until_full and all(_full(TRIAL.state(w).progress(a)) for a in until_full)):
         run.run(until=w.tick + 60)
     archive = run.match.export(tmp_path / f"season-{seed}.wildhold.zip")
     run.match.close()

@@ -18,8 +18,9 @@ from wildhold.programs.api import OP_RESULT_FIELDS, api_functions, reference_mar
 from wildhold.world.actions import REGISTRY, ActionDef, check_registry
 from wildhold.world.errors import CODES
 from wildhold.world.events import EVENT_TYPES
+from wildhold.world.markdown import bullets, table
 from wildhold.world.parts import PARTS
-from wildhold.world.parts.construction import rules as construction_rules
+from wildhold.world.parts.base import Section, section_of
 from wildhold.world.wealth import formula_summary
 from wildhold.world.world import World
 
@@ -51,9 +52,20 @@ def rules_json(content: Content) -> dict[str, Any]:
         "events": {kind: _event(model) for kind, model in EVENT_TYPES.items()},
         "observation": _observation(content),
         "scenarios": _scenarios(content),
-        **_breadth(content),
+        **{key: value for section in part_sections() for key, value in section.data(content).items()},
+        "wealth": wealth_formula(content),
         "programs": _programs(content),
     }
+
+
+def part_sections() -> list[Section]:
+    """The parts' sections of the document, in the order they are rendered."""
+    return sorted((section for part in PARTS for section in part.rules), key=lambda section: section.place)
+
+
+def _world_rules(topic: str, c: Content) -> list[str]:
+    """The sentences the parts add to one of the world's topics."""
+    return [line for part in PARTS if topic in part.world_rules for line in part.world_rules[topic](c)]
 
 
 def wealth_formula(c: Content) -> dict[str, Any]:
@@ -72,69 +84,6 @@ def wealth_formula(c: Content) -> dict[str, Any]:
         "ties": "Characters with exactly equal wealth share a rank (standard competition ranking: 1, 1, 3).",
         "item_values_cents": {k: i.value_cents for k, i in c.items.items()},
         "structure_values_cents": {k: s.value_cents for k, s in c.structures.items() if s.value_cents},
-    }
-
-
-def _breadth(c: Content) -> dict[str, Any]:
-    """Farming, animals, the settlement's villagers and quests, attributes, the economy, conflict, wealth."""
-    social = c.social
-    return {
-        "farming": {**c.farming.model_dump(mode="json"), "crops": {k: v.model_dump(mode="json") for k, v in c.crops.items()}},
-        "animals": {k: v.model_dump(mode="json") for k, v in c.animals.items()},
-        "villagers": {
-            "friendship": {
-                "talk_points": social.talk_points,
-                "gift_points": dict(social.gift_points),
-                "points_per_level": social.points_per_level,
-                "max_level": social.max_level,
-                "gifts_per_day": social.gifts_per_day,
-                "rule": "Talking adds talk_points once a day per villager; a gift adds the points of the villager's opinion of"
-                " the item (loved, liked, neutral or disliked). Each villager's opinions are learned by giving, not listed here.",
-            },
-            "places": {k: list(v) for k, v in social.places.items()},
-            "people": {
-                name: {
-                    "role": n.role,
-                    "description": n.description,
-                    "schedule": [e.model_dump(mode="json") for e in n.schedule],
-                    "shop": n.shop.model_dump(mode="json") if n.shop else None,
-                    "unlocks": [u.model_dump(mode="json") for u in n.unlocks],
-                }
-                for name, n in c.npcs.items()
-            },
-        },
-        "quests": {"board": c.questboard.model_dump(mode="json"), "templates": {k: v.model_dump(mode="json") for k, v in c.quests.items()}},
-        "attributes": {k: v.model_dump(mode="json") for k, v in c.attributes.items()},
-        "economy": c.economy.model_dump(mode="json"),
-        "messages": {"max_chars": social.message_max_chars, "board_max_posts": social.board_max_posts, "say_radius": social.say_radius},
-        "conflict": c.conflict.model_dump(mode="json"),
-        "wealth": wealth_formula(c),
-        "dungeon": _dungeon(c),
-    }
-
-
-def _dungeon(c: Content) -> dict[str, Any]:
-    """Tiers, rewards and enemies; each enemy's moves are listed by name, their order is learned by watching."""
-    d = c.dungeon
-    return {
-        "combat": {
-            "unarmed_damage": d.unarmed_damage,
-            "guard_reduction_pct": d.guard_reduction_pct,
-            "vulnerable_damage_pct": d.vulnerable_damage_pct,
-            "usable_inside": list(d.usable_inside),
-            "rule": "Enemies act once per tick while you are in their room; every damaging move is announced in the "
-            "observation (move, text, lands_at) at least a tick before it lands. A dodge during the tick a hit lands avoids it; "
-            "a guard removes guard_reduction_pct of it after armour's defense; strikes during a vulnerable move deal "
-            "vulnerable_damage_pct. Knocked down inside, you are carried out and the instance is kept as it was; "
-            "entering that tier again resumes it.",
-        },
-        "tiers": {k: t.model_dump(mode="json") for k, t in d.tiers.items()},
-        "hidden_boss": {"found_behind": f"the altar of the cleared {d.shadow_king.tier}", "reward": dict(d.shadow_king.reward)},
-        "enemies": {
-            k: {"description": e.description, "hp": e.hp,
-                "moves": [list(m) for m in sorted({(m.move, m.damage, m.vulnerable) for m in e.pattern})]}
-            for k, e in c.enemies.items()
-        },
     }
 
 
@@ -260,7 +209,7 @@ def _world(c: Content) -> dict[str, Any]:
         "The character that places a structure owns it; placing a bed makes it that character's bed.",
         "A bed can be slept in by its owner, or by anyone if it has no owner. The settlement's stations have no owner.",
         "Structures that are not walkable block movement.",
-        *construction_rules(c),
+        *_world_rules("construction", c),
     ]
     start = [
         f"A character joins at a spawn point in the settlement with health {n.max_health}, energy "
@@ -328,7 +277,9 @@ def _needs(c: Content) -> dict[str, Any]:
 
 def _tick_order() -> list[str]:
     """The systems `World.step` runs, in order: the core systems, then each world part."""
-    return [system.__name__ for system in World.SYSTEMS] + [f"{part.name} (part)" for part in PARTS]
+    # Parts that share a section of the snapshot were split from one part and run as it did, in one step.
+    sections = dict.fromkeys(section_of(part) for part in PARTS)
+    return [system.__name__ for system in World.SYSTEMS] + [f"{name} (part)" for name in sections]
 
 
 # ---- things ---------------------------------------------------------------------------------
@@ -399,18 +350,12 @@ def _from_ticks(d: int, e: int) -> dict[str, Any]:
     return {"duration_from": "ticks", "energy": e, "rule": f"Takes as many ticks as its ticks argument; costs {e} energy."}
 
 
-def _from_attribute(d: int, e: int) -> dict[str, Any]:
-    return {"duration_from": "attribute", "energy_from": "attribute",
-            "rule": "Takes the attribute's train_ticks and costs its energy and coins (see Attributes)."}
-
-
 def _from_content(d: int, e: int) -> dict[str, Any]:
     return {"duration_from": "content", "energy": e,
             "rule": f"Takes the time its content entry names (see the sections below); costs {e} energy unless stated there."}
 
 
 TIMING_RULES: dict[str, Callable[[int, int], dict[str, Any]]] = {
-    "the attribute's training time": _from_attribute,
     "set by its content entry": _from_content,
     "fixed": _fixed,
     "one tick per step": _per_step,
@@ -421,7 +366,7 @@ TIMING_RULES: dict[str, Callable[[int, int], dict[str, Any]]] = {
 
 def _action(c: Content, a: ActionDef) -> dict[str, Any]:
     base = c.actions[a.name]
-    render = TIMING_RULES.get(a.timing)
+    render = a.cost_rule or TIMING_RULES.get(a.timing)
     if render is None:
         cost = {"duration": base.duration, "energy": base.energy, "rule": f"{a.timing}; base {base.duration} ticks, {base.energy} energy."}
     else:
@@ -616,30 +561,6 @@ def _core_observation_fields(c: Content, r: int, size: int) -> dict[str, Any]:
 # ---- Markdown -------------------------------------------------------------------------------
 
 
-def _cell(value: Any) -> str:
-    if value is None or value == {} or value == []:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {_cell(v)}" for k, v in value.items())
-    if isinstance(value, list):
-        return ", ".join(_cell(v) for v in value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(headers: list[str], rows: list[list[Any]]) -> list[str]:
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    out += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
-    return out + [""]
-
-
-def _bullets(lines: list[str]) -> list[str]:
-    return [f"- {line}" for line in lines] + [""]
-
-
 def _md_arguments(schema: dict[str, Any]) -> list[str]:
     props = schema.get("properties", {})
     if not props:
@@ -649,7 +570,7 @@ def _md_arguments(schema: dict[str, Any]) -> list[str]:
     for name, prop in props.items():
         limits = [f"{k} {prop[k]}" for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength") if k in prop]
         rows.append([f"`{name}`", _type_name(prop), name in required, prop.get("default"), limits, prop.get("description")])
-    return _table(["argument", "type", "required", "default", "limits", "description"], rows)
+    return table(["argument", "type", "required", "default", "limits", "description"], rows)
 
 
 def rules_markdown(content: Content) -> str:
@@ -667,75 +588,75 @@ def rules_markdown(content: Content) -> str:
         "",
         time["tick"],
         "",
-        *_table(
+        *table(
             ["ticks per day", "night", "night length (ticks)", "days per season", "seasons"],
             [[time["ticks_per_day"], f"{time['night_start']}-{time['night_end']}", time["night_ticks"], time["days_per_season"], time["seasons"]]],
         ),
-        *_bullets(time["rules"]),
+        *bullets(time["rules"]),
         "### Weather",
         "",
-        *_table(["weather", "weight", "probability per day"], [[k, o["weight"], o["probability"]] for k, o in time["weather_odds"].items()]),
+        *table(["weather", "weight", "probability per day"], [[k, o["weight"], o["probability"]] for k, o in time["weather_odds"].items()]),
         "## Needs",
         "",
-        *_table(["need", "value", "meaning"], [[f"`{k}`", n["value"], n["meaning"]] for k, n in w["needs"].items()]),
+        *table(["need", "value", "meaning"], [[f"`{k}`", n["value"], n["meaning"]] for k, n in w["needs"].items()]),
         "## Knockdowns",
         "",
-        *_bullets(w["knockdown"]),
+        *bullets(w["knockdown"]),
         "## Night and shelter",
         "",
-        *_bullets(w["night"]),
+        *bullets(w["night"]),
         "## Fog of war",
         "",
-        *_table(["view radius", "view size", "reach"], [[w["fog_of_war"]["view_radius"], w["fog_of_war"]["view_size"], w["fog_of_war"]["reach"]]]),
-        *_bullets(w["fog_of_war"]["rules"]),
+        *table(["view radius", "view size", "reach"], [[w["fog_of_war"]["view_radius"], w["fog_of_war"]["view_size"], w["fog_of_war"]["reach"]]]),
+        *bullets(w["fog_of_war"]["rules"]),
         "## Operations",
         "",
-        *_bullets(w["operations"]),
+        *bullets(w["operations"]),
         "Each tick the world runs these systems in order: " + ", ".join(f"`{s}`" for s in w["tick_order"]) + ".",
         "",
         "### Gathering",
         "",
-        *_bullets(w["gathering"]),
+        *bullets(w["gathering"]),
         "### Crafting and cooking",
         "",
-        *_bullets(w["crafting"]),
+        *bullets(w["crafting"]),
         "### Construction",
         "",
-        *_bullets(w["construction"]),
+        *bullets(w["construction"]),
         "### Equipment and items on the ground",
         "",
-        *_bullets(w["equipment"]),
+        *bullets(w["equipment"]),
         "## Terrain",
         "",
-        *_table(
+        *table(
             ["terrain", "glyph", "walkable", "safe", "description"],
             [[f"`{k}`", f"`{t['glyph']}`", t["walkable"], t["safe"], t["description"]] for k, t in doc["terrain"].items()],
         ),
         "## Items",
         "",
-        *_table(
+        *table(
             ["item", "category", "value (cents)", "description"],
             [[f"`{k}`", i["category"], i["value_cents"], i["description"]] for k, i in doc["items"].items()],
         ),
         "### Food",
         "",
-        *_table(
+        *table(
             ["item", "satiety", "health", "energy"],
             [[f"`{k}`", i["food"]["satiety"], i["food"]["health"], i["food"]["energy"]] for k, i in doc["items"].items() if i["food"]],
         ),
         "### Tools",
         "",
-        *_table(
+        *table(
             ["item", "slot", "yield bonus per node", "damage", "defense"],
             [[f"`{k}`", i["tool"]["slot"], i["tool"]["yield_bonus"], i["tool"].get("damage", 0), i["tool"].get("defense", 0)]
              for k, i in doc["items"].items() if i["tool"]],
         ),
         "### Placeables",
         "",
-        *_table(["item", "places structure"], [[f"`{k}`", f"`{i['places']}`"] for k, i in doc["items"].items() if i["places"]]),
+        *table(["item", "places structure"], [[f"`{k}`", f"`{i['places']}`"] for k, i in doc["items"].items() if i["places"]]),
         "## Resource nodes",
         "",
-        *_table(
+        *table(
             ["node", "item", "base yield", "capacity", "regrow (ticks)", "tool needed", "tool bonus", "terrain", "density", "description"],
             [
                 [f"`{k}`", n["item"], n["base_yield"], n["capacity"], n["regrow_ticks"], n["requires_tool"], n["tool_bonus"], n["terrain"], n["density"], n["description"]]
@@ -744,7 +665,7 @@ def rules_markdown(content: Content) -> str:
         ),
         "## Structures",
         "",
-        *_table(
+        *table(
             ["structure", "hp", "walkable", "shelter", "station", "bed", "placed from", "station for", "description"],
             [
                 [f"`{k}`", s["hp"], s["walkable"], s["shelter"], s["station"], s["bed"], s["placed_from"], s["station_for"], s["description"]]
@@ -753,13 +674,13 @@ def rules_markdown(content: Content) -> str:
         ),
         "## Recipes",
         "",
-        *_table(
+        *table(
             ["recipe", "kind", "station", "inputs", "outputs", "duration (ticks)", "energy"],
             [[f"`{k}`", r["kind"], r["station"], r["inputs"], r["outputs"], r["duration"], r["energy"]] for k, r in doc["recipes"].items()],
         ),
         "## Creatures",
         "",
-        *_table(
+        *table(
             ["creature", "hostile", "nocturnal", "hp", "damage", "attack every", "move every", "sight", "spawn chance", "spawn distance", "max per character", "description"],
             [
                 [f"`{k}`", c["hostile"], c["nocturnal"], c["hp"], c["damage"], c["attack_every"], c["move_every"], c["sight"], c["spawn_chance"], c["spawn_distance"], c["max_per_character"], c["description"]]
@@ -768,7 +689,7 @@ def rules_markdown(content: Content) -> str:
         ),
         "## Actions",
         "",
-        *_table(
+        *table(
             ["action", "category", "time and energy", "while busy"],
             [[f"`{k}`", a["category"], a["cost"]["rule"], a["while_busy"]] for k, a in doc["actions"].items()],
         ),
@@ -779,13 +700,13 @@ def rules_markdown(content: Content) -> str:
     md += [
         "## Rejection codes",
         "",
-        *_table(["code", "meaning"], [[f"`{k}`", m] for k, m in doc["rejection_codes"].items()]),
+        *table(["code", "meaning"], [[f"`{k}`", m] for k, m in doc["rejection_codes"].items()]),
         "## Events",
         "",
         "Every event carries:",
         "",
-        *_table(["field", "meaning"], [[f"`{k}`", m] for k, m in doc["event_envelope"].items()]),
-        *_table(
+        *table(["field", "meaning"], [[f"`{k}`", m] for k, m in doc["event_envelope"].items()]),
+        *table(
             ["event", "fields"],
             [[f"`{k}`", ", ".join(f"{f} ({t})" for f, t in e["fields"].items())] for k, e in doc["events"].items()],
         ),
@@ -797,16 +718,16 @@ def rules_markdown(content: Content) -> str:
     for part, spec in doc["observation"]["fields"].items():
         md += [f"### `{part}`", "", spec["description"], ""]
         if spec["fields"]:
-            md += _table(["field", "meaning"], [[f"`{f}`", m] for f, m in spec["fields"].items()])
+            md += table(["field", "meaning"], [[f"`{f}`", m] for f, m in spec["fields"].items()])
     md += [
         "### Tile features",
         "",
-        *_table(["feature", "meaning"], [[f"`{f}`", m] for f, m in doc["observation"]["tile_features"].items()]),
-        *_table(["glyph", "terrain"], [[f"`{g}`", t] for g, t in doc["observation"]["glyphs"].items()]),
+        *table(["feature", "meaning"], [[f"`{f}`", m] for f, m in doc["observation"]["tile_features"].items()]),
+        *table(["glyph", "terrain"], [[f"`{g}`", t] for g, t in doc["observation"]["glyphs"].items()]),
         "## Scenarios",
         "",
-        *_bullets(w["start"]),
-        *_table(
+        *bullets(w["start"]),
+        *table(
             ["scenario", "size", "regions", "days", "length (ticks)", "agents", "start hour", "start items", "night creatures", "node density scale", "settlement stations", "description"],
             [
                 [
@@ -817,7 +738,9 @@ def rules_markdown(content: Content) -> str:
             ],
         ),
     ]
-    md += _md_breadth(doc)
+    for section in part_sections():
+        md += section.markdown(doc)
+    md += _md_wealth(doc["wealth"])
     md += _md_programs(doc["programs"])
     return "\n".join(md).rstrip() + "\n"
 
@@ -829,109 +752,29 @@ def _md_programs(p: dict[str, Any]) -> list[str]:
         "",
         "### Limits and budgets",
         "",
-        *_table(["setting", "value", "meaning"], [[f"`{k}`", v["value"], v["meaning"]] for k, v in p["limits"].items()]),
+        *table(["setting", "value", "meaning"], [[f"`{k}`", v["value"], v["meaning"]] for k, v in p["limits"].items()]),
         "### Rules",
         "",
-        *_bullets(p["rules"]),
+        *bullets(p["rules"]),
         "### What the sandbox refuses",
         "",
         p["sandbox"]["summary"],
         "",
-        *_table(["attempt", "outcome"], [[k, v] for k, v in p["sandbox"]["refused"].items()]),
+        *table(["attempt", "outcome"], [[k, v] for k, v in p["sandbox"]["refused"].items()]),
         "Program events: " + ", ".join(f"`{k}`" for k in p["events"]) + "." if p["events"] else "",
         "",
     ]
 
 
-def _md_breadth(doc: dict[str, Any]) -> list[str]:
-    farming, villagers, wealth, dungeon = doc["farming"], doc["villagers"], doc["wealth"], doc["dungeon"]
-    md = [
-        "## The dungeon",
-        "",
-        dungeon["combat"]["rule"],
-        "",
-        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in dungeon["combat"].items() if k != "rule"]),
-        *_table(
-            ["tier", "level", "rooms before the boss", "enemies per room", "boss", "T-coins", "drops", "description"],
-            [
-                [f"`{k}`", t["level"], t["rooms"], t["enemies_per_room"], f"`{t['boss']}`", t["coins"],
-                 {i: f"{d['chance']:g} x {d['qty']}" for i, d in t["drops"].items()}, t["description"]]
-                for k, t in dungeon["tiers"].items()
-            ],
-        ),
-        f"A hidden boss is found behind {dungeon['hidden_boss']['found_behind']}.",
-        "",
-        *_table(
-            ["enemy", "hp", "moves (name, damage, vulnerable)", "description"],
-            [[f"`{k}`", e["hp"], "; ".join(f"{m} {dmg}{' vulnerable' if v else ''}" for m, dmg, v in e["moves"]), e["description"]]
-             for k, e in dungeon["enemies"].items()],
-        ),
-        "## Farming",
-        "",
-        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in farming.items() if k != "crops"]),
-        *_table(
-            ["crop", "seed", "product", "yield", "watered days per stage", "seasons"],
-            [[f"`{k}`", f"`{v['seed']}`", f"`{v['product']}`", v["yield_qty"], v["stage_days"], v["seasons"]] for k, v in farming["crops"].items()],
-        ),
-        "## Animals",
-        "",
-        *_table(
-            ["animal", "product", "per day", "feed", "feed per day", "hungry days before it leaves"],
-            [[f"`{k}`", f"`{v['product']}`", v["product_qty"], f"`{v['feed']}`", v["feed_qty"], v["hungry_days_to_leave"]] for k, v in doc["animals"].items()],
-        ),
-        "## Villagers",
-        "",
-        villagers["friendship"]["rule"],
-        "",
-        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in villagers["friendship"].items() if k != "rule"]),
-        *_table(
-            ["villager", "role", "schedule (from hour: place)", "sells (coins)", "buys (coins)", "open hours", "unlocks"],
-            [
-                [
-                    f"`{k}`", v["role"], ", ".join(f"{e['start_hour']}: {e['place']}" for e in v["schedule"]),
-                    v["shop"]["sells"] if v["shop"] else "", v["shop"]["buys"] if v["shop"] else "",
-                    v["shop"]["open_hours"] if v["shop"] else "", v["unlocks"],
-                ]
-                for k, v in villagers["people"].items()
-            ],
-        ),
-        *_table(["place", "offset from the settlement centre"], [[f"`{k}`", v] for k, v in villagers["places"].items()]),
-        "## Quests",
-        "",
-        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in doc["quests"]["board"].items()]),
-        *_table(
-            ["template", "kind", "issuers", "items or targets", "quantity", "reward (coins)", "friendship", "days"],
-            [
-                [f"`{k}`", v["kind"], v["issuers"], v["items"] or v["targets"], v["qty"], v["reward_coins"], v["friendship"], v["days"]]
-                for k, v in doc["quests"]["templates"].items()
-            ],
-        ),
-        "## Attributes",
-        "",
-        *_table(
-            ["attribute", "max level", "ticks per level", "energy", "coins x next level", "yield bonus per level", "damage bonus per level", "description"],
-            [
-                [f"`{k}`", v["max_level"], v["train_ticks"], v["energy"], v["coins_per_level"], v["yield_bonus"], v["damage_bonus"], v["description"]]
-                for k, v in doc["attributes"].items()
-            ],
-        ),
-        "## Economy and messages",
-        "",
-        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in {**doc["economy"], **doc["messages"]}.items()]),
-        "## Conflict",
-        "",
-        "Only in scenarios with conflict on, and never inside the settlement.",
-        "",
-        *_table(["setting", "value"], [[f"`{k}`", v] for k, v in doc["conflict"].items()]),
+def _md_wealth(wealth: dict[str, Any]) -> list[str]:
+    return [
         "## Wealth",
         "",
         wealth["summary"],
         "",
-        *_bullets(wealth["terms"]),
+        *bullets(wealth["terms"]),
         wealth["ties"],
         "",
         "Item and structure values are in the item and structure tables above.",
         "",
     ]
-    return md
-

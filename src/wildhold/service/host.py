@@ -28,7 +28,8 @@ from wildhold.store.sqlite import StoreError
 from wildhold.world.errors import Rejected
 from wildhold.world.observe import clock as world_clock
 from wildhold.world.observe import observe, status
-from wildhold.world.parts import PARTS, economy
+from wildhold.world.parts import PARTS
+from wildhold.world.parts import society as economy  # the board moved with the messages to society
 from wildhold.world.serialize import state_hash
 from wildhold.world.wealth import formula_summary, rank_standard, wealth_cents
 

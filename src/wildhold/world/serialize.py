@@ -11,6 +11,7 @@ import orjson
 from wildhold.content import Content
 from wildhold.world.events import EventLog
 from wildhold.world.parts import PARTS
+from wildhold.world.parts.base import dump_parts, section_of
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.world import World
 
@@ -50,7 +51,7 @@ def to_dict(w: World) -> dict[str, Any]:
         "structures": [[p, s.kind, s.owner, s.hp] for p, s in sorted(w.structures.items())],
         "ground": [[p, sorted(items.items())] for p, items in sorted(w.ground.items())],
         "containers": [[h, sorted(items.items())] for h, items in sorted(w.containers.items())],
-        "parts": {part.name: part.dump(w) for part in PARTS},
+        "parts": dump_parts(w, PARTS),
         "chars": [
             {
                 "id": c.id, "name": c.name, "pos": c.pos, "health": c.health, "energy": c.energy,
@@ -119,7 +120,7 @@ def from_dict(content: Content, d: dict[str, Any]) -> World:
         w.ops[od["id"]] = Operation(od["id"], od["agent"], od["action"], od["args"], od["started"], od["ends"], od["energy"], od["data"])
     for part in PARTS:
         part.init(w)
-        part.load(w, d["parts"][part.name])
+        part.load(w, d["parts"][section_of(part)])
     w.events = EventLog(d["events"]["seq"], d["events"]["head"])
     return w
 

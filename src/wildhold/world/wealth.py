@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from wildhold.content import Content
-from wildhold.world.parts import economy
+from wildhold.world.parts import market, society
 from wildhold.world.parts.construction import deposits_of
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def wealth_terms(w: World, agent: str) -> dict[str, int]:
     """Each term of the formula for one character, in cents; `wealth_cents` is their sum."""
     c, content = w.chars[agent], w.content
     escrowed = 0
-    for holder in economy.escrows_of(w, agent):
+    for holder in market.escrows_of(w, agent):
         escrowed += _value(content, w.containers.get(holder, {}))
     structures = 0
     for s in w.structures.values():
@@ -44,8 +44,8 @@ def wealth_terms(w: World, agent: str) -> dict[str, int]:
         "escrowed": escrowed,
         "structures": structures,
         "deposits": _value(content, deposits_of(w, agent)),
-        "reputation": economy.reputation_of(w, agent) * content.wealth.reputation_cents,
-        "attributes": economy.attribute_levels(w, agent) * content.wealth.attribute_level_cents,
+        "reputation": society.reputation_of(w, agent) * content.wealth.reputation_cents,
+        "attributes": society.attribute_levels(w, agent) * content.wealth.attribute_level_cents,
     }
 
 

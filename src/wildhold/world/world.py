@@ -15,6 +15,7 @@ from wildhold.world.actions import REGISTRY, check_registry, suggest
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
 from wildhold.world.parts import PARTS, Part
+from wildhold.world.parts.base import PartState
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.worldgen import generate, stream
 
@@ -45,6 +46,7 @@ class World:
             name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
         }
         self.chars: dict[str, Character] = {}
+        self.states: dict[str, PartState] = {}  # each part's state, under its name (`Part.state` reads it typed)
         self.creatures: dict[int, Creature] = {}
         self.ops: dict[str, Operation] = {}
         self.ground: dict[int, dict[str, int]] = {}

@@ -17,7 +17,6 @@ from wildhold.world.actions.registry import (
     Target,
     cost,
     did_you_mean,
-    register,
     require_item,
     target,
 )
@@ -49,7 +48,6 @@ def _step_target(w: World, c: Character, direction: str) -> int | Rejected:
     return p
 
 
-@register
 class Move:
     """Step one tile in a compass direction (n, ne, e, se, s, sw, w, nw). Takes one tick."""
 
@@ -139,7 +137,6 @@ def find_path(w: World, c: Character, goal: int) -> list[int] | None:
     return None
 
 
-@register
 class MoveTo:
     """Walk to a tile along the shortest path over tiles you have seen, one step per move_to duration.
 
@@ -207,7 +204,6 @@ def _gather_plan(w: World, c: Character, x: int, y: int) -> tuple[int, int] | Re
     return p, min(node.amount, spec.base_yield + (bonus or 0) + extra)
 
 
-@register
 class Gather:
     """Gather from a resource node on your tile or next to it. Tools in hand raise the yield; some nodes need one."""
 
@@ -289,7 +285,6 @@ class RecipeArgs(ActionArgs):
     recipe: str = Field(description="Recipe name, as listed in the rules.")
 
 
-@register
 class Craft:
     """Craft a recipe: its inputs must be carried and its station (if any) within reach. Time and energy come from the recipe."""
 
@@ -298,7 +293,6 @@ class Craft:
     plan, spend, apply = _make("craft")
 
 
-@register
 class Cook:
     """Cook a food recipe at a stove within reach. Time and energy come from the recipe."""
 
@@ -314,7 +308,6 @@ class ItemArgs(ActionArgs):
     item: str = Field(description="Item name.")
 
 
-@register
 class Eat:
     """Eat one food item you carry; it restores satiety (and some foods health or energy)."""
 
@@ -356,7 +349,6 @@ def _usable_bed(w: World, c: Character) -> bool:
     return s is not None and w.content.structures[s.kind].bed and s.hp > 0 and s.owner in (None, c.id)
 
 
-@register
 class Sleep:
     """Sleep in a bed you stand on (your own or an unowned one): energy returns each tick and the bed shelters you."""
 
@@ -387,7 +379,6 @@ class Sleep:
         return {"energy": c.energy}
 
 
-@register
 class Rest:
     """Rest where you stand: energy returns slowly. Resting outside at night leaves you exposed."""
 
@@ -411,7 +402,6 @@ class Rest:
         return {"energy": c.energy}
 
 
-@register
 class Wait:
     """Do nothing for some ticks."""
 
@@ -429,7 +419,6 @@ class Wait:
         return {}
 
 
-@register
 class Equip:
     """Equip a tool you carry in its slot (a tool in hand raises yields and opens some nodes)."""
 
@@ -455,7 +444,6 @@ class Equip:
         return {"slot": slot, "item": item}
 
 
-@register
 class Unequip:
     """Empty an equipment slot (hand or body); the item stays in your inventory."""
 
@@ -482,7 +470,6 @@ class QtyArgs(ItemArgs):
     qty: int = Field(default=1, ge=1, description="How many.")
 
 
-@register
 class Drop:
     """Drop items on your tile; anyone standing there may pick them up."""
 
@@ -508,7 +495,6 @@ def _ground_has(w: World, c: Character, item: str, qty: int) -> Rejected | None:
     return None
 
 
-@register
 class PickUp:
     """Pick up items lying on your tile."""
 
@@ -555,7 +541,6 @@ def _place_plan(w: World, c: Character, item: str, x: int, y: int) -> int | Reje
     return p
 
 
-@register
 class Place:
     """Place a station, bed or shelter you carry on an empty tile within reach. You own it; a bed becomes where you wake after a knockdown."""
 
@@ -578,7 +563,6 @@ class Place:
         return {"structure": kind, "x": x, "y": y}
 
 
-@register
 class Cancel:
     """Stop your current operation at once. Nothing it would have produced is produced."""
 
@@ -599,3 +583,6 @@ class Cancel:
         w.emit("operation_cancelled", agent=c.id, op=cancelled.id, action=cancelled.action)
         return {"cancelled": cancelled.id}
 
+
+# Registered in this order (the order faces list them), before the parts' actions.
+ACTIONS = (Move, MoveTo, Gather, Craft, Cook, Eat, Sleep, Rest, Wait, Equip, Unequip, Drop, PickUp, Place, Cancel)

@@ -68,6 +68,8 @@ class ActionDef:
     begin: Callable[["World", Character, Operation], None] | None = None
     while_busy: bool = False
     timing: str = "fixed"
+    # How the rules document states its time and cost, when `timing` is none of the common ways.
+    cost_rule: Callable[[int, int], dict[str, Any]] | None = None
 
     def json_schema(self) -> dict[str, Any]:
         return self.args.model_json_schema()
@@ -97,14 +99,15 @@ def _planned(cls: type) -> tuple[Check, Finish]:
     return check, finish
 
 
-def register(cls: type) -> type:
+def add_action(cls: type) -> ActionDef:
     """Turn an action class (docstring, Args, and either check and finish or plan and apply, optional
-    progress) into a registry entry."""
+    progress) into a registry entry. The core's `ACTIONS` and each part's `actions` are the lists
+    that name them."""
     name = cls.name
     if name in REGISTRY:
         raise ValueError(f"action {name!r} registered twice")
     check, finish = _planned(cls) if hasattr(cls, "plan") else (cls.check, cls.finish)
-    REGISTRY[name] = ActionDef(
+    spec = REGISTRY[name] = ActionDef(
         name=name,
         args=getattr(cls, "Args", NoArgs),
         doc=inspect.getdoc(cls) or "",
@@ -115,8 +118,9 @@ def register(cls: type) -> type:
         begin=getattr(cls, "begin", None),
         while_busy=getattr(cls, "while_busy", False),
         timing=getattr(cls, "timing", "fixed"),
+        cost_rule=getattr(cls, "cost_rule", None),
     )
-    return cls
+    return spec
 
 
 def check_registry(content: Content) -> None:
@@ -165,3 +169,22 @@ def require_item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | 
     return None
 
 
+
+
+def other_character(w: World, c: Character, agent: str) -> Character | Rejected:
+    """Another character by id (a trade's counterparty, a whisper's listener, an attack's target), or why not."""
+    other = w.chars.get(agent)
+    if other is None:
+        return Rejected("unknown_character", f"No character has id {agent!r}.{did_you_mean(agent, w.chars)}")
+    if other.id == c.id:
+        return Rejected("self_target", "That needs another character, not yourself.")
+    return other
+
+
+def shortfall(w: World, holder: Character, items: dict[str, int], what: str) -> Rejected | None:
+    """None when the character carries all of `items`, else what `what` still needs."""
+    missing = {i: q - holder.inventory.get(i, 0) for i, q in sorted(items.items()) if holder.inventory.get(i, 0) < q}
+    if missing:
+        need = ", ".join(f"{q} more {i}" for i, q in missing.items())
+        return Rejected("missing_materials", f"{what} needs {need}.")
+    return None

@@ -1,33 +1,82 @@
-"""The contract of a world subsystem (construction, farming, the settlement, the economy, society).
+"""The contract of a world subsystem (construction, farming, the settlement, the market, society...).
 
-A part keeps its own state on the world (created in `init`, saved by `dump`, restored by `load`),
-registers its actions in the one registry, and joins the tick through the hooks below. Every
-hook has a neutral default, so a part implements only what it changes.
+A part declares in its own module everything it adds: the content tables it reads, its rejection
+codes, events, actions, observation keys and sections of the rules document, and its state. The
+world holds that state in `World.states` under the part's name, and saves it under the part's
+`section` of the snapshot through the state's own `dump` and `load` (`Saved` derives both from
+the state's fields). `install` puts a list of parts into the registries; `PARTS` in
+`wildhold.world.parts` is that list. Every hook below has a neutral default, so a part implements
+only what it changes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import copy
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
+    from wildhold.content import Content
+    from wildhold.world.events import Ev
     from wildhold.world.state import Character, Structure
     from wildhold.world.world import World
 
 
-class Part:
-    name: str = ""
+class PartState(Protocol):
+    def dump(self) -> Any:
+        """JSON-ready data with a stable order."""
+
+    def load(self, data: Any) -> None:
+        """Restore, in place, what `dump` wrote."""
+
+
+S = TypeVar("S", bound=PartState)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A part's section of the rules document: its keys of the JSON document, and its Markdown,
+    rendered from the whole JSON document (so the two cannot disagree). Parts' sections stand in the
+    Markdown after the scenarios, in order of `place`."""
+
+    place: int
+    data: Callable[[Content], dict[str, Any]]
+    markdown: Callable[[dict[str, Any]], list[str]]
+
+
+class Part(Generic[S]):
+    name: ClassVar[str] = ""
+    # The key of the snapshot's `parts` this part saves under: its name, or one it shares with the
+    # parts split from a single older part (their fields disjoint, see `merge_saved`).
+    section: ClassVar[str] = ""
+    tables: ClassVar[tuple[str, ...]] = ()  # the `Content` tables this part reads
+    codes: ClassVar[dict[str, str]] = {}  # rejection code -> meaning
+    codes_place: ClassVar[int] = 0  # where its codes stand in the one list of codes (and so in the rules)
+    events: ClassVar[dict[str, type[Ev]]] = {}  # event kind -> model
+    actions: ClassVar[tuple[type, ...]] = ()  # action classes, registered in this order
     # Observation keys this part adds, described for the rules document: key -> {description, fields}.
-    observation_fields: dict[str, dict] = {}
+    observation_fields: ClassVar[dict[str, dict]] = {}
+    rules: ClassVar[tuple[Section, ...]] = ()
+    # Sentences this part adds to a topic of the world's rules (the core's "construction" bullets).
+    world_rules: ClassVar[dict[str, Callable[[Content], list[str]]]] = {}
+
+    def new_state(self, w: World) -> S:
+        """This part's state for a new world (after worldgen, before anyone joins)."""
+        raise NotImplementedError(f"part {self.name!r} declares no state")
+
+    def state(self, w: World) -> S:
+        return cast(S, w.states[self.name])
 
     def init(self, w: World) -> None:
-        """Create this part's state on a new world (after worldgen, before anyone joins)."""
+        """Create this part's state on a new world, or on one about to be loaded."""
+        w.states[self.name] = self.new_state(w)
 
     def dump(self, w: World) -> Any:
-        """This part's state as JSON-ready data with a stable order."""
-        return None
+        return self.state(w).dump()
 
     def load(self, w: World, data: Any) -> None:
-        """Restore what `dump` wrote."""
+        self.state(w).load(data)
 
     def joined(self, w: World, c: Character) -> None:
         """A character entered the world."""
@@ -80,3 +129,118 @@ class Part:
         Only parts that override this are called, each on every event once and in sequence order;
         an event a listener emits reaches the listeners after the one they are hearing. It must not
         change state other parts read."""
+
+
+def section_of(part: Part) -> str:
+    return part.section or part.name
+
+
+# ---- state saved from its fields ---------------------------------------------------------------
+
+# How a field is written to a snapshot and read back: (dump, load). `load` gets the saved value, the
+# field's value on a fresh state and the field's `of` (the record class of "rows").
+_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any, Any], Any]]] = {
+    # a value as it is (a number, a string, None)
+    "value": (lambda v: v, lambda d, fresh, of: d),
+    # a list, as it is
+    "list": (lambda v: v, lambda d, fresh, of: list(d)),
+    # a mapping, as its sorted [key, value] pairs
+    "pairs": (lambda v: sorted(v.items()), lambda d, fresh, of: dict(d)),
+    # records keyed by their "id", as the list of records in the order they were made
+    "records": (lambda v: list(v.values()), lambda d, fresh, of: {r["id"]: r for r in d}),
+    # a mapping of mappings, as sorted [key, sorted [key, value] pairs]
+    "tables": (lambda v: [[k, sorted(t.items())] for k, t in sorted(v.items())], lambda d, fresh, of: {k: dict(t) for k, t in d}),
+    # a mapping of dataclass records, as sorted rows [key, field 1, field 2, ...]
+    "rows": (lambda v: [[k, *(getattr(r, f.name) for f in dataclasses.fields(r))] for k, r in sorted(v.items())],
+             lambda d, fresh, of: {row[0]: of(*row[1:]) for row in d}),
+    # counters this part keeps for its own kinds of record, in a list of pairs other parts of the
+    # same section add theirs to (see `merge_saved`): on load it takes back only its own kinds
+    "shared_counters": (lambda v: sorted(v.items()), lambda d, fresh, of: {k: n for k, n in d if k in fresh}),
+}
+
+
+def saved(codec: str, default_factory: Callable[[], Any] | None = None, default: Any = None, of: type | None = None) -> Any:
+    """A field of a `Saved` state, written to snapshots through `codec` (a key of `_CODECS`)."""
+    if codec not in _CODECS:
+        raise ValueError(f"unknown codec {codec!r}")
+    meta = {"codec": codec, "of": of}
+    if default_factory is not None:
+        return dataclasses.field(default_factory=default_factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+class Saved:
+    """A dataclass state whose `dump` and `load` are derived from its fields: each field made with
+    `saved` is written under its own name through its codec; other fields are not saved. Records
+    are copied both ways, so a snapshot never aliases what the world goes on changing."""
+
+    __slots__ = ()
+
+    def dump(self) -> dict[str, Any]:
+        return copy.deepcopy({
+            f.name: _CODECS[f.metadata["codec"]][0](getattr(self, f.name))
+            for f in dataclasses.fields(cast(Any, self))  # every Saved is a dataclass
+            if "codec" in f.metadata
+        })
+
+    def load(self, data: dict[str, Any]) -> None:
+        data = copy.deepcopy(data)
+        for f in dataclasses.fields(cast(Any, self)):
+            if "codec" in f.metadata:
+                load = _CODECS[f.metadata["codec"]][1]
+                setattr(self, f.name, load(data[f.name], getattr(self, f.name), f.metadata["of"]))
+
+
+def merge_saved(into: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """Two parts' dumps under one section: their fields are disjoint, except shared counters (lists
+    of [kind, n] pairs, each part its own kinds), which are saved as one sorted list."""
+    out = dict(into)
+    for key, value in more.items():
+        if key not in out:
+            out[key] = value
+        elif _counters(out[key]) and _counters(value) and not {k for k, _ in out[key]} & {k for k, _ in value}:
+            out[key] = sorted(out[key] + value)
+        else:
+            raise ValueError(f"two parts save {key!r} in one section")
+    return out
+
+
+def dump_parts(w: World, parts: list[Part]) -> dict[str, Any]:
+    """The snapshot's `parts`: each part's dump under its section, parts sharing one merged."""
+    out: dict[str, Any] = {}
+    for part in parts:
+        key, data = section_of(part), part.dump(w)
+        out[key] = merge_saved(out[key], data) if key in out else data
+    return out
+
+
+def _counters(value: Any) -> bool:
+    return isinstance(value, list) and all(len(pair) == 2 and isinstance(pair[0], str) for pair in value)
+
+
+def install(parts: list[Part], running: list[Part]) -> None:
+    """Put each part's declarations into the one registry of each kind, in list order (codes in
+    order of `codes_place`), and append the parts to `running`, the list the world's hooks walk.
+    A name two parts declare, or one the core already has, is refused."""
+    from wildhold.world.actions.registry import add_action
+    from wildhold.world.errors import CODES
+    from wildhold.world.events import EVENT_TYPES
+
+    for part in sorted(parts, key=lambda p: p.codes_place):
+        for code, meaning in part.codes.items():
+            if code in CODES:
+                raise ValueError(f"rejection code {code!r} declared twice ({part.name})")
+            CODES[code] = meaning
+    seen: dict[str, str] = {}
+    for part in parts:
+        for kind, model in part.events.items():
+            if kind in EVENT_TYPES:
+                raise ValueError(f"event {kind!r} declared twice ({part.name})")
+            EVENT_TYPES[kind] = model
+        for cls in part.actions:
+            add_action(cls)
+        for key in part.observation_fields:
+            if key in seen:
+                raise ValueError(f"observation key {key!r} declared by {seen[key]} and {part.name}")
+            seen[key] = part.name
+    running.extend(parts)

@@ -45,10 +45,10 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pydantic import Field
 
 from wildhold.content import Content, ContentError
-from wildhold.world.actions.registry import ActionArgs, Plan, Target, did_you_mean, register, require_item, target
+from wildhold.world.actions.registry import ActionArgs, Plan, Target, did_you_mean, require_item, target
 from wildhold.world.errors import Rejected
-from wildhold.world.events import EVENT_TYPES, Ev
-from wildhold.world.parts.base import Part
+from wildhold.world.events import Ev
+from wildhold.world.parts.base import Part, Saved, saved
 from wildhold.world.state import Character, Operation, Structure
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class Home:
 
 
 @dataclass(slots=True)
-class ConstructionState:
+class ConstructionState(Saved):
     """This part's state on a world. `locks` and `access` are saved; the rest is a memo.
 
     The memo is valid while the event sequence number is unchanged: every state change emits an
@@ -99,19 +99,19 @@ class ConstructionState:
     """
 
     roles: dict[str, str | None]
-    locks: dict[int, bool] = field(default_factory=dict)  # door tile -> locked; present once a lock is fitted
-    access: dict[int, list[str]] = field(default_factory=dict)  # structure tile -> allowed character ids, sorted
+    locks: dict[int, bool] = saved("pairs", dict)  # door tile -> locked; present once a lock is fitted
+    access: dict[int, list[str]] = saved("pairs", dict)  # structure tile -> allowed character ids, sorted
     memo_seq: int = -1
     regions: dict[int, Region] = field(default_factory=dict)
     homes: dict[str, Home | None] = field(default_factory=dict)
 
 
 def state(w: World) -> ConstructionState:
-    return w.construction
+    return CONSTRUCTION.state(w)
 
 
 def _memo(w: World) -> ConstructionState:
-    st: ConstructionState = w.construction
+    st = state(w)
     if st.memo_seq != w.events.seq:
         st.memo_seq = w.events.seq
         st.regions.clear()
@@ -240,11 +240,11 @@ def in_complete_home(w: World, p: int) -> bool:
 
 def may_use(w: World, c: Character, p: int, s: Structure) -> bool:
     """The owner, characters it allows, and anyone at all when no one owns it."""
-    return s.owner is None or s.owner == c.id or c.id in w.construction.access.get(p, ())
+    return s.owner is None or s.owner == c.id or c.id in state(w).access.get(p, ())
 
 
 def door_barred(w: World, c: Character, p: int) -> str | None:
-    if not w.construction.locks.get(p):
+    if not state(w).locks.get(p):
         return None
     s = w.structures.get(p)
     if s is None or may_use(w, c, p, s):
@@ -378,18 +378,6 @@ class AccessChanged(Ev):
     allowed: bool
 
 
-EVENT_TYPES.update({
-    "structure_built": StructureBuilt,
-    "structure_repaired": StructureRepaired,
-    "structure_damaged": StructureDamaged,
-    "structure_destroyed": StructureDestroyed,
-    "structure_demolished": StructureDemolished,
-    "door_locked": DoorLocked,
-    "door_unlocked": DoorUnlocked,
-    "access_changed": AccessChanged,
-})
-
-
 # ---- shared checks ---------------------------------------------------------------------------
 
 
@@ -400,7 +388,7 @@ def _structure_in_reach(w: World, c: Character, x: int, y: int, role: str | None
     s = w.structures.get(p)
     if s is None:
         return Rejected("no_structure", f"There is no structure at ({x}, {y}).")
-    if role is not None and w.construction.roles.get(s.kind) != role:
+    if role is not None and state(w).roles.get(s.kind) != role:
         return Rejected("wrong_structure", f"The {s.kind} at ({x}, {y}) is not a {role}.")
     return p, s
 
@@ -450,7 +438,6 @@ def _build_plan(w: World, c: Character, name: str, x: int, y: int) -> int | Reje
     return _missing(c, spec.build.materials, f"A {name}") or p
 
 
-@register
 class Build:
     """Build a structure (wall, floor, door, chest, storehouse, ...) on an empty tile within reach; you own it.
 
@@ -478,8 +465,8 @@ class Build:
         for item, qty in materials.items():
             w.take(c.id, item, qty, f"build:{name}")
         # A tile's lock and allow list belong to the structure on it; never to a new one.
-        w.construction.locks.pop(p, None)
-        w.construction.access.pop(p, None)
+        state(w).locks.pop(p, None)
+        state(w).access.pop(p, None)
         s = w.place_structure(p, name, c.id)
         w.emit("structure_built", agent=c.id, **_xy(w, p), structure=name, materials=materials)
         return {"structure": name, **_xy(w, p), "hp": s.hp}
@@ -501,7 +488,6 @@ def _repair_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Structure
     return missing or (p, s)
 
 
-@register
 class Repair:
     """Repair a damaged structure within reach: restores the hit points of its repair entry, up to its maximum.
 
@@ -547,7 +533,6 @@ def _demolish_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Structu
     return p, s
 
 
-@register
 class Demolish:
     """Tear down a structure you own within reach; you get back part of its build materials (its demolish_refund share of each, rounded down).
 
@@ -592,7 +577,7 @@ def _lock_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Structure] 
     if isinstance(got, Rejected):
         return got
     p, s = got
-    locks = w.construction.locks
+    locks = state(w).locks
     if locks.get(p):
         return Rejected("already_locked", f"The door at ({x}, {y}) is already locked.")
     in_doorway = [o for o in w.occupants.get(p, ()) if not may_use(w, w.chars[o], p, s)]
@@ -606,7 +591,6 @@ def _lock_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Structure] 
     return got
 
 
-@register
 class Lock:
     """Lock a door you own within reach. The first time uses up one lock item (the door's lock_item); after that lock and unlock are free.
 
@@ -623,7 +607,7 @@ class Lock:
     @staticmethod
     def apply(w: World, c: Character, op: Operation, got: tuple[int, Structure]) -> dict:
         p, s = got
-        locks = w.construction.locks
+        locks = state(w).locks
         fitted = p not in locks
         item = w.content.structures[s.kind].lock_item
         if fitted and item is not None:
@@ -637,12 +621,11 @@ def _unlock_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Structure
     got = _own_door(w, c, x, y)
     if isinstance(got, Rejected):
         return got
-    if not w.construction.locks.get(got[0]):
+    if not state(w).locks.get(got[0]):
         return Rejected("not_locked", f"The door at ({x}, {y}) is not locked.")
     return got
 
 
-@register
 class Unlock:
     """Unlock a locked door you own within reach; anyone may pass it until you lock it again (free: the lock stays fitted)."""
 
@@ -656,7 +639,7 @@ class Unlock:
     @staticmethod
     def apply(w: World, c: Character, op: Operation, got: tuple[int, Structure]) -> dict:
         p, _ = got
-        w.construction.locks[p] = False
+        state(w).locks[p] = False
         w.emit("door_unlocked", agent=c.id, **_xy(w, p))
         return {**_xy(w, p), "locked": False}
 
@@ -677,7 +660,7 @@ def _access_plan(w: World, c: Character, a: dict[str, Any], allow: bool) -> tupl
         return Rejected("not_owner", f"The {s.kind} at ({x}, {y}) is not yours; only its owner changes who may use it.")
     if who not in w.chars:
         return Rejected("unknown_character", f"No character has id {who!r}.")
-    listed = who in w.construction.access.get(p, ())
+    listed = who in state(w).access.get(p, ())
     if allow and (listed or who == c.id):
         return Rejected("already_allowed", f"{who} may already use the {s.kind} at ({x}, {y}).")
     if not allow and not listed:
@@ -688,7 +671,7 @@ def _access_plan(w: World, c: Character, a: dict[str, Any], allow: bool) -> tupl
 def _change_access(w: World, c: Character, op: Operation, got: tuple[int, Structure], allow: bool) -> dict:
     p, s = got
     who = op.args["character"]
-    access = w.construction.access
+    access = state(w).access
     names = set(access.get(p, ()))
     if allow:
         names.add(who)
@@ -702,7 +685,6 @@ def _change_access(w: World, c: Character, op: Operation, got: tuple[int, Struct
     return {**_xy(w, p), "structure": s.kind, "allowed": list(access.get(p, []))}
 
 
-@register
 class Allow:
     """Let a character pass your locked door, use your chest and repair your structure; works from anywhere, on any structure you own."""
 
@@ -718,7 +700,6 @@ class Allow:
         return _change_access(w, c, op, got, True)
 
 
-@register
 class Disallow:
     """Take a character off the allow list of a structure you own; works from anywhere."""
 
@@ -779,7 +760,6 @@ def _container_action(name: str, role: str, putting: bool):
     return staticmethod(plan), staticmethod(apply)
 
 
-@register
 class Store:
     """Put items you carry into a chest within reach; only the chest's owner and the characters it allows use it."""
 
@@ -788,7 +768,6 @@ class Store:
     plan, apply = _container_action("store", "chest", True)
 
 
-@register
 class Retrieve:
     """Take items out of a chest within reach; only the chest's owner and the characters it allows use it."""
 
@@ -797,7 +776,6 @@ class Retrieve:
     plan, apply = _container_action("retrieve", "chest", False)
 
 
-@register
 class Deposit:
     """Deposit items you carry in a storehouse within reach (anyone's). They stay yours: only you withdraw them, and they count in your wealth."""
 
@@ -806,7 +784,6 @@ class Deposit:
     plan, apply = _container_action("deposit", "storehouse", True)
 
 
-@register
 class Withdraw:
     """Withdraw items you deposited in a storehouse within reach."""
 
@@ -859,7 +836,7 @@ def rules(c: Content) -> list[str]:
 
 
 def _structure_view(w: World, c: Character, p: int, s: Structure) -> dict[str, Any]:
-    st: ConstructionState = w.construction
+    st = state(w)
     spec = w.content.structures[s.kind]
     out: dict[str, Any] = {**_xy(w, p), "kind": s.kind, "owner": s.owner, "hp": s.hp, "max_hp": spec.hp}
     role = st.roles.get(s.kind)
@@ -875,10 +852,43 @@ def _structure_view(w: World, c: Character, p: int, s: Structure) -> dict[str, A
     return out
 
 
-class ConstructionPart(Part):
+class ConstructionPart(Part[ConstructionState]):
     """Building, doors and locks, chests, storehouse deposits and homes."""
 
     name = "construction"
+    tables = ("structures", "items", "conflict")
+    codes_place = 1
+    codes = {
+        "unknown_structure": "No structure has that name.",
+        "not_buildable": "That structure is not built in place (it is placed from an item, or part of the world).",
+        "reserved_tile": "That tile is kept clear: a spawn point, the settlement centre or the dungeon entrance.",
+        "no_structure": "There is no structure on that tile.",
+        "wrong_structure": "The structure on that tile is not the kind this action needs.",
+        "not_owner": "Only the structure's owner (or, where the rules say so, characters it allows) may do that.",
+        "access_denied": "The structure's owner has not allowed this character.",
+        "not_repairable": "That structure cannot be repaired.",
+        "not_damaged": "The structure already has full hit points.",
+        "not_demolishable": "That structure cannot be demolished (it was not built in place, or no one owns it).",
+        "not_empty": "The chest or storehouse still holds items; empty it first.",
+        "already_locked": "The door is already locked.",
+        "not_locked": "The door is not locked.",
+        "unknown_character": "No character has that id.",
+        "already_allowed": "That character may already use the structure.",
+        "not_on_allow_list": "That character is not on the structure's allow list.",
+        "not_in_container": "The chest or deposit holds fewer of that item.",
+    }
+    events = {
+        "structure_built": StructureBuilt,
+        "structure_repaired": StructureRepaired,
+        "structure_damaged": StructureDamaged,
+        "structure_destroyed": StructureDestroyed,
+        "structure_demolished": StructureDemolished,
+        "door_locked": DoorLocked,
+        "door_unlocked": DoorUnlocked,
+        "access_changed": AccessChanged,
+    }
+    actions = (Build, Repair, Demolish, Lock, Unlock, Allow, Disallow, Store, Retrieve, Deposit, Withdraw)
+    world_rules = {"construction": rules}
     observation_fields = {
         "home": {
             "description": "The character's home, or null: its largest complete home (enclosed and every door locked), "
@@ -914,24 +924,15 @@ class ConstructionPart(Part):
     }
 
     def structure_removed(self, w: World, p: int, s: Structure) -> None:
-        w.construction.locks.pop(p, None)
-        w.construction.access.pop(p, None)
+        state(w).locks.pop(p, None)
+        state(w).access.pop(p, None)
 
     def init(self, w: World) -> None:
         _check_content(w)
-        w.construction = ConstructionState(roles={k: s.part for k, s in w.content.structures.items()})
+        super().init(w)
 
-    def dump(self, w: World) -> Any:
-        st: ConstructionState = w.construction
-        return {
-            "locks": [[p, locked] for p, locked in sorted(st.locks.items())],
-            "access": [[p, list(names)] for p, names in sorted(st.access.items())],
-        }
-
-    def load(self, w: World, data: Any) -> None:
-        st: ConstructionState = w.construction
-        st.locks = {p: locked for p, locked in data["locks"]}
-        st.access = {p: list(names) for p, names in data["access"]}
+    def new_state(self, w: World) -> ConstructionState:
+        return ConstructionState(roles={k: s.part for k, s in w.content.structures.items()})
 
     def shelters(self, w: World, c: Character) -> bool:
         s = w.structures.get(c.pos)
@@ -941,11 +942,11 @@ class ConstructionPart(Part):
         return door_barred(w, c, p)
 
     def blocks_creatures(self, w: World, p: int) -> bool:
-        return bool(w.construction.locks.get(p))
+        return bool(state(w).locks.get(p))
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         home = home_of(w, c.id)
-        locks = w.construction.locks
+        locks = state(w).locks
         obs["home"] = None if home is None else {
             "area": home.area,
             "complete": home.complete,

@@ -34,13 +34,15 @@ from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import EnemyMoveSpec
-from wildhold.world.actions.registry import ActionArgs, register, require_item
+from wildhold.world.actions.registry import ActionArgs, require_item
 from wildhold.world.errors import Rejected
-from wildhold.world.events import EVENT_TYPES, Ev
-from wildhold.world.parts.base import Part
-from wildhold.world.parts.economy import damage_bonus
+from wildhold.world.events import Ev
+from wildhold.world.markdown import settings, table
+from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.parts.society import damage_bonus
 
 if TYPE_CHECKING:
+    from wildhold.content import Content
     from wildhold.world.state import Character, Operation
     from wildhold.world.world import World
 
@@ -83,17 +85,24 @@ class Instance:
 
 
 @dataclass(slots=True)
-class DungeonState:
-    next_instance: int = 0
-    instances: dict[str, Instance] = field(default_factory=dict)
-    inside: dict[str, str] = field(default_factory=dict)  # agent -> the instance it is in now
-    retained: dict[str, dict[int, str]] = field(default_factory=dict)  # agent -> tier -> instance kept after a knockdown
-    cleared: dict[str, list[int]] = field(default_factory=dict)  # agent -> tiers whose boss it has defeated, ever
-    kings: dict[str, int] = field(default_factory=dict)  # agent -> Shadow King defeats
+class DungeonState(Saved):
+    next_instance: int = saved("value", default=0)
+    instances: dict[str, Instance] = field(default_factory=dict)  # saved by `dump` below, each as `_dump_instance` writes it
+    inside: dict[str, str] = saved("pairs", dict)  # agent -> the instance it is in now
+    retained: dict[str, dict[int, str]] = saved("tables", dict)  # agent -> tier -> instance kept after a knockdown
+    cleared: dict[str, list[int]] = saved("pairs", dict)  # agent -> tiers whose boss it has defeated, ever
+    kings: dict[str, int] = saved("pairs", dict)  # agent -> Shadow King defeats
+
+    def dump(self) -> dict[str, Any]:
+        return {**Saved.dump(self), "instances": [_dump_instance(i) for _, i in sorted(self.instances.items())]}
+
+    def load(self, data: dict[str, Any]) -> None:
+        Saved.load(self, data)
+        self.instances = {d["id"]: _load_instance(dict(d)) for d in data["instances"]}
 
 
 def state(w: World) -> DungeonState:
-    return w.dungeon_state  # type: ignore[attr-defined]
+    return DUNGEON.state(w)
 
 
 # ---- events --------------------------------------------------------------------------------
@@ -195,22 +204,6 @@ class ShadowKingDefeated(Ev):
     fresh: bool
     damage_taken: int
     consumables_used: int
-
-
-EVENT_TYPES.update({
-    "dungeon_entered": DungeonEntered,
-    "room_entered": RoomEntered,
-    "enemy_intent": EnemyIntent,
-    "character_hit": CharacterHit,
-    "enemy_hit": EnemyHit,
-    "enemy_defeated": EnemyDefeated,
-    "tier_cleared": TierCleared,
-    "consumable_used": ConsumableUsed,
-    "carried_out": CarriedOut,
-    "dungeon_left": DungeonLeft,
-    "altar_activated": AltarActivated,
-    "shadow_king_defeated": ShadowKingDefeated,
-})
 
 
 # ---- rules ---------------------------------------------------------------------------------
@@ -514,7 +507,6 @@ class TierArgs(ActionArgs):
     tier: int | str = Field(description="Tier number (1 outer_court, 2 inner_temple, 3 royal_tomb) or its name.")
 
 
-@register
 class EnterDungeon:
     """Enter a dungeon tier from within reach of its entrance. Tier 1 is always open; tier n+1 opens once
     you have defeated tier n's boss. If you were knocked down in an instance of that tier, you resume it
@@ -553,7 +545,6 @@ class EnterDungeon:
         return {"instance": inst.id, "tier": level, "room": inst.room + 1, "rooms": len(inst.rooms), "resumed": iid is not None}
 
 
-@register
 class LeaveDungeon:
     """Walk out of the dungeon, at any time. It takes a few ticks during which the enemies of your room
     keep acting. Leaving alive ends the instance: your next entry is a fresh one."""
@@ -570,7 +561,6 @@ class LeaveDungeon:
         return {"instance": inst.id, "tier": inst.tier, "cleared": inst.cleared}
 
 
-@register
 class Advance:
     """Go on to the next room once every enemy in yours is defeated."""
 
@@ -600,7 +590,6 @@ class EnemyArgs(ActionArgs):
     enemy: str = Field(description="Id of a living enemy in your room, as the observation lists it (e.g. \"e3\").")
 
 
-@register
 class Strike:
     """Strike an enemy in your room with the weapon in hand (bare hands without one) plus your strength.
     It lands during the tick the action ends, before the enemies move; if the target's move of that tick
@@ -638,7 +627,6 @@ def _defend(name: str):
     return staticmethod(plan), staticmethod(apply)
 
 
-@register
 class Guard:
     """Raise your guard: every enemy hit landing during the ticks this action occupies loses
     guard_reduction_pct of its damage (after armour)."""
@@ -647,7 +635,6 @@ class Guard:
     plan, apply = _defend("guard")
 
 
-@register
 class Dodge:
     """Dodge: every telegraphed strike landing during the ticks this action occupies misses you
     entirely. A dodge when nothing lands does nothing and still costs its energy."""
@@ -656,7 +643,6 @@ class Dodge:
     plan, apply = _defend("dodge")
 
 
-@register
 class ActivateAltar:
     """Activate the altar in the cleared boss room of the tier that holds it (the Royal Tomb): it opens a
     further room, where a hidden boss waits. advance to enter it."""
@@ -690,7 +676,6 @@ class ItemArgs(ActionArgs):
     item: str = Field(description="A consumable you carry (a healing potion, an energy tonic).")
 
 
-@register
 class UseConsumable:
     """Use a consumable you carry: it restores the health, energy or satiety its item lists. Inside the
     dungeon each use counts toward the instance's consumables_used."""
@@ -750,8 +735,92 @@ DUNGEON_ACTIONS = frozenset({
     "enter_dungeon", "leave_dungeon", "advance", "strike", "guard", "dodge", "activate_altar", "use_consumable",
 })
 
-class DungeonPart(Part):
+def _rules(c: Content) -> dict[str, Any]:
+    """Tiers, rewards and enemies; each enemy's moves are listed by name, their order is learned by watching."""
+    d = c.dungeon
+    return {"dungeon": {
+        "combat": {
+            "unarmed_damage": d.unarmed_damage,
+            "guard_reduction_pct": d.guard_reduction_pct,
+            "vulnerable_damage_pct": d.vulnerable_damage_pct,
+            "usable_inside": list(d.usable_inside),
+            "rule": "Enemies act once per tick while you are in their room; every damaging move is announced in the "
+            "observation (move, text, lands_at) at least a tick before it lands. A dodge during the tick a hit lands avoids it; "
+            "a guard removes guard_reduction_pct of it after armour's defense; strikes during a vulnerable move deal "
+            "vulnerable_damage_pct. Knocked down inside, you are carried out and the instance is kept as it was; "
+            "entering that tier again resumes it.",
+        },
+        "tiers": {k: t.model_dump(mode="json") for k, t in d.tiers.items()},
+        "hidden_boss": {"found_behind": f"the altar of the cleared {d.shadow_king.tier}", "reward": dict(d.shadow_king.reward)},
+        "enemies": {
+            k: {"description": e.description, "hp": e.hp,
+                "moves": [list(m) for m in sorted({(m.move, m.damage, m.vulnerable) for m in e.pattern})]}
+            for k, e in c.enemies.items()
+        },
+    }}
+
+
+def _rules_markdown(doc: dict[str, Any]) -> list[str]:
+    dungeon = doc["dungeon"]
+    return [
+        "## The dungeon",
+        "",
+        dungeon["combat"]["rule"],
+        "",
+        *settings({k: v for k, v in dungeon["combat"].items() if k != "rule"}),
+        *table(
+            ["tier", "level", "rooms before the boss", "enemies per room", "boss", "T-coins", "drops", "description"],
+            [
+                [f"`{k}`", t["level"], t["rooms"], t["enemies_per_room"], f"`{t['boss']}`", t["coins"],
+                 {i: f"{d['chance']:g} x {d['qty']}" for i, d in t["drops"].items()}, t["description"]]
+                for k, t in dungeon["tiers"].items()
+            ],
+        ),
+        f"A hidden boss is found behind {dungeon['hidden_boss']['found_behind']}.",
+        "",
+        *table(
+            ["enemy", "hp", "moves (name, damage, vulnerable)", "description"],
+            [[f"`{k}`", e["hp"], "; ".join(f"{m} {dmg}{' vulnerable' if v else ''}" for m, dmg, v in e["moves"]), e["description"]]
+             for k, e in dungeon["enemies"].items()],
+        ),
+    ]
+
+
+class DungeonPart(Part[DungeonState]):
     name = "dungeon"
+    tables = ("dungeon", "enemies", "items", "actions")
+    codes_place = 7
+    codes = {
+        "held_in_place": "Not possible where the character is (inside the dungeon only fighting, healing and upkeep are; leave it first).",
+        "not_at_dungeon": "The dungeon entrance is not within reach.",
+        "unknown_tier": "No dungeon tier has that number or name.",
+        "tier_locked": "That tier opens only after the character has defeated the previous tier's boss.",
+        "in_dungeon": "The character is already inside the dungeon.",
+        "not_in_dungeon": "The character is not inside the dungeon.",
+        "no_enemy": "No living enemy with that id is in the character's room.",
+        "room_not_clear": "Enemies still stand in the room; defeat them first.",
+        "no_next_room": "There is no further room to advance to.",
+        "no_altar": "There is no altar here (it stands in the cleared last room of the tier that holds it).",
+        "altar_used": "The altar of this instance has already been activated.",
+        "not_consumable": "That item is not a consumable.",
+    }
+    events = {
+        "dungeon_entered": DungeonEntered,
+        "room_entered": RoomEntered,
+        "enemy_intent": EnemyIntent,
+        "character_hit": CharacterHit,
+        "enemy_hit": EnemyHit,
+        "enemy_defeated": EnemyDefeated,
+        "tier_cleared": TierCleared,
+        "consumable_used": ConsumableUsed,
+        "carried_out": CarriedOut,
+        "dungeon_left": DungeonLeft,
+        "altar_activated": AltarActivated,
+        "shadow_king_defeated": ShadowKingDefeated,
+    }
+    actions = (EnterDungeon, LeaveDungeon, Advance, Strike, Guard, Dodge, ActivateAltar, UseConsumable)
+    # The dungeon's section has always come first among the parts'.
+    rules = (Section(10, _rules, _rules_markdown),)
     observation_fields = {
         "dungeon": {
             "description": "Your standing in the dungeon, and your room while inside it.",
@@ -778,28 +847,10 @@ class DungeonPart(Part):
         for action in TIMED_ACTIONS:
             if w.content.actions[action].duration < 1:
                 raise ContentError("actions/dungeon.yaml", action, "must take at least one tick to meet an enemy move")
-        w.dungeon_state = DungeonState()  # type: ignore[attr-defined]
+        super().init(w)
 
-    def dump(self, w: World) -> Any:
-        s = state(w)
-        return {
-            "next_instance": s.next_instance,
-            "instances": [_dump_instance(i) for _, i in sorted(s.instances.items())],
-            "inside": sorted(s.inside.items()),
-            "retained": [[agent, sorted(tiers.items())] for agent, tiers in sorted(s.retained.items())],
-            "cleared": sorted(s.cleared.items()),
-            "kings": sorted(s.kings.items()),
-        }
-
-    def load(self, w: World, data: Any) -> None:
-        w.dungeon_state = DungeonState(  # type: ignore[attr-defined]
-            next_instance=data["next_instance"],
-            instances={d["id"]: _load_instance(dict(d)) for d in data["instances"]},
-            inside=dict(data["inside"]),
-            retained={agent: {tier: iid for tier, iid in tiers} for agent, tiers in data["retained"]},
-            cleared={agent: list(tiers) for agent, tiers in data["cleared"]},
-            kings=dict(data["kings"]),
-        )
+    def new_state(self, w: World) -> DungeonState:
+        return DungeonState()
 
     def tick(self, w: World) -> None:
         """Enemies in each occupied room make their next move, in room order."""

@@ -9,20 +9,22 @@ grows if it was watered for D; the weather drawn for the new day waters the new 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import AnimalSpec, CropSpec
-from wildhold.world.actions.registry import Target, did_you_mean, register, require_item, target
+from wildhold.world.actions.registry import Target, did_you_mean, require_item, target
 from wildhold.world.errors import Rejected
-from wildhold.world.events import EVENT_TYPES, Ev
-from wildhold.world.parts.base import Part
+from wildhold.world.events import Ev
+from wildhold.world.markdown import settings, table
+from wildhold.world.parts.base import Part, Saved, Section, saved
 from wildhold.world.state import Character, Operation, Structure
 
 if TYPE_CHECKING:
+    from wildhold.content import Content
     from wildhold.world.world import World
 
 ANIMAL_HOLDER = "animal@"  # products wait in the container animal@<tile> until collected
@@ -52,15 +54,15 @@ class Animal:
 
 
 @dataclass(slots=True)
-class FarmState:
-    plots: dict[int, Plot] = field(default_factory=dict)
-    animals: dict[int, Animal] = field(default_factory=dict)
-    rain_day: int | None = None
-    storm_day: int | None = None
+class FarmState(Saved):
+    plots: dict[int, Plot] = saved("rows", dict, of=Plot)
+    animals: dict[int, Animal] = saved("rows", dict, of=Animal)
+    rain_day: int | None = saved("value")
+    storm_day: int | None = saved("value")
 
 
 def farm(w: World) -> FarmState:
-    return w.farm  # type: ignore[attr-defined]
+    return FARMING.state(w)
 
 
 # ---- rules ---------------------------------------------------------------------------------
@@ -194,7 +196,6 @@ def _till_plan(w: World, c: Character, x: int, y: int) -> int | Rejected:
     return p
 
 
-@register
 class Till:
     """Till a soil tile within reach (no structure, no resource node) into a plot you own. Needs the hoe equipped in hand.
 
@@ -246,7 +247,6 @@ def _plant_plan(w: World, c: Character, x: int, y: int, seed: str) -> tuple[int,
     return p, plot, crop
 
 
-@register
 class PlantSeed:
     """Plant a seed you carry on an empty plot you own within reach. The crop must be in season.
 
@@ -293,7 +293,6 @@ def _water_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Plot, Crop
     return got
 
 
-@register
 class Water:
     """Water a growing crop within reach for today; needs the watering can equipped in hand.
 
@@ -329,7 +328,6 @@ def _fertilise_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Plot, 
     return require_item(w, c, w.content.farming.fertilizer) or got
 
 
-@register
 class Fertilise:
     """Work one fertilizer you carry into a growing crop within reach (anyone's; once per crop).
 
@@ -371,7 +369,6 @@ def _harvest_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Plot, Cr
     return got
 
 
-@register
 class Harvest:
     """Harvest a ripe crop on your plot within reach: you get its yield of product and the plot lies tilled and empty again."""
 
@@ -432,7 +429,6 @@ def _settle_plan(w: World, c: Character, item: str, x: int, y: int) -> tuple[int
     return p, kind
 
 
-@register
 class SettleAnimal:
     """Settle an animal you carry on an empty tile within reach that has a coop (yours or unowned) within coop_radius of it. You own the animal.
 
@@ -471,7 +467,6 @@ def _feed_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Animal, Ani
     return got
 
 
-@register
 class Feed:
     """Feed an animal within reach its daily ration (anyone may). A fed animal gives its product at the next midnight."""
 
@@ -507,7 +502,6 @@ def _collect_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Animal, 
     return p, a, waiting
 
 
-@register
 class Collect:
     """Collect everything your animal within reach has produced and left waiting."""
 
@@ -631,108 +625,6 @@ def _leave(w: World, p: int, a: Animal, cause: str) -> None:
         w.remove_structure(p)
     x, y = w.xy(p)
     w.emit("animal_left", x=x, y=y, animal=a.kind, owner=a.owner, cause=cause, structure_removed=removed)
-
-
-# ---- the part ------------------------------------------------------------------------------
-
-
-class FarmingPart(Part):
-    name = "farming"
-    # What `observe` adds, for the rules document: key -> field -> meaning.
-    observation_fields = {
-        "farming": {
-            "description": "Plots and animals in view.",
-            "fields": {
-                "plots": "Tilled plots in view: {x, y, owner, crop}; with a crop also stage, stages, growth_days,"
-                " days_to_ripe, mature, watered_today (by hand or rain), days_dry, fertilised.",
-                "animals": "Animals in view: {x, y, animal, owner, fed_today, hungry_days, waiting (item -> quantity to collect)}.",
-            },
-        },
-    }
-
-    def structure_removed(self, w: World, p: int, s: Structure) -> None:
-        """An animal whose structure was destroyed (a raid) leaves with it."""
-        animal = farm(w).animals.get(p)
-        if animal is not None:
-            _leave(w, p, animal, "structure_lost")
-
-    def init(self, w: World) -> None:
-        c = w.content
-        for weather in c.farming.storm_weathers:
-            if weather not in c.calendar.weathers:
-                raise ContentError("farming.yaml", "storm_weathers", f"unknown weather '{weather}'")
-        if c.animals and not any(s.part == "coop" for s in c.structures.values()):
-            raise ContentError("animals.yaml", "-", "animals need a structure with part: coop to live beside")
-        w.farm = FarmState()  # type: ignore[attr-defined]
-
-    def dump(self, w: World) -> Any:
-        s = farm(w)
-        return {
-            "plots": [[p, pl.owner, pl.crop, pl.growth, pl.watered_day, pl.dry_days, pl.fertilised] for p, pl in sorted(s.plots.items())],
-            "animals": [[p, a.kind, a.owner, a.fed_day, a.hungry_days] for p, a in sorted(s.animals.items())],
-            "rain_day": s.rain_day,
-            "storm_day": s.storm_day,
-        }
-
-    def load(self, w: World, data: Any) -> None:
-        w.farm = FarmState(  # type: ignore[attr-defined]
-            plots={p: Plot(owner, crop, growth, watered, dry, fert) for p, owner, crop, growth, watered, dry, fert in data["plots"]},
-            animals={p: Animal(kind, owner, fed, hungry) for p, kind, owner, fed, hungry in data["animals"]},
-            rain_day=data["rain_day"],
-            storm_day=data["storm_day"],
-        )
-
-    def day_started(self, w: World) -> None:
-        ended = w.day - 1
-        grow_crops(w, ended)
-        tend_animals(w, ended)
-        note_weather(w)
-
-    def tick(self, w: World) -> None:
-        note_weather(w)
-
-    def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        s = farm(w)
-        plots: list[dict[str, Any]] = []
-        animals: list[dict[str, Any]] = []
-        if s.plots or s.animals:
-            x0, x1, y0, y1 = w.view_bounds(c.pos)
-            for y in range(y0, y1 + 1):
-                for x in range(x0, x1 + 1):
-                    p = y * w.width + x
-                    plot = s.plots.get(p)
-                    if plot is not None:
-                        plots.append(_plot_view(w, x, y, plot))
-                    a = s.animals.get(p)
-                    if a is not None:
-                        waiting = w.containers.get(f"{ANIMAL_HOLDER}{p}", {})
-                        animals.append({
-                            "x": x, "y": y, "animal": a.kind, "owner": a.owner, "fed_today": a.fed_day == w.day,
-                            "hungry_days": a.hungry_days, "waiting": dict(sorted(waiting.items())),
-                        })
-        obs["farming"] = {"plots": plots, "animals": animals}
-
-
-def _plot_view(w: World, x: int, y: int, plot: Plot) -> dict[str, Any]:
-    view: dict[str, Any] = {"x": x, "y": y, "owner": plot.owner, "crop": plot.crop}
-    if plot.crop is None:
-        return view
-    spec = w.content.crops[plot.crop]
-    total = sum(spec.stage_days)
-    return {
-        **view,
-        "stage": stage_of(spec, plot.growth),
-        "stages": len(spec.stage_days),
-        "growth_days": plot.growth,
-        "days_to_ripe": total - plot.growth,
-        "mature": plot.growth >= total,
-        "watered_today": watered_today(w, plot),
-        "days_dry": plot.dry_days,
-        "fertilised": plot.fertilised,
-    }
-
-
-FARMING = FarmingPart()
 
 
 # ---- events --------------------------------------------------------------------------------
@@ -890,20 +782,156 @@ class AnimalLeft(Ev):
     structure_removed: bool
 
 
-EVENT_TYPES.update({
-    "plot_tilled": PlotTilled,
-    "plot_lost": PlotLost,
-    "crop_planted": CropPlanted,
-    "crop_watered": CropWatered,
-    "crop_fertilised": CropFertilised,
-    "crop_grew": CropGrew,
-    "crop_matured": CropMatured,
-    "crop_dry": CropDry,
-    "crop_withered": CropWithered,
-    "crop_harvested": CropHarvested,
-    "animal_settled": AnimalSettled,
-    "animal_fed": AnimalFed,
-    "animal_produced": AnimalProduced,
-    "animal_hungry": AnimalHungry,
-    "animal_left": AnimalLeft,
-})
+# ---- the part ------------------------------------------------------------------------------
+
+
+def _rules(c: Content) -> dict[str, Any]:
+    return {
+        "farming": {**c.farming.model_dump(mode="json"), "crops": {k: v.model_dump(mode="json") for k, v in c.crops.items()}},
+        "animals": {k: v.model_dump(mode="json") for k, v in c.animals.items()},
+    }
+
+
+def _rules_markdown(doc: dict[str, Any]) -> list[str]:
+    farming = doc["farming"]
+    return [
+        "## Farming",
+        "",
+        *settings({k: v for k, v in farming.items() if k != "crops"}),
+        *table(
+            ["crop", "seed", "product", "yield", "watered days per stage", "seasons"],
+            [[f"`{k}`", f"`{v['seed']}`", f"`{v['product']}`", v["yield_qty"], v["stage_days"], v["seasons"]] for k, v in farming["crops"].items()],
+        ),
+        "## Animals",
+        "",
+        *table(
+            ["animal", "product", "per day", "feed", "feed per day", "hungry days before it leaves"],
+            [[f"`{k}`", f"`{v['product']}`", v["product_qty"], f"`{v['feed']}`", v["feed_qty"], v["hungry_days_to_leave"]] for k, v in doc["animals"].items()],
+        ),
+    ]
+
+
+class FarmingPart(Part[FarmState]):
+    name = "farming"
+    tables = ("farming", "crops", "animals", "calendar", "structures")
+    codes_place = 3
+    codes = {
+        "not_soil": "That tile's terrain cannot be tilled.",
+        "already_tilled": "That tile is already a tilled plot.",
+        "not_tilled": "That tile is not a tilled plot; till it first.",
+        "not_plot_owner": "The plot belongs to another character; only its owner plants and harvests there.",
+        "not_a_seed": "That item is not the seed of any crop.",
+        "already_planted": "A crop already grows on that plot.",
+        "out_of_season": "That crop does not grow in the current season.",
+        "not_planted": "Nothing grows on that plot.",
+        "crop_mature": "The crop is ripe and needs no more care; harvest it.",
+        "already_watered": "The crop is already watered today, by hand or by rain.",
+        "already_fertilised": "The crop has already been fertilised; once per crop.",
+        "not_mature": "The crop is not ripe yet.",
+        "use_settle_animal": "Animals are not placed: settle them beside a coop with settle_animal.",
+        "not_an_animal": "That item is not an animal.",
+        "no_coop": "No coop the character may use stands close enough to that tile.",
+        "no_animal": "No animal lives on that tile.",
+        "already_fed": "The animal has already been fed today.",
+        "not_animal_owner": "The animal belongs to another character; only its owner collects its products.",
+        "nothing_to_collect": "The animal has no product waiting.",
+    }
+    events = {
+        "plot_tilled": PlotTilled,
+        "plot_lost": PlotLost,
+        "crop_planted": CropPlanted,
+        "crop_watered": CropWatered,
+        "crop_fertilised": CropFertilised,
+        "crop_grew": CropGrew,
+        "crop_matured": CropMatured,
+        "crop_dry": CropDry,
+        "crop_withered": CropWithered,
+        "crop_harvested": CropHarvested,
+        "animal_settled": AnimalSettled,
+        "animal_fed": AnimalFed,
+        "animal_produced": AnimalProduced,
+        "animal_hungry": AnimalHungry,
+        "animal_left": AnimalLeft,
+    }
+    actions = (Till, PlantSeed, Water, Fertilise, Harvest, SettleAnimal, Feed, Collect)
+    rules = (Section(20, _rules, _rules_markdown),)
+    observation_fields = {
+        "farming": {
+            "description": "Plots and animals in view.",
+            "fields": {
+                "plots": "Tilled plots in view: {x, y, owner, crop}; with a crop also stage, stages, growth_days,"
+                " days_to_ripe, mature, watered_today (by hand or rain), days_dry, fertilised.",
+                "animals": "Animals in view: {x, y, animal, owner, fed_today, hungry_days, waiting (item -> quantity to collect)}.",
+            },
+        },
+    }
+
+    def structure_removed(self, w: World, p: int, s: Structure) -> None:
+        """An animal whose structure was destroyed (a raid) leaves with it."""
+        animal = farm(w).animals.get(p)
+        if animal is not None:
+            _leave(w, p, animal, "structure_lost")
+
+    def init(self, w: World) -> None:
+        c = w.content
+        for weather in c.farming.storm_weathers:
+            if weather not in c.calendar.weathers:
+                raise ContentError("farming.yaml", "storm_weathers", f"unknown weather '{weather}'")
+        if c.animals and not any(s.part == "coop" for s in c.structures.values()):
+            raise ContentError("animals.yaml", "-", "animals need a structure with part: coop to live beside")
+        super().init(w)
+
+    def new_state(self, w: World) -> FarmState:
+        return FarmState()
+
+    def day_started(self, w: World) -> None:
+        ended = w.day - 1
+        grow_crops(w, ended)
+        tend_animals(w, ended)
+        note_weather(w)
+
+    def tick(self, w: World) -> None:
+        note_weather(w)
+
+    def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
+        s = farm(w)
+        plots: list[dict[str, Any]] = []
+        animals: list[dict[str, Any]] = []
+        if s.plots or s.animals:
+            x0, x1, y0, y1 = w.view_bounds(c.pos)
+            for y in range(y0, y1 + 1):
+                for x in range(x0, x1 + 1):
+                    p = y * w.width + x
+                    plot = s.plots.get(p)
+                    if plot is not None:
+                        plots.append(_plot_view(w, x, y, plot))
+                    a = s.animals.get(p)
+                    if a is not None:
+                        waiting = w.containers.get(f"{ANIMAL_HOLDER}{p}", {})
+                        animals.append({
+                            "x": x, "y": y, "animal": a.kind, "owner": a.owner, "fed_today": a.fed_day == w.day,
+                            "hungry_days": a.hungry_days, "waiting": dict(sorted(waiting.items())),
+                        })
+        obs["farming"] = {"plots": plots, "animals": animals}
+
+
+def _plot_view(w: World, x: int, y: int, plot: Plot) -> dict[str, Any]:
+    view: dict[str, Any] = {"x": x, "y": y, "owner": plot.owner, "crop": plot.crop}
+    if plot.crop is None:
+        return view
+    spec = w.content.crops[plot.crop]
+    total = sum(spec.stage_days)
+    return {
+        **view,
+        "stage": stage_of(spec, plot.growth),
+        "stages": len(spec.stage_days),
+        "growth_days": plot.growth,
+        "days_to_ripe": total - plot.growth,
+        "mature": plot.growth >= total,
+        "watered_today": watered_today(w, plot),
+        "days_dry": plot.dry_days,
+        "fertilised": plot.fertilised,
+    }
+
+
+FARMING = FarmingPart()

@@ -1,7 +1,7 @@
 """The settlement's villagers: where they stand each hour, their shops, friendship with each
 character (talk, gifts, unlocked recipes and discounts), and the daily quest board.
 
-All of it lives on `w.village`. Villagers are not characters: they carry nothing, need nothing
+All of it lives on `village(w)`. Villagers are not characters: they carry nothing, need nothing
 and block no one; coins and goods enter and leave the world through their shops, by rule, and
 every such move names its source (`shop:<npc>`, `gift:<npc>`, `quest:<id>`).
 """
@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, register, require_item
+from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, require_item
 from wildhold.world.errors import Rejected
-from wildhold.world.events import EVENT_TYPES, Ev
-from wildhold.world.parts.base import Part
+from wildhold.world.events import Ev
+from wildhold.world.markdown import settings, table
+from wildhold.world.parts.base import Part, Section
 
 if TYPE_CHECKING:
+    from wildhold.content import Content
     from wildhold.content.models import NpcSpec, ShopSpec
     from wildhold.world.state import Character, Operation
     from wildhold.world.world import World
@@ -71,6 +73,48 @@ class Village:
     logs: dict[str, QuestLog] = field(default_factory=dict)
     next_quest: int = 0
     next_deadline: int | None = None  # derived from the logs, never saved
+
+    def dump(self) -> dict[str, Any]:
+        v = self
+        return {
+            "day": v.day,
+            "hour": list(v.hour),
+            "villagers": [[n, place, p] for n, (place, p) in sorted(v.villagers.items())],
+            "friendship": [[a, n, pts] for (a, n), pts in sorted(v.friendship.items())],
+            "talked": [[a, n, day] for (a, n), day in sorted(v.talked.items())],
+            "gifts": [[a, n, day, count] for (a, n), (day, count) in sorted(v.gifts.items())],
+            "board": [_quest_dump(q) for q in sorted(v.board.values(), key=lambda q: int(q.id[1:]))],
+            "logs": [
+                [agent, {
+                    "active": [_quest_dump(q) for q in sorted(log.active.values(), key=lambda q: int(q.id[1:]))],
+                    "completed": [_quest_dump(q) for q in log.completed],
+                    "failed": [_quest_dump(q) for q in log.failed],
+                }]
+                for agent, log in sorted(v.logs.items())
+            ],
+            "next_quest": v.next_quest,
+        }
+
+    def load(self, data: dict[str, Any]) -> None:
+        v = self
+        v.day, v.hour, v.next_quest = data["day"], tuple(data["hour"]), data["next_quest"]
+        v.villagers = {n: (place, p) for n, place, p in data["villagers"]}
+        v.friendship = {(a, n): pts for a, n, pts in data["friendship"]}
+        v.talked = {(a, n): day for a, n, day in data["talked"]}
+        v.gifts = {(a, n): (day, count) for a, n, day, count in data["gifts"]}
+        v.board = {d["id"]: _quest_load(d) for d in data["board"]}
+        v.logs = {}
+        for agent, log in data["logs"]:
+            v.logs[agent] = QuestLog(
+                {d["id"]: _quest_load(d) for d in log["active"]},
+                [_quest_load(d) for d in log["completed"]],
+                [_quest_load(d) for d in log["failed"]],
+            )
+        _update_next_deadline(v)
+
+
+def village(w: World) -> Village:
+    return SETTLEMENT.state(w)
 
 
 # ---- events ----------------------------------------------------------------------------------
@@ -202,22 +246,6 @@ class QuestExpired(Ev):
     posted_day: int
 
 
-EVENT_TYPES.update({
-    "npc_moved": NpcMoved,
-    "talked": Talked,
-    "gift_given": GiftGiven,
-    "friendship_level": FriendshipLevel,
-    "bought": Bought,
-    "sold": Sold,
-    "quest_posted": QuestPosted,
-    "quest_accepted": QuestAccepted,
-    "quest_progress": QuestProgress,
-    "quest_completed": QuestCompleted,
-    "quest_failed": QuestFailed,
-    "quest_expired": QuestExpired,
-})
-
-
 # ---- rules -----------------------------------------------------------------------------------
 
 
@@ -265,14 +293,14 @@ def level_of(w: World, points: int) -> int:
 
 def friendship(w: World, agent: str, npc: str) -> tuple[int, int]:
     """(points, level) of a character with a villager."""
-    points = w.village.friendship.get((agent, npc), 0)
+    points = village(w).friendship.get((agent, npc), 0)
     return points, level_of(w, points)
 
 
 def _points_after(w: World, agent: str, npc: str, delta: int) -> int:
     """Points after a change: never below 0, never above what the top level needs."""
     s = w.content.social
-    points = w.village.friendship.get((agent, npc), 0)
+    points = village(w).friendship.get((agent, npc), 0)
     return min(max(points + delta, 0), s.max_level * s.points_per_level)
 
 
@@ -280,7 +308,7 @@ def _set_points(w: World, agent: str, npc: str, points: int) -> None:
     before, previous = friendship(w, agent, npc)
     if points == before:
         return
-    w.village.friendship[(agent, npc)] = points
+    village(w).friendship[(agent, npc)] = points
     level = level_of(w, points)
     if level != previous:
         w.emit("friendship_level", agent=agent, npc=npc, level=level, previous=previous, points=points)
@@ -329,7 +357,7 @@ def _villager(w: World, c: Character, npc: str) -> Rejected | None:
         return Rejected("unknown_npc", "This scenario has no villagers.")
     if npc not in w.content.npcs:
         return Rejected("unknown_npc", f"There is no villager {npc!r}.{did_you_mean(npc, w.content.npcs)}")
-    place, p = w.village.villagers[npc]
+    place, p = village(w).villagers[npc]
     d = w.distance(c.pos, p)
     if d > w.needs.reach:
         x, y = w.xy(p)
@@ -401,7 +429,7 @@ def _gift_plan(w: World, c: Character, npc: str, item: str) -> Rejected | None:
     bad = _villager(w, c, npc) or require_item(w, c, item)
     if bad:
         return bad
-    day, given = w.village.gifts.get((c.id, npc), (0, 0))
+    day, given = village(w).gifts.get((c.id, npc), (0, 0))
     limit = w.content.social.gifts_per_day
     if day == w.day and given >= limit:
         return Rejected("gift_limit", f"{npc} has taken {given} gift(s) from you today, the most they take; try again tomorrow.")
@@ -411,11 +439,11 @@ def _gift_plan(w: World, c: Character, npc: str, item: str) -> Rejected | None:
 def _accept_plan(w: World, c: Character, quest: str) -> Quest | Rejected:
     if not w.scenario.npcs:
         return Rejected("unknown_quest", "This scenario has no villagers and no quest board.")
-    q = w.village.board.get(quest)
+    q = village(w).board.get(quest)
     if q is None:
-        posted = ", ".join(w.village.board) or "none"
+        posted = ", ".join(village(w).board) or "none"
         return Rejected("unknown_quest", f"No quest {quest!r} is on the board (taken or expired?); posted now: {posted}.")
-    log = w.village.logs[c.id]
+    log = village(w).logs[c.id]
     limit = w.content.questboard.max_active_per_character
     if len(log.active) >= limit:
         return Rejected("too_many_quests", f"You already have {len(log.active)} active quests ({', '.join(log.active)}); finish one first.")
@@ -424,9 +452,9 @@ def _accept_plan(w: World, c: Character, quest: str) -> Quest | Rejected:
 
 def _turn_in_plan(w: World, c: Character, quest: str, done_at: int) -> Quest | Rejected:
     """The quest the character can hand in now, to complete at tick `done_at`, or why not."""
-    q = w.village.logs[c.id].active.get(quest) if c.id in w.village.logs else None
+    q = village(w).logs[c.id].active.get(quest) if c.id in village(w).logs else None
     if q is None:
-        active = ", ".join(w.village.logs[c.id].active) if c.id in w.village.logs else ""
+        active = ", ".join(village(w).logs[c.id].active) if c.id in village(w).logs else ""
         return Rejected("unknown_quest", f"{quest!r} is not one of your active quests ({active or 'you have none'}).")
     if done_at > q.deadline_tick:
         return Rejected("quest_overdue", f"{quest} had to be turned in by tick {q.deadline_tick}; a turn-in now would complete at tick {done_at}.")
@@ -457,7 +485,6 @@ class QuestArgs(ActionArgs):
     quest: str = Field(description="Quest id, as on the quest board or in your quest log (q1, q2, ...).")
 
 
-@register
 class Talk:
     """Talk with a villager within reach. The first talk each day with each villager raises your friendship with them; they always answer with a line."""
 
@@ -470,7 +497,7 @@ class Talk:
 
     @staticmethod
     def apply(w: World, c: Character, op: Operation, _: None) -> dict:
-        npc, v = op.args["npc"], w.village
+        npc, v = op.args["npc"], village(w)
         first = v.talked.get((c.id, npc)) != w.day
         before, level = friendship(w, c.id, npc)
         points = _points_after(w, c.id, npc, w.content.social.talk_points) if first else before
@@ -482,7 +509,6 @@ class Talk:
         return {"npc": npc, "line": line, "friendship_gained": points - before, "points": points, "level": level_of(w, points)}
 
 
-@register
 class Gift:
     """Give a villager within reach one item you carry. Their opinion of it (loved, liked, neutral, disliked) moves your friendship; each villager takes a limited number of gifts from you a day."""
 
@@ -497,7 +523,7 @@ class Gift:
 
     @staticmethod
     def apply(w: World, c: Character, op: Operation, _: None) -> dict:
-        npc, item, v = op.args["npc"], op.args["item"], w.village
+        npc, item, v = op.args["npc"], op.args["item"], village(w)
         day, given = v.gifts.get((c.id, npc), (0, 0))
         v.gifts[(c.id, npc)] = (w.day, given + 1 if day == w.day else 1)
         w.take(c.id, item, 1, f"gift:{npc}")
@@ -510,7 +536,6 @@ class Gift:
         return {"npc": npc, "item": item, "opinion": felt, "line": line, "friendship_gained": points - before, "points": points, "level": level_of(w, points)}
 
 
-@register
 class Buy:
     """Buy items from a villager's shop within reach, during its open hours, paying coins. Friendship discounts lower the price (rounded up)."""
 
@@ -532,7 +557,6 @@ class Buy:
         return {"npc": npc, "item": item, "qty": qty, "paid": total, "unit_price": unit, "discount_pct": pct}
 
 
-@register
 class Sell:
     """Sell items you carry to a villager's shop within reach, during its open hours, for coins at its listed price."""
 
@@ -552,7 +576,6 @@ class Sell:
         return {"npc": npc, "item": item, "qty": qty, "received": unit * qty, "unit_price": unit}
 
 
-@register
 class AcceptQuest:
     """Take a quest posted on the board (from anywhere). It leaves the board; turn it in to its issuer before its deadline."""
 
@@ -565,7 +588,7 @@ class AcceptQuest:
 
     @staticmethod
     def apply(w: World, c: Character, op: Operation, q: Quest) -> dict:
-        v = w.village
+        v = village(w)
         del v.board[q.id]
         q.agent, q.accepted_tick = c.id, w.tick
         q.deadline_tick = w.tick + q.days * w.calendar.ticks_per_day
@@ -575,7 +598,6 @@ class AcceptQuest:
         return {"quest": q.id, "deadline_tick": q.deadline_tick}
 
 
-@register
 class TurnIn:
     """Complete an active quest with its issuer within reach: hand over the items it asks for (a gather quest also needs them gathered by you since accepting). Pays coins and friendship."""
 
@@ -593,7 +615,7 @@ class TurnIn:
         q = _turn_in_plan(w, c, op.args["quest"], w.tick)
         if isinstance(q, Rejected):
             return q
-        v = w.village
+        v = village(w)
         log = v.logs[c.id]
         source = f"quest:{q.id}"
         w.take(c.id, q.item, q.qty, source)
@@ -625,7 +647,7 @@ def _draw_quest(w: World) -> Quest:
     templates = [name for name, t in w.content.quests.items() if t.kind in kinds]
     name = templates[rng.randrange(len(templates))]
     t = w.content.quests[name]
-    v = w.village
+    v = village(w)
     v.next_quest += 1
     return Quest(
         id=f"q{v.next_quest}",
@@ -643,7 +665,7 @@ def _draw_quest(w: World) -> Quest:
 
 def _new_day(w: World) -> None:
     """Yesterday's untaken quests expire; today's are posted."""
-    v = w.village
+    v = village(w)
     v.day = w.day
     for qid in [qid for qid, q in v.board.items() if q.posted_day < w.day]:
         q = v.board.pop(qid)
@@ -661,7 +683,7 @@ def _new_day(w: World) -> None:
 
 def _place_villagers(w: World) -> None:
     """Each villager goes to the place its schedule names for this hour."""
-    v = w.village
+    v = village(w)
     v.hour = (w.day, hour_of_day(w))
     for name, npc in w.content.npcs.items():
         place = scheduled_place(npc, v.hour[1])
@@ -674,7 +696,7 @@ def _place_villagers(w: World) -> None:
 
 def _catch_up(w: World) -> None:
     """Roll the board on a new day and move villagers on a new hour (also after a setup jump in time)."""
-    v = w.village
+    v = village(w)
     if v.day != w.day:
         _new_day(w)
     if v.hour != (w.day, hour_of_day(w)):
@@ -682,7 +704,7 @@ def _catch_up(w: World) -> None:
 
 
 def _fail_overdue(w: World) -> None:
-    v = w.village
+    v = village(w)
     for agent, log in v.logs.items():
         for qid in [qid for qid, q in log.active.items() if q.deadline_tick < w.tick]:
             q = log.active.pop(qid)
@@ -713,10 +735,103 @@ def _public(w: World, q: Quest) -> dict[str, Any]:
 # ---- the part --------------------------------------------------------------------------------
 
 
-class Settlement(Part):
+def _rules(c: Content) -> dict[str, Any]:
+    social = c.social
+    return {
+        "villagers": {
+            "friendship": {
+                "talk_points": social.talk_points,
+                "gift_points": dict(social.gift_points),
+                "points_per_level": social.points_per_level,
+                "max_level": social.max_level,
+                "gifts_per_day": social.gifts_per_day,
+                "rule": "Talking adds talk_points once a day per villager; a gift adds the points of the villager's opinion of"
+                " the item (loved, liked, neutral or disliked). Each villager's opinions are learned by giving, not listed here.",
+            },
+            "places": {k: list(v) for k, v in social.places.items()},
+            "people": {
+                name: {
+                    "role": n.role,
+                    "description": n.description,
+                    "schedule": [e.model_dump(mode="json") for e in n.schedule],
+                    "shop": n.shop.model_dump(mode="json") if n.shop else None,
+                    "unlocks": [u.model_dump(mode="json") for u in n.unlocks],
+                }
+                for name, n in c.npcs.items()
+            },
+        },
+        "quests": {"board": c.questboard.model_dump(mode="json"), "templates": {k: v.model_dump(mode="json") for k, v in c.quests.items()}},
+    }
+
+
+def _rules_markdown(doc: dict[str, Any]) -> list[str]:
+    villagers = doc["villagers"]
+    return [
+        "## Villagers",
+        "",
+        villagers["friendship"]["rule"],
+        "",
+        *settings({k: v for k, v in villagers["friendship"].items() if k != "rule"}),
+        *table(
+            ["villager", "role", "schedule (from hour: place)", "sells (coins)", "buys (coins)", "open hours", "unlocks"],
+            [
+                [
+                    f"`{k}`", v["role"], ", ".join(f"{e['start_hour']}: {e['place']}" for e in v["schedule"]),
+                    v["shop"]["sells"] if v["shop"] else "", v["shop"]["buys"] if v["shop"] else "",
+                    v["shop"]["open_hours"] if v["shop"] else "", v["unlocks"],
+                ]
+                for k, v in villagers["people"].items()
+            ],
+        ),
+        *table(["place", "offset from the settlement centre"], [[f"`{k}`", v] for k, v in villagers["places"].items()]),
+        "## Quests",
+        "",
+        *settings(doc["quests"]["board"]),
+        *table(
+            ["template", "kind", "issuers", "items or targets", "quantity", "reward (coins)", "friendship", "days"],
+            [
+                [f"`{k}`", v["kind"], v["issuers"], v["items"] or v["targets"], v["qty"], v["reward_coins"], v["friendship"], v["days"]]
+                for k, v in doc["quests"]["templates"].items()
+            ],
+        ),
+    ]
+
+
+class Settlement(Part[Village]):
     """Villagers, shops, friendship and quests (only where the scenario has villagers)."""
 
     name = "settlement"
+    tables = ("npcs", "social", "quests", "questboard", "economy")
+    codes_place = 2
+    codes = {
+        "unknown_npc": "No villager has that name (or this scenario has no villagers).",
+        "gift_limit": "That villager has had all the gifts it takes from you today.",
+        "no_shop": "That villager keeps no shop.",
+        "shop_closed": "The villager's shop is closed at this hour.",
+        "not_sold": "The shop does not sell that item.",
+        "not_bought": "The shop does not buy that item.",
+        "not_enough_coins": "The character does not carry enough coins.",
+        "unknown_quest": "No such quest is on the board or in the character's active quests.",
+        "too_many_quests": "The character already has as many active quests as it may.",
+        "quest_incomplete": "The quest's requirement is not met yet.",
+        "quest_overdue": "The quest's deadline would pass before the turn-in completes.",
+    }
+    events = {
+        "npc_moved": NpcMoved,
+        "talked": Talked,
+        "gift_given": GiftGiven,
+        "friendship_level": FriendshipLevel,
+        "bought": Bought,
+        "sold": Sold,
+        "quest_posted": QuestPosted,
+        "quest_accepted": QuestAccepted,
+        "quest_progress": QuestProgress,
+        "quest_completed": QuestCompleted,
+        "quest_failed": QuestFailed,
+        "quest_expired": QuestExpired,
+    }
+    actions = (Talk, Gift, Buy, Sell, AcceptQuest, TurnIn)
+    rules = (Section(30, _rules, _rules_markdown),)
 
     observation_fields = {
         "villagers": {
@@ -749,47 +864,11 @@ class Settlement(Part):
         },
     }
 
-    def init(self, w: World) -> None:
-        w.village = Village()
-
-    def dump(self, w: World) -> Any:
-        v = w.village
-        return {
-            "day": v.day,
-            "hour": list(v.hour),
-            "villagers": [[n, place, p] for n, (place, p) in sorted(v.villagers.items())],
-            "friendship": [[a, n, pts] for (a, n), pts in sorted(v.friendship.items())],
-            "talked": [[a, n, day] for (a, n), day in sorted(v.talked.items())],
-            "gifts": [[a, n, day, count] for (a, n), (day, count) in sorted(v.gifts.items())],
-            "board": [_quest_dump(q) for q in sorted(v.board.values(), key=lambda q: int(q.id[1:]))],
-            "logs": [
-                [agent, {
-                    "active": [_quest_dump(q) for q in sorted(log.active.values(), key=lambda q: int(q.id[1:]))],
-                    "completed": [_quest_dump(q) for q in log.completed],
-                    "failed": [_quest_dump(q) for q in log.failed],
-                }]
-                for agent, log in sorted(v.logs.items())
-            ],
-            "next_quest": v.next_quest,
-        }
-
-    def load(self, w: World, data: Any) -> None:
-        v = w.village = Village(day=data["day"], hour=tuple(data["hour"]), next_quest=data["next_quest"])
-        v.villagers = {n: (place, p) for n, place, p in data["villagers"]}
-        v.friendship = {(a, n): pts for a, n, pts in data["friendship"]}
-        v.talked = {(a, n): day for a, n, day in data["talked"]}
-        v.gifts = {(a, n): (day, count) for a, n, day, count in data["gifts"]}
-        v.board = {d["id"]: _quest_load(d) for d in data["board"]}
-        for agent, log in data["logs"]:
-            v.logs[agent] = QuestLog(
-                {d["id"]: _quest_load(d) for d in log["active"]},
-                [_quest_load(d) for d in log["completed"]],
-                [_quest_load(d) for d in log["failed"]],
-            )
-        _update_next_deadline(v)
+    def new_state(self, w: World) -> Village:
+        return Village()
 
     def joined(self, w: World, c: Character) -> None:
-        w.village.logs[c.id] = QuestLog()
+        village(w).logs[c.id] = QuestLog()
 
     def day_started(self, w: World) -> None:
         if w.scenario.npcs:
@@ -799,12 +878,12 @@ class Settlement(Part):
         if not w.scenario.npcs:
             return
         _catch_up(w)
-        v = w.village
+        v = village(w)
         if v.next_deadline is not None and v.next_deadline < w.tick:
             _fail_overdue(w)
 
     def gathered(self, w: World, c: Character, item: str, qty: int) -> None:
-        log = w.village.logs.get(c.id)
+        log = village(w).logs.get(c.id)
         if log is None:
             return
         for q in log.active.values():
@@ -822,7 +901,7 @@ class Settlement(Part):
         return f"{recipe} opens at friendship {said}. Talk with villagers daily, bring gifts and finish their quests."
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        v = w.village
+        v = village(w)
         npcs = w.content.npcs if w.scenario.npcs else {}
         x0, x1, y0, y1 = w.view_bounds(c.pos)
         hour = hour_of_day(w)

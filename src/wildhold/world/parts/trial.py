@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from wildhold.content import Content
 from wildhold.content.models import TRIAL_STAGES
-from wildhold.world.actions.registry import NoArgs, Plan, cost, register
+from wildhold.world.actions.registry import NoArgs, Plan, cost
 from wildhold.world.errors import Rejected
-from wildhold.world.events import EVENT_TYPES, Ev
+from wildhold.world.events import Ev
 from wildhold.world.parts.base import Part
 from wildhold.world.parts.construction import find_home
 from wildhold.world.state import Character, Operation
@@ -527,12 +527,9 @@ class TrialStageAttained(Ev):
     evidence: list[int]
 
 
-EVENT_TYPES.update({"trial_stage_attained": TrialStageAttained})
-
-
 def trial_report(w: World, agent: str) -> dict[str, Any]:
     """What trial_info answers: each stage with its criteria, what holds now, and the progress."""
-    spec, tracker = w.content.trial, w.trial
+    spec, tracker = w.content.trial, TRIAL.state(w)
     progress = tracker.progress(agent)
     held = tracker.requirements(agent, w.tick)
     stages = []
@@ -556,7 +553,6 @@ def trial_report(w: World, agent: str) -> dict[str, Any]:
     }
 
 
-@register
 class TrialInfo:
     """Your trial: its eight stages, what each asks, whether and when you attained each, which of its
     requirements hold now, and your trial progress. Answers at once, even while you are busy."""
@@ -573,22 +569,19 @@ class TrialInfo:
         return trial_report(w, c.id)
 
 
-class TrialPart(Part):
+class TrialPart(Part[TrialTracker]):
     """Feeds every event to the world's `TrialTracker` and logs each stage as it is attained."""
 
     name = "trial"
+    tables = ("trial",)
+    events = {"trial_stage_attained": TrialStageAttained}
+    actions = (TrialInfo,)
 
-    def init(self, w: World) -> None:
-        w.trial = TrialTracker(w.content, w.width, w.height)
-
-    def dump(self, w: World) -> Any:
-        return w.trial.dump()
-
-    def load(self, w: World, data: Any) -> None:
-        w.trial.load(data)
+    def new_state(self, w: World) -> TrialTracker:
+        return TrialTracker(w.content, w.width, w.height)
 
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
-        for agent, stage, record in w.trial.feed(seq, w.tick, kind, data):
+        for agent, stage, record in self.state(w).feed(seq, w.tick, kind, data):
             w.emit("trial_stage_attained", agent=agent, stage=stage, number=STAGES.index(stage) + 1,
                    at=record["tick"], evidence=list(record["evidence"]))
 

@@ -1,5 +1,5 @@
-"""The agents' economy and society: escrowed trades, delivery contracts, market orders, reputation,
-trained attributes, artwork, messages, and raids where a scenario allows conflict.
+"""The market and its escrow: trades between characters, delivery contracts, and market orders at
+stalls.
 
 Every item that changes hands passes through an escrow holder `escrow@<id>` (a container of the
 world), so an offer, contract or order is either open with its escrow full or closed with it
@@ -9,52 +9,48 @@ empty: no state exists in which an item is counted twice or lost.
 from __future__ import annotations
 
 import copy
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PositiveInt
 
-from wildhold.world.actions.registry import ActionArgs, Plan, did_you_mean, register, target
+from wildhold.world.actions.registry import ActionArgs, did_you_mean, other_character, shortfall, target
 from wildhold.world.errors import Rejected
-from wildhold.world.events import EVENT_TYPES, Ev
-from wildhold.world.parts.base import Part
-from wildhold.world.parts.construction import damage_structure
+from wildhold.world.events import Ev
+from wildhold.world.markdown import settings
+from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.parts.society import artworks_by, change_reputation, level_of, reputation_of
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:
+    from wildhold.content import Content
     from wildhold.world.world import World
 
 ESCROW = "escrow@"
-KINDS = ("trade", "contract", "order", "artwork")
+KINDS = ("trade", "contract", "order")
 
 # ---- state ---------------------------------------------------------------------------------
 
 
 @dataclass
-class EconomyState:
-    """This part's state on the world (`w.economy`). Records are JSON-ready dicts."""
+class MarketState(Saved):
+    """Saved with society's and conflict's state in the snapshot's "economy" section, where the
+    single economy part kept it, so older snapshots restore. Records are JSON-ready dicts."""
 
-    next_id: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
-    trades: dict[str, dict[str, Any]] = field(default_factory=dict)
-    contracts: dict[str, dict[str, Any]] = field(default_factory=dict)
-    orders: dict[str, dict[str, Any]] = field(default_factory=dict)
-    reputation: dict[str, int] = field(default_factory=dict)
-    attributes: dict[str, dict[str, int]] = field(default_factory=dict)
-    defaults: dict[str, int] = field(default_factory=dict)
-    artworks: list[dict[str, Any]] = field(default_factory=list)
-    inboxes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    board: list[dict[str, Any]] = field(default_factory=list)
-    last_hit: dict[str, list] = field(default_factory=dict)
-    trade_credit: dict[str, int] = field(default_factory=dict)  # "a|b" -> last day that pair earned trade reputation
+    next_id: dict[str, int] = saved("shared_counters", lambda: dict.fromkeys(KINDS, 0))
+    trades: dict[str, dict[str, Any]] = saved("records", dict)
+    contracts: dict[str, dict[str, Any]] = saved("records", dict)
+    orders: dict[str, dict[str, Any]] = saved("records", dict)
+    defaults: dict[str, int] = saved("pairs", dict)
+    trade_credit: dict[str, int] = saved("pairs", dict)  # "a|b" -> last day that pair earned trade reputation
 
     def new_id(self, kind: str) -> str:
         self.next_id[kind] += 1
         return f"{kind}{self.next_id[kind]}"
 
 
-def state(w: World) -> EconomyState:
-    return w.economy
+def state(w: World) -> MarketState:
+    return MARKET.state(w)
 
 
 def escrow_holder(record_id: str) -> str:
@@ -71,37 +67,7 @@ def escrows_of(w: World, agent: str) -> list[str]:
     return out
 
 
-def reputation_of(w: World, agent: str) -> int:
-    return state(w).reputation.get(agent, 0)
-
-
-def level_of(w: World, agent: str, attribute: str) -> int:
-    return state(w).attributes.get(agent, {}).get(attribute, 0)
-
-
-def attribute_levels(w: World, agent: str) -> int:
-    """Sum of the agent's trained attribute levels (a term of the wealth formula)."""
-    return sum(state(w).attributes.get(agent, {}).values())
-
-
-def damage_bonus(w: World, c: Character) -> int:
-    """Extra damage from trained attributes: damage_bonus x level, summed."""
-    levels = state(w).attributes.get(c.id, {})
-    return sum(w.content.attributes[a].damage_bonus * lvl for a, lvl in levels.items())
-
-
-def change_reputation(w: World, agent: str, delta: int, reason: str) -> None:
-    """The only writer of reputation; every change is a `reputation_changed` event."""
-    if not delta:
-        return
-    e = state(w)
-    value = e.reputation.get(agent, 0) + delta
-    e.reputation[agent] = value
-    w.emit("reputation_changed", agent=agent, delta=delta, reason=reason, value=value)
-
-
 # ---- events --------------------------------------------------------------------------------
-
 
 class TradeOffered(Ev):
     """A trade offer was made; its `give` items are now in escrow@<offer>."""
@@ -215,98 +181,7 @@ class OrderClosed(Ev):
     remaining: int
 
 
-class ReputationChanged(Ev):
-    agent: str
-    delta: int
-    reason: str
-    value: int
-
-
-class AttributeTrained(Ev):
-    agent: str
-    attribute: str
-    level: int
-    coins: int
-
-
-class ArtworkCreated(Ev):
-    artwork: str
-    agent: str
-    title: str
-    text: str
-
-
-class MessageSaid(Ev):
-    """Spoken aloud: heard by the characters within say_radius."""
-
-    agent: str
-    text: str
-    x: int
-    y: int
-    heard_by: list[str]
-
-
-class MessageWhispered(Ev):
-    agent: str
-    to: str
-    text: str
-
-
-class MessagePosted(Ev):
-    """Pinned to the public board, which every character reads."""
-
-    agent: str
-    text: str
-
-
-class CharacterAttacked(Ev):
-    agent: str
-    target: str
-    damage: int
-    health: int
-
-
-class Looted(Ev):
-    """A character knocked down by an attacker lost part of each stack to that attacker."""
-
-    agent: str
-    victim: str
-    items: dict[str, int]
-
-
-EVENT_TYPES.update({
-    "trade_offered": TradeOffered,
-    "trade_completed": TradeCompleted,
-    "trade_closed": TradeClosed,
-    "contract_offered": ContractOffered,
-    "contract_accepted": ContractAccepted,
-    "contract_fulfilled": ContractFulfilled,
-    "contract_closed": ContractClosed,
-    "contract_defaulted": ContractDefaulted,
-    "order_posted": OrderPosted,
-    "order_filled": OrderFilled,
-    "order_closed": OrderClosed,
-    "reputation_changed": ReputationChanged,
-    "attribute_trained": AttributeTrained,
-    "artwork_created": ArtworkCreated,
-    "message_said": MessageSaid,
-    "message_whispered": MessageWhispered,
-    "message_posted": MessagePosted,
-    "character_attacked": CharacterAttacked,
-    "looted": Looted,
-})
-
-
-# ---- shared checks and item moves ----------------------------------------------------------
-
-
-def _other(w: World, c: Character, agent: str) -> Character | Rejected:
-    other = w.chars.get(agent)
-    if other is None:
-        return Rejected("unknown_character", f"No character has id {agent!r}.{did_you_mean(agent, w.chars)}")
-    if other.id == c.id:
-        return Rejected("self_target", "That needs another character, not yourself.")
-    return other
+# ---- checks and item moves -----------------------------------------------------------------
 
 
 def _known_items(w: World, items: dict[str, int], what: str) -> Rejected | None:
@@ -315,13 +190,6 @@ def _known_items(w: World, items: dict[str, int], what: str) -> Rejected | None:
             return Rejected("unknown_item", f"{what}: there is no item {item!r}.{did_you_mean(item, w.content.items)}")
     return None
 
-
-def _shortfall(w: World, holder: Character, items: dict[str, int], what: str) -> Rejected | None:
-    missing = {i: q - holder.inventory.get(i, 0) for i, q in sorted(items.items()) if holder.inventory.get(i, 0) < q}
-    if missing:
-        need = ", ".join(f"{q} more {i}" for i, q in missing.items())
-        return Rejected("missing_materials", f"{what} needs {need}.")
-    return None
 
 
 def _move(w: World, src: str, dst: str, items: dict[str, int], source: str) -> None:
@@ -337,15 +205,8 @@ def _ticks_within(n: int, limit: int, action: str, name: str) -> Rejected | None
     return None
 
 
-def _text_ok(text: str, limit: int, what: str) -> Rejected | None:
-    if not text.strip():
-        return Rejected("empty_message", f"The {what} is empty.")
-    if len(text) > limit:
-        return Rejected("too_long", f"The {what} has {len(text)} characters; at most {limit} are allowed.")
-    return None
-
-
 ItemMap = dict[str, PositiveInt]
+
 
 
 # ---- trades --------------------------------------------------------------------------------
@@ -371,7 +232,6 @@ def close_trade(w: World, t: dict[str, Any], reason: str) -> None:
     w.emit("trade_closed", offer=t["id"], agent=t["from"], to=t["to"], reason=reason)
 
 
-@register
 class OfferTrade:
     """Offer another character a swap: your `give` items go into escrow at once; it may accept (getting
     them for its `want` items), decline, or let the offer expire after `ticks`; you may cancel it.
@@ -388,7 +248,7 @@ class OfferTrade:
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
-        other = _other(w, c, a["to"])
+        other = other_character(w, c, a["to"])
         if isinstance(other, Rejected):
             return other
         if not a["give"] and not a["want"]:
@@ -397,7 +257,7 @@ class OfferTrade:
             _ticks_within(a["ticks"], w.content.economy.trade_max_ticks, "offer_trade", "ticks")
             or _known_items(w, a["give"], "give")
             or _known_items(w, a["want"], "want")
-            or _shortfall(w, c, a["give"], "This offer")
+            or shortfall(w, c, a["give"], "This offer")
         )
 
     @staticmethod
@@ -416,7 +276,6 @@ class OfferArgs(ActionArgs):
     offer: str = Field(description="Id of the trade offer (e.g. trade3).")
 
 
-@register
 class AcceptTrade:
     """Accept a trade offer made to you, from anywhere: in one step your `want` items go to the
     offerer and the escrowed `give` items to you. Refused (nothing moves) if you do not carry the
@@ -433,7 +292,7 @@ class AcceptTrade:
             return t
         if t["to"] != c.id:
             return Rejected("not_party", f"Trade offer {offer} is for {t['to']}, not you.")
-        return _shortfall(w, c, t["want"], f"Accepting {offer}") or t
+        return shortfall(w, c, t["want"], f"Accepting {offer}") or t
 
     @staticmethod
     def apply(w: World, c: Character, op: Operation, t: dict[str, Any]) -> dict:
@@ -452,7 +311,6 @@ class AcceptTrade:
         return {"offer": tid, "received": t["give"], "paid": t["want"]}
 
 
-@register
 class DeclineTrade:
     """Decline a trade offer made to you; its escrow goes back to the offerer."""
 
@@ -473,7 +331,6 @@ class DeclineTrade:
         return {"offer": t["id"]}
 
 
-@register
 class CancelTrade:
     """Withdraw a trade offer you made; its escrow comes back to you."""
 
@@ -530,7 +387,6 @@ def _default_contract(w: World, k: dict[str, Any]) -> None:
     change_reputation(w, who, w.content.economy.reputation_default, f"default:{k['id']}")
 
 
-@register
 class OfferContract:
     """Offer another character a delivery contract: you pay `pay` (usually coins, put in escrow now)
     for `deliver` items handed to you before `deadline_ticks` pass. Once it accepts, the deliverer
@@ -549,7 +405,7 @@ class OfferContract:
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
-        other = _other(w, c, a["to"])
+        other = other_character(w, c, a["to"])
         if isinstance(other, Rejected):
             return other
         if not a["deliver"] or not a["pay"]:
@@ -558,7 +414,7 @@ class OfferContract:
             _ticks_within(a["deadline_ticks"], w.content.economy.contract_max_ticks, "offer_contract", "deadline_ticks")
             or _known_items(w, a["deliver"], "deliver")
             or _known_items(w, a["pay"], "pay")
-            or _shortfall(w, c, a["pay"], "This contract's pay")
+            or shortfall(w, c, a["pay"], "This contract's pay")
         )
 
     @staticmethod
@@ -579,7 +435,8 @@ class ContractArgs(ActionArgs):
 
 
 def _contract_action(name: str, doc: str, party: str, stage: str, apply):
-    """Accept, decline, cancel and fulfil share one shape: an open contract at a stage, one party."""
+    """Accept, decline, cancel and fulfil share one shape: an open contract at a stage, one party.
+    Returns the action class."""
 
     def plan(w: World, c: Character, a: dict[str, Any]) -> dict[str, Any] | Rejected:
         contract = a["contract"]
@@ -589,7 +446,7 @@ def _contract_action(name: str, doc: str, party: str, stage: str, apply):
         if k[party] != c.id:
             return Rejected("not_party", f"Only the {party} of {contract} ({k[party]}) may {name.split('_')[0]} it.")
         if name == "fulfil_contract":
-            return _shortfall(w, c, k["deliver"], f"Fulfilling {k['id']}") or k
+            return shortfall(w, c, k["deliver"], f"Fulfilling {k['id']}") or k
         return k
 
     def applied(w: World, c: Character, op: Operation, k: dict[str, Any]) -> dict:
@@ -597,7 +454,7 @@ def _contract_action(name: str, doc: str, party: str, stage: str, apply):
 
     cls = type(name, (), {"__doc__": doc, "name": name, "category": "social", "Args": ContractArgs,
                           "plan": staticmethod(plan), "apply": staticmethod(applied)})
-    return register(cls)
+    return cls
 
 
 def _accept(w: World, c: Character, k: dict[str, Any]) -> dict:
@@ -624,23 +481,23 @@ def _closing(reason: str):
     return apply
 
 
-_contract_action(
+AcceptContract = _contract_action(
     "accept_contract",
     "Accept a delivery contract offered to you. From then on you are committed: deliver with\n"
     "fulfil_contract before the deadline, or it defaults (counted against you, reputation lost).",
     "deliverer", "offered", _accept,
 )
-_contract_action(
+DeclineContract = _contract_action(
     "decline_contract",
     "Decline a delivery contract offered to you (before accepting it); its pay returns to the payer.",
     "deliverer", "offered", _closing("declined"),
 )
-_contract_action(
+CancelContract = _contract_action(
     "cancel_contract",
     "Withdraw a contract you offered, before it is accepted; its pay comes back to you.",
     "payer", "offered", _closing("cancelled"),
 )
-_contract_action(
+FulfilContract = _contract_action(
     "fulfil_contract",
     "Deliver the goods of a contract you accepted, before its deadline: they go to the payer and the\n"
     "escrowed pay comes to you; your reputation rises. No proximity is needed.",
@@ -674,7 +531,6 @@ def close_order(w: World, o: dict[str, Any], reason: str) -> None:
     w.emit("order_closed", order=o["id"], agent=o["agent"], reason=reason, remaining=left)
 
 
-@register
 class PostOrder:
     """Post a buy or sell order at a market stall within reach. A sell order puts its items in escrow;
     a buy order puts qty x price coins in escrow. Anyone within reach of the same stall may fill it
@@ -707,7 +563,7 @@ class PostOrder:
         if mine >= e.market_max_orders:
             return Rejected("too_many_orders", f"You have {mine} open orders, the most allowed; cancel one first.")
         escrow = {a["item"]: a["qty"]} if a["side"] == "sell" else {e.coin: a["qty"] * a["price"]}
-        return _shortfall(w, c, escrow, f"This {a['side']} order") or p
+        return shortfall(w, c, escrow, f"This {a['side']} order") or p
 
     @staticmethod
     def apply(w: World, c: Character, op: Operation, p: int) -> dict:
@@ -721,7 +577,6 @@ class PostOrder:
         return {"order": oid}
 
 
-@register
 class FillOrder:
     """Fill another character's market order, in part or whole, standing within reach of its stall.
     Filling a sell order: you pay qty x price coins and get the items from escrow. Filling a buy
@@ -747,7 +602,7 @@ class FillOrder:
             return Rejected("exceeds_order", f"Order {oid} has {o['qty']} left, not {qty}.")
         coin = w.content.economy.coin
         pays = {coin: qty * o["price"]} if o["side"] == "sell" else {o["item"]: qty}
-        return _shortfall(w, c, pays, f"Filling {oid}") or o
+        return shortfall(w, c, pays, f"Filling {oid}") or o
 
     @staticmethod
     def apply(w: World, c: Character, op: Operation, o: dict[str, Any]) -> dict:
@@ -764,7 +619,6 @@ class FillOrder:
         return {"order": oid, "qty": qty, "paid": pays}
 
 
-@register
 class CancelOrder:
     """Cancel one of your open market orders, from anywhere; what is left in its escrow comes back."""
 
@@ -790,295 +644,6 @@ class CancelOrder:
         return {"order": o["id"], "returned": left}
 
 
-# ---- trained attributes --------------------------------------------------------------------
-
-
-def _workshop_in_reach(w: World, c: Character) -> bool:
-    x0, y0 = w.xy(c.pos)
-    r = w.needs.reach
-    for y in range(y0 - r, y0 + r + 1):
-        for x in range(x0 - r, x0 + r + 1):
-            p = w.pos(x, y)
-            s = w.structures.get(p) if p is not None else None
-            if s is not None and s.hp > 0 and w.content.structures[s.kind].part == "workshop":
-                return True
-    return False
-
-
-@register
-class Train:
-    """Train an attribute one level at a workshop within reach. It takes the attribute's train_ticks
-    and energy (attributes table) and costs coins_per_level x the next level in coins. Levels raise
-    gather yields (yield_bonus x level) or attack damage (damage_bonus x level)."""
-
-    name, category, timing = "train", "production", "the attribute's training time"
-
-    class Args(ActionArgs):
-        attribute: str = Field(description="Attribute name, as listed in the rules.")
-
-    @staticmethod
-    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, int] | Rejected:
-        attribute = a["attribute"]
-        spec = w.content.attributes.get(attribute)
-        if spec is None:
-            return Rejected("unknown_attribute", f"There is no attribute {attribute!r}.{did_you_mean(attribute, w.content.attributes)}")
-        level = level_of(w, c.id, attribute)
-        if level >= spec.max_level:
-            return Rejected("max_level", f"{attribute} is already at its maximum level {spec.max_level}.")
-        if not _workshop_in_reach(w, c):
-            return Rejected("no_workshop", f"Training needs a workshop within {w.needs.reach} tile of you.")
-        coins = spec.coins_per_level * (level + 1)
-        coin = w.content.economy.coin
-        if c.inventory.get(coin, 0) < coins:
-            return Rejected("not_enough_coins", f"Level {level + 1} of {attribute} costs {coins} {coin}; you carry {c.inventory.get(coin, 0)}.")
-        return level + 1, coins
-
-    @staticmethod
-    def spend(w: World, a: dict[str, Any], _: tuple[int, int]) -> Plan:
-        spec = w.content.attributes[a["attribute"]]
-        return Plan(spec.train_ticks, spec.energy)
-
-    @staticmethod
-    def apply(w: World, c: Character, op: Operation, got: tuple[int, int]) -> dict:
-        attribute = op.args["attribute"]
-        level, coins = got
-        w.take(c.id, w.content.economy.coin, coins, f"train:{attribute}")
-        state(w).attributes.setdefault(c.id, {})[attribute] = level
-        w.emit("attribute_trained", agent=c.id, attribute=attribute, level=level, coins=coins)
-        return {"attribute": attribute, "level": level}
-
-
-# ---- artwork -------------------------------------------------------------------------------
-
-
-@register
-class CreateArtwork:
-    """Create a named work of art: uses the artwork materials over the artwork duration (economy
-    rules) and gives you one artwork item. The title and text are kept in a registry with you as
-    author."""
-
-    name, category = "create_artwork", "production"
-
-    class Args(ActionArgs):
-        title: str = Field(description="The work's title.")
-        text: str = Field(description="The work itself, or a description of it.")
-
-    @staticmethod
-    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
-        e = w.content.economy
-        return (
-            _text_ok(a["title"], e.artwork_title_max, "title")
-            or _text_ok(a["text"], e.artwork_text_max, "text")
-            or _shortfall(w, c, e.artwork_materials, "An artwork")
-        )
-
-    @staticmethod
-    def spend(w: World, a: dict[str, Any], _: None) -> Plan:
-        return Plan(w.content.economy.artwork_duration, w.content.actions["create_artwork"].energy)
-
-    @staticmethod
-    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
-        title, text = op.args["title"], op.args["text"]
-        e, spec = state(w), w.content.economy
-        aid = e.new_id("artwork")
-        for item, qty in sorted(spec.artwork_materials.items()):
-            w.take(c.id, item, qty, f"artwork:{aid}")
-        w.give(c.id, spec.artwork_item, 1, f"artwork:{aid}")
-        e.artworks.append({"id": aid, "title": title, "text": text, "author": c.id, "tick": w.tick})
-        w.emit("artwork_created", artwork=aid, agent=c.id, title=title, text=text)
-        return {"artwork": aid, "title": title}
-
-
-# ---- messages ------------------------------------------------------------------------------
-
-
-def _deliver(w: World, agent: str, entry: dict[str, Any]) -> None:
-    box = state(w).inboxes.setdefault(agent, [])
-    box.append(entry)
-    over = len(box) - w.content.economy.inbox_max_messages
-    if over > 0:
-        del box[:over]
-
-
-class TextArgs(ActionArgs):
-    text: str = Field(description="The message.")
-
-
-def _message_ok(w: World, text: str) -> Rejected | None:
-    return _text_ok(text, w.content.social.message_max_chars, "message")
-
-
-@register
-class Say:
-    """Say something aloud: every character within say_radius of you hears it (in its inbox)."""
-
-    name, category = "say", "social"
-    Args = TextArgs
-
-    @staticmethod
-    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
-        return _message_ok(w, a["text"])
-
-    @staticmethod
-    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
-        text = op.args["text"]
-        radius = w.content.social.say_radius
-        heard = [o.id for o in w.chars.values() if o.id != c.id and w.distance(o.pos, c.pos) <= radius]
-        for other in heard:
-            _deliver(w, other, {"tick": w.tick, "from": c.id, "kind": "say", "text": text})
-        x, y = w.xy(c.pos)
-        w.emit("message_said", agent=c.id, text=text, x=x, y=y, heard_by=heard)
-        return {"heard_by": heard}
-
-
-@register
-class Whisper:
-    """Send a private message to one character, wherever it is; only it receives it."""
-
-    name, category = "whisper", "social"
-
-    class Args(ActionArgs):
-        to: str = Field(description="Id of the character.")
-        text: str = Field(description="The message.")
-
-    @staticmethod
-    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
-        other = _other(w, c, a["to"])
-        return other if isinstance(other, Rejected) else _message_ok(w, a["text"])
-
-    @staticmethod
-    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
-        to, text = op.args["to"], op.args["text"]
-        _deliver(w, to, {"tick": w.tick, "from": c.id, "kind": "whisper", "text": text})
-        w.emit("message_whispered", agent=c.id, to=to, text=text)
-        return {"to": to}
-
-
-@register
-class Post:
-    """Post a message on the public board, which every character reads; the oldest posts drop off
-    beyond board_max_posts."""
-
-    name, category = "post", "social"
-    Args = TextArgs
-
-    @staticmethod
-    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
-        return _message_ok(w, a["text"])
-
-    @staticmethod
-    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
-        text = op.args["text"]
-        board = state(w).board
-        board.append({"tick": w.tick, "from": c.id, "text": text})
-        over = len(board) - w.content.social.board_max_posts
-        if over > 0:
-            del board[:over]
-        w.emit("message_posted", agent=c.id, text=text)
-        return {"posts": len(board)}
-
-
-# ---- raids ---------------------------------------------------------------------------------
-
-
-def _conflict_on(w: World) -> Rejected | None:
-    if not w.scenario.conflict:
-        return Rejected("conflict_off", f"The {w.scenario_name} scenario does not allow attacking characters or their structures.")
-    return None
-
-
-def _safe(w: World, p: int) -> bool:
-    return w.safe_terrain[w.terrain[p]]
-
-
-def _attack_spend(w: World, a: dict[str, Any], _: Any) -> Plan:
-    k = w.content.conflict
-    return Plan(k.attack_duration, k.attack_energy)
-
-
-@register
-class AttackStructure:
-    """Raid another character's structure within reach: it loses conflict.structure_damage hit
-    points (plus your strength damage bonus). Only where the scenario allows conflict, never inside
-    the settlement's safe terrain, never your own or an unowned structure. Each raid lowers your
-    reputation."""
-
-    name, category = "attack_structure", "combat"
-
-    class Args(ActionArgs):
-        x: int = Field(description="Column of the structure.")
-        y: int = Field(description="Row of the structure.")
-
-    @staticmethod
-    def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
-        x, y = a["x"], a["y"]
-        bad = _conflict_on(w)
-        if bad:
-            return bad
-        p = target(w, c, x, y)
-        if isinstance(p, Rejected):
-            return p
-        s = w.structures.get(p)
-        if s is None or s.hp <= 0:
-            return Rejected("no_structure", f"There is no structure at ({x}, {y}).")
-        if s.owner is None or s.owner == c.id:
-            whose = "yours" if s.owner == c.id else "owned by no one"
-            return Rejected("not_raidable", f"The {s.kind} at ({x}, {y}) is {whose}; only another character's structure can be raided.")
-        if _safe(w, p):
-            return Rejected("safe_zone", f"({x}, {y}) is in the settlement's safe ground, where no one may be attacked.")
-        return p
-
-    spend = staticmethod(_attack_spend)
-
-    @staticmethod
-    def apply(w: World, c: Character, op: Operation, p: int) -> dict:
-        s = w.structures[p]
-        kind, owner = s.kind, s.owner
-        damage = w.content.conflict.structure_damage + damage_bonus(w, c)
-        destroyed = damage_structure(w, p, damage, c.id)
-        change_reputation(w, c.id, w.content.economy.reputation_raid, f"raid:{owner}")
-        return {"structure": kind, "owner": owner, "damage": damage, "hp": 0 if destroyed else s.hp, "destroyed": destroyed}
-
-
-@register
-class Attack:
-    """Attack an adjacent character: it loses conflict.character_damage health (plus your strength
-    damage bonus). Only where the scenario allows conflict, and neither of you may stand on the
-    settlement's safe terrain. If it is knocked down the same tick, you take loot_fraction of each
-    of its stacks. Each attack lowers your reputation."""
-
-    name, category = "attack", "combat"
-
-    class Args(ActionArgs):
-        character: str = Field(description="Id of the character to attack.")
-
-    @staticmethod
-    def plan(w: World, c: Character, a: dict[str, Any]) -> Character | Rejected:
-        agent = a["character"]
-        bad = _conflict_on(w)
-        if bad:
-            return bad
-        other = _other(w, c, agent)
-        if isinstance(other, Rejected):
-            return other
-        if w.distance(c.pos, other.pos) > w.needs.reach:
-            return Rejected("out_of_range", f"{agent} is {w.distance(c.pos, other.pos)} tiles away; attacks reach {w.needs.reach}.")
-        if _safe(w, c.pos) or _safe(w, other.pos):
-            return Rejected("safe_zone", "No one may be attacked on or from the settlement's safe ground.")
-        return other
-
-    spend = staticmethod(_attack_spend)
-
-    @staticmethod
-    def apply(w: World, c: Character, op: Operation, other: Character) -> dict:
-        damage = w.content.conflict.character_damage + damage_bonus(w, c)
-        health = max(other.health - damage, 0)
-        w.set_needs(other, f"attack:{c.id}", health, other.energy, other.satiety)
-        state(w).last_hit[other.id] = [c.id, w.tick]
-        w.emit("character_attacked", agent=c.id, target=other.id, damage=damage, health=health)
-        change_reputation(w, c.id, w.content.economy.reputation_raid, f"attack:{other.id}")
-        return {"target": other.id, "damage": damage, "health": health}
-
 
 # ---- the part ------------------------------------------------------------------------------
 
@@ -1098,9 +663,48 @@ def _tick_expiries(w: World) -> None:
         close_order(w, o, "stall_gone")
 
 
-class Economy(Part):
-    name = "economy"
+def _rules(c: Content) -> dict[str, Any]:
+    return {"economy": c.economy.model_dump(mode="json")}
 
+
+def _rules_markdown(doc: dict[str, Any]) -> list[str]:
+    # the messages' settings (society's) have always shared this table
+    return ["## Economy and messages", "", *settings({**doc["economy"], **doc["messages"]})]
+
+
+class Market(Part[MarketState]):
+    name, section = "market", "economy"
+    tables = ("economy", "structures", "items")
+    codes_place = 4
+    codes = {
+        "self_target": "That needs another character, not the acting one.",
+        "empty_trade": "A trade or contract must move at least one item each way it names.",
+        "unknown_offer": "No open trade offer has that id (it was accepted, declined, cancelled or expired, or never existed).",
+        "unknown_contract": "No open contract has that id (it was fulfilled, declined, cancelled, expired or defaulted, or never existed).",
+        "unknown_order": "No open market order has that id (it was filled or cancelled, or never existed).",
+        "not_party": "The character is not the party of that offer, contract or order who may do this.",
+        "wrong_stage": "The contract is not at the stage this action needs (offered or accepted).",
+        "own_order": "A character cannot fill its own market order; it may cancel it.",
+        "exceeds_order": "The quantity is more than the order has left.",
+        "too_many_orders": "The character has as many open market orders as it may.",
+        "no_market": "There is no market stall on that tile.",
+        "not_tradeable": "That item cannot be ordered at a market (orders are priced in it).",
+    }
+    events = {
+        "trade_offered": TradeOffered,
+        "trade_completed": TradeCompleted,
+        "trade_closed": TradeClosed,
+        "contract_offered": ContractOffered,
+        "contract_accepted": ContractAccepted,
+        "contract_fulfilled": ContractFulfilled,
+        "contract_closed": ContractClosed,
+        "contract_defaulted": ContractDefaulted,
+        "order_posted": OrderPosted,
+        "order_filled": OrderFilled,
+        "order_closed": OrderClosed,
+    }
+    actions = (OfferTrade, AcceptTrade, DeclineTrade, CancelTrade, OfferContract, AcceptContract, DeclineContract,
+               CancelContract, FulfilContract, PostOrder, FillOrder, CancelOrder)
     observation_fields = {
         "economy": {
             "description": "This character's economy: reputation, defaults, attributes, wealth, and the offers, contracts and orders it is party to.",
@@ -1116,82 +720,14 @@ class Economy(Part):
                 "artworks": "Artworks it created: {id, title, text, author, tick}.",
             },
         },
-        "messages": {
-            "description": "Messages it heard and the public board.",
-            "fields": {
-                "inbox": "The latest messages it heard: {tick, from, kind (say or whisper), text}.",
-                "board": "The public board, oldest first: {tick, from, text}.",
-            },
-        },
     }
+    rules = (Section(50, _rules, _rules_markdown),)
 
-
-    def init(self, w: World) -> None:
-        w.economy = EconomyState()
-
-    def dump(self, w: World) -> Any:
-        e = state(w)
-        return copy.deepcopy({
-            "next_id": sorted(e.next_id.items()),
-            "trades": list(e.trades.values()),
-            "contracts": list(e.contracts.values()),
-            "orders": list(e.orders.values()),
-            "reputation": sorted(e.reputation.items()),
-            "attributes": [[a, sorted(levels.items())] for a, levels in sorted(e.attributes.items())],
-            "defaults": sorted(e.defaults.items()),
-            "artworks": e.artworks,
-            "inboxes": sorted(e.inboxes.items()),
-            "board": e.board,
-            "last_hit": sorted(e.last_hit.items()),
-            "trade_credit": sorted(e.trade_credit.items()),
-        })
-
-    def load(self, w: World, data: Any) -> None:
-        data = copy.deepcopy(data)  # the records are mutated in place; never share them with the caller
-        w.economy = EconomyState(
-            next_id=dict(data["next_id"]),
-            trades={t["id"]: t for t in data["trades"]},
-            contracts={k["id"]: k for k in data["contracts"]},
-            orders={o["id"]: o for o in data["orders"]},
-            reputation=dict(data["reputation"]),
-            attributes={a: dict(levels) for a, levels in data["attributes"]},
-            defaults=dict(data["defaults"]),
-            artworks=list(data["artworks"]),
-            inboxes={a: list(box) for a, box in data["inboxes"]},
-            board=list(data["board"]),
-            last_hit={a: list(hit) for a, hit in data["last_hit"]},
-            trade_credit=dict(data["trade_credit"]),
-        )
+    def new_state(self, w: World) -> MarketState:
+        return MarketState()
 
     def tick(self, w: World) -> None:
         _tick_expiries(w)
-        hits = state(w).last_hit
-        for victim in [v for v, (_, t) in hits.items() if t < w.tick]:
-            del hits[victim]
-
-    def yield_bonus(self, w: World, c: Character, node: str) -> int:
-        levels = state(w).attributes.get(c.id)
-        if not levels:
-            return 0
-        return sum(w.content.attributes[a].yield_bonus.get(node, 0) * lvl for a, lvl in levels.items())
-
-    def before_knockdown(self, w: World, c: Character) -> None:
-        """Knocked down by an attacker this tick: the attacker takes loot_fraction of each stack
-        (rounded up, like the knockdown drop) before the ordinary drop."""
-        hit = state(w).last_hit.pop(c.id, None)
-        if hit is None or hit[1] != w.tick or hit[0] not in w.chars:
-            return
-        attacker = hit[0]
-        fraction = w.content.conflict.loot_fraction
-        taken: dict[str, int] = {}
-        for item, qty in sorted(c.inventory.items()):
-            n = min(qty, math.ceil(qty * fraction))
-            if n:
-                w.take(c.id, item, n, f"loot:{attacker}")
-                w.give(attacker, item, n, f"loot:{attacker}")
-                taken[item] = n
-        if taken:
-            w.emit("looted", agent=attacker, victim=c.id, items=taken)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         from wildhold.world.wealth import formula_summary, wealth_cents
@@ -1204,7 +740,7 @@ class Economy(Part):
         ]
         # copies: an observation must never alias the records the world mutates
         obs["economy"] = copy.deepcopy({
-            "reputation": e.reputation.get(me, 0),
+            "reputation": reputation_of(w, me),
             "defaults": e.defaults.get(me, 0),
             "attributes": {a: level_of(w, me, a) for a in w.content.attributes},
             "wealth": {"cents": wealth_cents(w, me), "formula": formula_summary(w.content)},
@@ -1212,9 +748,8 @@ class Economy(Part):
             "contracts": [_public_contract(k) for k in e.contracts.values() if me in (k["payer"], k["deliverer"])],
             "orders": [_public_order(w, o) for o in e.orders.values() if o["agent"] == me],
             "market": market,
-            "artworks": [a for a in e.artworks if a["author"] == me],
+            "artworks": artworks_by(w, me),
         })
-        obs["messages"] = copy.deepcopy({"inbox": e.inboxes.get(me, []), "board": e.board})
 
 
-ECONOMY = Economy()
+MARKET = Market()

@@ -1,0 +1,401 @@
+"""Society: reputation, trained attributes, artwork and messages.
+
+Reputation is one ledger that trades, contracts (the market) and raids (conflict) write through
+`change_reputation`; attributes raise gather yields and damage; artworks are kept in a registry
+with their author; messages reach inboxes (said aloud, whispered) or the public board.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from wildhold.world.actions.registry import ActionArgs, Plan, did_you_mean, other_character, shortfall
+from wildhold.world.errors import Rejected
+from wildhold.world.events import Ev
+from wildhold.world.markdown import table
+from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.state import Character, Operation
+
+if TYPE_CHECKING:
+    from wildhold.content import Content
+    from wildhold.world.world import World
+
+# ---- state ---------------------------------------------------------------------------------
+
+
+@dataclass
+class SocietyState(Saved):
+    """Saved with the market's and conflict's state in the snapshot's "economy" section."""
+
+    next_id: dict[str, int] = saved("shared_counters", lambda: {"artwork": 0})
+    reputation: dict[str, int] = saved("pairs", dict)
+    attributes: dict[str, dict[str, int]] = saved("tables", dict)
+    artworks: list[dict[str, Any]] = saved("list", list)
+    inboxes: dict[str, list[dict[str, Any]]] = saved("pairs", dict)
+    board: list[dict[str, Any]] = saved("list", list)
+
+    def new_id(self, kind: str) -> str:
+        self.next_id[kind] += 1
+        return f"{kind}{self.next_id[kind]}"
+
+
+def state(w: World) -> SocietyState:
+    return SOCIETY.state(w)
+
+
+def reputation_of(w: World, agent: str) -> int:
+    return state(w).reputation.get(agent, 0)
+
+
+def level_of(w: World, agent: str, attribute: str) -> int:
+    return state(w).attributes.get(agent, {}).get(attribute, 0)
+
+
+def attribute_levels(w: World, agent: str) -> int:
+    """Sum of the agent's trained attribute levels (a term of the wealth formula)."""
+    return sum(state(w).attributes.get(agent, {}).values())
+
+
+def damage_bonus(w: World, c: Character) -> int:
+    """Extra damage from trained attributes: damage_bonus x level, summed."""
+    levels = state(w).attributes.get(c.id, {})
+    return sum(w.content.attributes[a].damage_bonus * lvl for a, lvl in levels.items())
+
+
+def artworks_by(w: World, agent: str) -> list[dict[str, Any]]:
+    return [a for a in state(w).artworks if a["author"] == agent]
+
+
+def change_reputation(w: World, agent: str, delta: int, reason: str) -> None:
+    """The only writer of reputation; every change is a `reputation_changed` event."""
+    if not delta:
+        return
+    e = state(w)
+    value = e.reputation.get(agent, 0) + delta
+    e.reputation[agent] = value
+    w.emit("reputation_changed", agent=agent, delta=delta, reason=reason, value=value)
+
+
+# ---- events --------------------------------------------------------------------------------
+
+class ReputationChanged(Ev):
+    agent: str
+    delta: int
+    reason: str
+    value: int
+
+
+class AttributeTrained(Ev):
+    agent: str
+    attribute: str
+    level: int
+    coins: int
+
+
+class ArtworkCreated(Ev):
+    artwork: str
+    agent: str
+    title: str
+    text: str
+
+
+class MessageSaid(Ev):
+    """Spoken aloud: heard by the characters within say_radius."""
+
+    agent: str
+    text: str
+    x: int
+    y: int
+    heard_by: list[str]
+
+
+class MessageWhispered(Ev):
+    agent: str
+    to: str
+    text: str
+
+
+class MessagePosted(Ev):
+    """Pinned to the public board, which every character reads."""
+
+    agent: str
+    text: str
+
+
+
+# ---- checks ---------------------------------------------------------------------------------
+
+
+def _text_ok(text: str, limit: int, what: str) -> Rejected | None:
+    if not text.strip():
+        return Rejected("empty_message", f"The {what} is empty.")
+    if len(text) > limit:
+        return Rejected("too_long", f"The {what} has {len(text)} characters; at most {limit} are allowed.")
+    return None
+
+
+
+# ---- trained attributes --------------------------------------------------------------------
+
+
+def _workshop_in_reach(w: World, c: Character) -> bool:
+    x0, y0 = w.xy(c.pos)
+    r = w.needs.reach
+    for y in range(y0 - r, y0 + r + 1):
+        for x in range(x0 - r, x0 + r + 1):
+            p = w.pos(x, y)
+            s = w.structures.get(p) if p is not None else None
+            if s is not None and s.hp > 0 and w.content.structures[s.kind].part == "workshop":
+                return True
+    return False
+
+
+class Train:
+    """Train an attribute one level at a workshop within reach. It takes the attribute's train_ticks
+    and energy (attributes table) and costs coins_per_level x the next level in coins. Levels raise
+    gather yields (yield_bonus x level) or attack damage (damage_bonus x level)."""
+
+    name, category, timing = "train", "production", "the attribute's training time"
+
+    @staticmethod
+    def cost_rule(d: int, e: int) -> dict[str, Any]:
+        return {"duration_from": "attribute", "energy_from": "attribute",
+                "rule": "Takes the attribute's train_ticks and costs its energy and coins (see Attributes)."}
+
+    class Args(ActionArgs):
+        attribute: str = Field(description="Attribute name, as listed in the rules.")
+
+    @staticmethod
+    def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, int] | Rejected:
+        attribute = a["attribute"]
+        spec = w.content.attributes.get(attribute)
+        if spec is None:
+            return Rejected("unknown_attribute", f"There is no attribute {attribute!r}.{did_you_mean(attribute, w.content.attributes)}")
+        level = level_of(w, c.id, attribute)
+        if level >= spec.max_level:
+            return Rejected("max_level", f"{attribute} is already at its maximum level {spec.max_level}.")
+        if not _workshop_in_reach(w, c):
+            return Rejected("no_workshop", f"Training needs a workshop within {w.needs.reach} tile of you.")
+        coins = spec.coins_per_level * (level + 1)
+        coin = w.content.economy.coin
+        if c.inventory.get(coin, 0) < coins:
+            return Rejected("not_enough_coins", f"Level {level + 1} of {attribute} costs {coins} {coin}; you carry {c.inventory.get(coin, 0)}.")
+        return level + 1, coins
+
+    @staticmethod
+    def spend(w: World, a: dict[str, Any], _: tuple[int, int]) -> Plan:
+        spec = w.content.attributes[a["attribute"]]
+        return Plan(spec.train_ticks, spec.energy)
+
+    @staticmethod
+    def apply(w: World, c: Character, op: Operation, got: tuple[int, int]) -> dict:
+        attribute = op.args["attribute"]
+        level, coins = got
+        w.take(c.id, w.content.economy.coin, coins, f"train:{attribute}")
+        state(w).attributes.setdefault(c.id, {})[attribute] = level
+        w.emit("attribute_trained", agent=c.id, attribute=attribute, level=level, coins=coins)
+        return {"attribute": attribute, "level": level}
+
+
+# ---- artwork -------------------------------------------------------------------------------
+
+
+class CreateArtwork:
+    """Create a named work of art: uses the artwork materials over the artwork duration (economy
+    rules) and gives you one artwork item. The title and text are kept in a registry with you as
+    author."""
+
+    name, category = "create_artwork", "production"
+
+    class Args(ActionArgs):
+        title: str = Field(description="The work's title.")
+        text: str = Field(description="The work itself, or a description of it.")
+
+    @staticmethod
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        e = w.content.economy
+        return (
+            _text_ok(a["title"], e.artwork_title_max, "title")
+            or _text_ok(a["text"], e.artwork_text_max, "text")
+            or shortfall(w, c, e.artwork_materials, "An artwork")
+        )
+
+    @staticmethod
+    def spend(w: World, a: dict[str, Any], _: None) -> Plan:
+        return Plan(w.content.economy.artwork_duration, w.content.actions["create_artwork"].energy)
+
+    @staticmethod
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        title, text = op.args["title"], op.args["text"]
+        e, spec = state(w), w.content.economy
+        aid = e.new_id("artwork")
+        for item, qty in sorted(spec.artwork_materials.items()):
+            w.take(c.id, item, qty, f"artwork:{aid}")
+        w.give(c.id, spec.artwork_item, 1, f"artwork:{aid}")
+        e.artworks.append({"id": aid, "title": title, "text": text, "author": c.id, "tick": w.tick})
+        w.emit("artwork_created", artwork=aid, agent=c.id, title=title, text=text)
+        return {"artwork": aid, "title": title}
+
+
+# ---- messages ------------------------------------------------------------------------------
+
+
+def _deliver(w: World, agent: str, entry: dict[str, Any]) -> None:
+    box = state(w).inboxes.setdefault(agent, [])
+    box.append(entry)
+    over = len(box) - w.content.economy.inbox_max_messages
+    if over > 0:
+        del box[:over]
+
+
+class TextArgs(ActionArgs):
+    text: str = Field(description="The message.")
+
+
+def _message_ok(w: World, text: str) -> Rejected | None:
+    return _text_ok(text, w.content.social.message_max_chars, "message")
+
+
+class Say:
+    """Say something aloud: every character within say_radius of you hears it (in its inbox)."""
+
+    name, category = "say", "social"
+    Args = TextArgs
+
+    @staticmethod
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        return _message_ok(w, a["text"])
+
+    @staticmethod
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        text = op.args["text"]
+        radius = w.content.social.say_radius
+        heard = [o.id for o in w.chars.values() if o.id != c.id and w.distance(o.pos, c.pos) <= radius]
+        for other in heard:
+            _deliver(w, other, {"tick": w.tick, "from": c.id, "kind": "say", "text": text})
+        x, y = w.xy(c.pos)
+        w.emit("message_said", agent=c.id, text=text, x=x, y=y, heard_by=heard)
+        return {"heard_by": heard}
+
+
+class Whisper:
+    """Send a private message to one character, wherever it is; only it receives it."""
+
+    name, category = "whisper", "social"
+
+    class Args(ActionArgs):
+        to: str = Field(description="Id of the character.")
+        text: str = Field(description="The message.")
+
+    @staticmethod
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        other = other_character(w, c, a["to"])
+        return other if isinstance(other, Rejected) else _message_ok(w, a["text"])
+
+    @staticmethod
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        to, text = op.args["to"], op.args["text"]
+        _deliver(w, to, {"tick": w.tick, "from": c.id, "kind": "whisper", "text": text})
+        w.emit("message_whispered", agent=c.id, to=to, text=text)
+        return {"to": to}
+
+
+class Post:
+    """Post a message on the public board, which every character reads; the oldest posts drop off
+    beyond board_max_posts."""
+
+    name, category = "post", "social"
+    Args = TextArgs
+
+    @staticmethod
+    def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
+        return _message_ok(w, a["text"])
+
+    @staticmethod
+    def apply(w: World, c: Character, op: Operation, _: None) -> dict:
+        text = op.args["text"]
+        board = state(w).board
+        board.append({"tick": w.tick, "from": c.id, "text": text})
+        over = len(board) - w.content.social.board_max_posts
+        if over > 0:
+            del board[:over]
+        w.emit("message_posted", agent=c.id, text=text)
+        return {"posts": len(board)}
+
+
+# ---- the part ------------------------------------------------------------------------------
+
+
+def _rules(c: Content) -> dict[str, Any]:
+    social = c.social
+    return {
+        "attributes": {k: v.model_dump(mode="json") for k, v in c.attributes.items()},
+        "messages": {"max_chars": social.message_max_chars, "board_max_posts": social.board_max_posts, "say_radius": social.say_radius},
+    }
+
+
+def _rules_markdown(doc: dict[str, Any]) -> list[str]:
+    return [
+        "## Attributes",
+        "",
+        *table(
+            ["attribute", "max level", "ticks per level", "energy", "coins x next level", "yield bonus per level", "damage bonus per level", "description"],
+            [
+                [f"`{k}`", v["max_level"], v["train_ticks"], v["energy"], v["coins_per_level"], v["yield_bonus"], v["damage_bonus"], v["description"]]
+                for k, v in doc["attributes"].items()
+            ],
+        ),
+    ]
+
+
+class Society(Part[SocietyState]):
+    name, section = "society", "economy"
+    tables = ("attributes", "social", "economy")
+    codes_place = 5
+    codes = {
+        "unknown_attribute": "No attribute has that name.",
+        "max_level": "The attribute is already at its maximum level.",
+        "no_workshop": "No workshop is within reach.",
+        "empty_message": "The message, title or text is empty.",
+        "too_long": "The message, title or text is longer than the rules allow.",
+    }
+    events = {
+        "reputation_changed": ReputationChanged,
+        "attribute_trained": AttributeTrained,
+        "artwork_created": ArtworkCreated,
+        "message_said": MessageSaid,
+        "message_whispered": MessageWhispered,
+        "message_posted": MessagePosted,
+    }
+    actions = (Train, CreateArtwork, Say, Whisper, Post)
+    observation_fields = {
+        "messages": {
+            "description": "Messages it heard and the public board.",
+            "fields": {
+                "inbox": "The latest messages it heard: {tick, from, kind (say or whisper), text}.",
+                "board": "The public board, oldest first: {tick, from, text}.",
+            },
+        },
+    }
+    rules = (Section(40, _rules, _rules_markdown),)
+
+    def new_state(self, w: World) -> SocietyState:
+        return SocietyState()
+
+    def yield_bonus(self, w: World, c: Character, node: str) -> int:
+        levels = state(w).attributes.get(c.id)
+        if not levels:
+            return 0
+        return sum(w.content.attributes[a].yield_bonus.get(node, 0) * lvl for a, lvl in levels.items())
+
+    def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
+        e = state(w)
+        # copies: an observation must never alias the records the world mutates
+        obs["messages"] = copy.deepcopy({"inbox": e.inboxes.get(c.id, []), "board": e.board})
+
+
+SOCIETY = Society()
