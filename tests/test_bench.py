@@ -20,6 +20,11 @@ def test_quick_bench_prints_one_json_object_last_with_every_figure(capsys):
     assert set(figures["agent_ticks_per_s"]) == {"1", "100", "1000"}
     for rate in figures["agent_ticks_per_s"].values():
         assert isinstance(rate, float) and rate > 0
+    assert set(figures["honest"]) == {"1", "100"}
+    for honest in figures["honest"].values():  # the honest load submits what the world accepts, and observes
+        assert honest["accepted_share"] >= 0.8 and 0 < honest["candidates_passed_share"] < 1
+        assert all(honest[k] > 0 for k in ("agent_ticks_per_s", "observe_us", "decide_us", "submit_us", "step_us_per_agent_tick"))
+    assert figures["guessed_accepted_share"] < 0.5  # the old load's guesses: mostly refused, as its row says
     keys = [
         "worldgen_ms", "mb_per_world", "crafter_steps_per_s", "crafter_reset_ms",
         "ratio_1_agent_vs_crafter", "ratio_100_agents_vs_crafter", "ratio_crafter_reset_vs_worldgen",
@@ -35,6 +40,10 @@ def test_bench_without_json_prints_only_the_table(capsys, monkeypatch):
     # The measurements are the test above's; this one is about what is printed, so it measures nothing.
     monkeypatch.setattr(engine, "warm_up", lambda content: None)
     monkeypatch.setattr(engine, "agent_ticks_per_s", lambda content, n, ticks: 1000.0 * n)
+    honest = {"agent_ticks_per_s": 900.0, "accepted_share": 1.0, "candidates_passed_share": 0.2, "observe_us": 50.0,
+              "decide_us": 40.0, "submit_us": 10.0, "step_us_per_agent_tick": 5.0, "decisions_per_agent_tick": 0.5}
+    monkeypatch.setattr(engine, "honest_figures", lambda content, n, ticks: honest)
+    monkeypatch.setattr(engine, "guessed_acceptance", lambda content: 0.1)
     monkeypatch.setattr(engine, "worldgen_ms", lambda content, repeats: 12.5)
     monkeypatch.setattr(engine, "mb_per_world", lambda content, ticks: (3.0, 4.0))
     monkeypatch.setattr(engine, "crafter_figures", lambda steps: (3500.0, 9.0))

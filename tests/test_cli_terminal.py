@@ -189,8 +189,11 @@ def test_the_leaderboard_and_a_bench_table_fit_80_columns():
 
     from wildhold.bench.engine import _table
 
+    honest = {"agent_ticks_per_s": 900.0, "accepted_share": 1.0, "candidates_passed_share": 0.2, "observe_us": 50.0,
+              "decide_us": 40.0, "submit_us": 10.0, "step_us_per_agent_tick": 5.0, "decisions_per_agent_tick": 0.5}
     figures = {"quick": False, "repeats": 3, "memory_method": "tracemalloc", "agent_ticks_per_s": {"1": 1.0, "100": 2.0},
-               "ticks": {"1": 10, "100": 10}, "pass": {"agent_ticks_per_s_100": True, "worldgen_ms": True, "mb_per_world": False},
+               "honest": {"1": honest, "100": honest}, "honest_ticks": {"1": 10, "100": 10}, "guessed_accepted_share": 0.1,
+               "ticks": {"1": 10, "100": 10}, "pass": {"worldgen_ms": True, "mb_per_world": False},
                "worldgen_ms": 1.0, "mb_per_world": 2.0, "mb_per_world_peak": 3.0, "crafter_steps_per_s": None,
                "crafter_reset_ms": None, "ratio_1_agent_vs_crafter": None, "ratio_100_agents_vs_crafter": None,
                "ratio_crafter_reset_vs_worldgen": None}

@@ -14,6 +14,7 @@ from wildhold.world.actions import REGISTRY
 from wildhold.world.actions.core import find_path, known_walkable
 from wildhold.world.errors import Accepted
 from wildhold.world.observe import observe, status
+from wildhold.world.serialize import state_hash
 from wildhold.world.parts.construction import CONSTRUCTION
 from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
@@ -170,10 +171,12 @@ def test_policies_reach_the_world_only_through_their_view():
     from pathlib import Path
 
     import wildhold.agents.base
+    import wildhold.agents.sampled
     import wildhold.agents.scripted
 
-    allowed = {"wildhold.agents.base": None, "wildhold.content": None, "wildhold.world.actions": {"DIRECTIONS"}}
-    for module in (wildhold.agents.base, wildhold.agents.scripted):
+    allowed = {"wildhold.agents.base": None, "wildhold.agents.sampled": None, "wildhold.content": None,
+               "wildhold.world.actions": {"DIRECTIONS"}}
+    for module in (wildhold.agents.base, wildhold.agents.scripted, wildhold.agents.sampled):
         tree = ast.parse(Path(module.__file__).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -193,3 +196,29 @@ def test_the_random_policy_picks_among_the_actions_its_view_names(content):
     assert set(client.actions) == set(REGISTRY) and len(client.actions) > 50
     picked = {policy.decide(AgentView(a, t, 1, view._observe, view._status, actions=("move", "rest")))[0] for t in range(40)}
     assert picked == {"move", "rest"}
+
+
+def test_the_legal_random_policy_submits_what_the_world_accepts(content):
+    """Its candidates are put to the world's check first, so what it submits is accepted (the load the
+    engine benchmark measures), across many kinds of action."""
+    w = World(content, "default", 4)
+    agents = [w.join(f"p{i}") for i in range(6)]
+    client, policy = LocalClient(w), make_policy("legal_random", content)
+    accepted = refused = 0
+    kinds = set()
+    for _ in range(300):
+        for a in agents:
+            if client.idle(a):
+                action, args = policy.decide(client.view(a, policy))
+                before = state_hash(w)
+                outcome = w.submit(a, action, args)
+                if isinstance(outcome, Accepted):
+                    accepted += 1
+                    kinds.add(action)
+                else:
+                    refused += 1
+                    assert state_hash(w) == before
+        w.step()
+    assert refused == 0 and accepted > 300
+    assert len(kinds) >= 15, sorted(kinds)
+    assert 0 < policy.accepted_share < 1

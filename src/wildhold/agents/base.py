@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 Decision = tuple[str, dict[str, Any]] | None
 
@@ -32,6 +32,13 @@ class AgentView:
     _rng: random.Random | None = field(default=None, repr=False)
     memory_since: int | None = None
     actions: tuple[str, ...] = ()
+    schemas: Mapping[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # action -> argument schema
+    _refusal: Callable[[str, dict[str, Any]], str | None] | None = field(default=None, repr=False)
+
+    def refusal(self, action: str, args: dict[str, Any]) -> str | None:
+        """The code the world would refuse this action with now (None: it would accept it); a client
+        that cannot ask says None, and the submission answers instead."""
+        return self._refusal(action, args) if self._refusal is not None else None
 
     def observation(self) -> dict[str, Any]:
         if self._obs is None:

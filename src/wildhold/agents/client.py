@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from wildhold.world.world import World
 
 
+def _code(refused: Any) -> str | None:
+    return None if refused is None else refused.code
+
+
 class LocalClient:
     """Observes and acts for the characters of a world this process holds; `submit` is the match's
     (which records each input) or, for a bare world, the world's own."""
@@ -23,7 +27,9 @@ class LocalClient:
     def __init__(self, world: World, submit: Callable[[str, str, dict[str, Any]], Any] | None = None):
         self.world = world
         self._submit = submit or world.submit
-        self.actions = tuple(sorted(action_tools()))
+        served = action_tools()
+        self.actions = tuple(sorted(served))
+        self.schemas = {name: spec.json_schema() for name, spec in served.items()}
 
     def idle(self, agent: str) -> bool:
         """Whether the agent's character has no operation running (so it may decide)."""
@@ -36,7 +42,8 @@ class LocalClient:
         since = getattr(policy, "memory_since", None)
         return AgentView(
             agent, w.tick, w.seed, lambda tick: observe(w, agent, memory_since=tick), lambda: status(w, c),
-            memory_since=since(agent) if since is not None else None, actions=self.actions,
+            memory_since=since(agent) if since is not None else None, actions=self.actions, schemas=self.schemas,
+            _refusal=lambda action, args: _code(w.check(agent, action, args)),
         )
 
     def decide(self, agent: str, policy: Policy) -> bool:

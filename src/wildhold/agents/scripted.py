@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from wildhold.agents.base import AgentView, Decision, Policy
+from wildhold.agents.sampled import LegalRandomAgent
 from wildhold.content import Content
 from wildhold.world.actions import DIRECTIONS
 
@@ -1133,6 +1134,7 @@ class Unarmoured(Expedition):
 
 POLICIES: dict[str, type] = {
     "random": RandomAgent,
+    "legal_random": LegalRandomAgent,
     "idle": IdleAgent,
     "survivor": Survivor,
     "producer": Producer,

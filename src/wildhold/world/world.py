@@ -350,6 +350,12 @@ class World:
                 spec.begin(self, c, op)
         return Accepted(op.id, action, op.ends)
 
+    def check(self, agent: str, action: str, args: dict[str, Any] | None = None) -> Rejected | None:
+        """What `submit` would answer now, without submitting: None for an action it would accept, else
+        the refusal. Records and changes nothing (an action mask asks this of each candidate)."""
+        result = self._check(agent, action, {} if args is None else args)
+        return result if isinstance(result, Rejected) else None
+
     def _check(self, agent: str, action: str, args: Any):
         c = self.chars.get(agent)
         if c is None:

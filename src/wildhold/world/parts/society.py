@@ -7,7 +7,6 @@ with their author; messages reach inboxes (said aloud, whispered) or the public 
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -394,8 +393,9 @@ class Society(Part[SocietyState]):
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         e = state(w)
-        # copies: an observation must never alias the records the world mutates
-        obs["messages"] = copy.deepcopy({"inbox": e.inboxes.get(c.id, []), "board": e.board})
+        # A message's fields are strings and numbers, never changed once sent: copying each record (not
+        # deeply) is enough for an observation never to alias what the world mutates.
+        obs["messages"] = {"inbox": [dict(m) for m in e.inboxes.get(c.id, ())], "board": [dict(m) for m in e.board]}
 
 
 SOCIETY = Society()

@@ -1,0 +1,106 @@
+"""A random policy that plays only legal actions: arguments drawn from each action's schema and from what
+the character sees, each candidate put to the world's check (the action mask) before it is submitted.
+
+It is the honest load for the engine benchmark (and the random baseline of the RL faces): unlike
+`RandomAgent`, whose guesses the world mostly refuses, nearly everything it submits is accepted.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from wildhold.agents.base import AgentView, Decision
+from wildhold.content import Content
+
+# Where the observation lists the entries whose ids fill an argument of this name: (section, list) paths.
+ID_SOURCES = {"offer": (("economy", "trades"),), "contract": (("economy", "contracts"),),
+              "order": (("economy", "orders"), ("economy", "market")), "enemy": (("dungeon", "room", "enemies"),),
+              "quest": (("quest_board",), ("quest_log", "active")), "character": (("view", "characters"),),
+              "to": (("view", "characters"),)}
+NEAR = 1  # tile arguments fall on the character's tile or a neighbour: where most tile actions reach
+TRIES = 24  # candidates put to the check before the policy falls back to resting a tick
+
+
+class LegalRandomAgent:
+    """Draws actions uniformly from those its view names, with arguments that fit their schemas, and
+    submits the first the world would accept; `accepted_share` is how often a candidate passed."""
+
+    name = "legal_random"
+
+    def __init__(self, content: Content):
+        self.pools = {"recipe": sorted(content.recipes), "structure": sorted(content.structures),
+                      "attribute": sorted(content.attributes), "npc": sorted(content.npcs), "item": sorted(content.items)}
+        self.candidates = self.passed = 0
+        self.observed: dict[str, int] = {}  # agent -> tick of its last observation
+
+    def memory_since(self, agent: str) -> int | None:
+        """Only the memory changed since this agent's last observation: the policy reads none of it, but
+        takes its observation the way a long-lived agent does."""
+        return self.observed.get(agent)
+
+    @property
+    def accepted_share(self) -> float:
+        return self.passed / self.candidates if self.candidates else 0.0
+
+    def decide(self, view: AgentView) -> Decision:
+        rng, obs = view.rng, view.observation()
+        self.observed[view.agent] = view.tick
+        seen = _ids(obs)
+        for _ in range(TRIES):
+            name = rng.choice(view.actions)
+            args = self.arguments(view.schemas.get(name, {}), obs, seen, rng)
+            self.candidates += 1
+            if view.refusal(name, args) is None:
+                self.passed += 1
+                return name, args
+        return "rest", {"ticks": 1}
+
+    def arguments(self, schema: dict[str, Any], obs: dict[str, Any], seen: dict[str, list[str]],
+                  rng: random.Random) -> dict[str, Any]:
+        """A value for each required field and, half the time, each optional one."""
+        required = set(schema.get("required", ()))
+        me = obs["self"]
+        out: dict[str, Any] = {}
+        for field, spec in schema.get("properties", {}).items():
+            if field in required or rng.random() < 0.5:
+                out[field] = self.value(field, spec, me, obs, seen, rng)
+        if "x" in out and "y" in out:
+            out["x"], out["y"] = me["x"] + rng.randint(-NEAR, NEAR), me["y"] + rng.randint(-NEAR, NEAR)
+        return out
+
+    def value(self, field: str, spec: dict[str, Any], me: dict[str, Any], obs: dict[str, Any],
+              seen: dict[str, list[str]], rng: random.Random) -> Any:
+        carried = sorted(me["inventory"])
+        if "enum" in spec:
+            return rng.choice(spec["enum"])
+        if field in ("item", "seed"):
+            return rng.choice(carried or self.pools["item"])
+        if field in self.pools:
+            return rng.choice(self.pools[field])
+        if field in ID_SOURCES:
+            ids = [i for i in seen.get(field, ()) if i != me["id"]]
+            return rng.choice(ids) if ids else ""
+        if field == "slot":
+            return rng.choice(sorted(me["equipment"]) or ["hand"])
+        if spec.get("type") == "object":  # goods: one unit of something carried
+            return {rng.choice(carried): 1} if carried else {}
+        if spec.get("type") == "string" or "anyOf" in spec:
+            return "hello" if "anyOf" not in spec else 1
+        low = spec["exclusiveMinimum"] + 1 if "exclusiveMinimum" in spec else spec.get("minimum", 1)
+        high = min(spec.get("maximum", low + 9), low + 9)
+        return rng.randint(low, high)
+
+
+def _ids(obs: dict[str, Any]) -> dict[str, list[str]]:
+    """For each argument named in ID_SOURCES, the ids listed at its paths in the observation."""
+    found: dict[str, list[str]] = {}
+    for field, paths in ID_SOURCES.items():
+        for path in paths:
+            node: Any = obs
+            for key in path:
+                node = node.get(key) if isinstance(node, dict) else None
+            for entry in node if isinstance(node, list) else ():
+                if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                    found.setdefault(field, []).append(entry["id"])
+    return found
