@@ -29,7 +29,9 @@ from wildhold import __version__
 from wildhold.server.programs_surface import ProgramOp, program_ops
 from wildhold.service.schemas import ErrorBody, OpResult
 from wildhold.server.surface import action_description, action_tools, info_tools
-from wildhold.service.host import Host, HostError, Identity
+from wildhold.service.access import Identity
+from wildhold.service.errors import HostError
+from wildhold.service.host import Host
 from wildhold.service.queries import QueryDef, queries
 from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
@@ -134,7 +136,7 @@ class QueryTool(HostedTool):
     async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
         assert self._query is not None
         q, who = self._query, _identity(host, context)
-        return await q.run(host, host.agent_of(who) if q.caller == "agent" else None, arguments)
+        return await q.run(host, host.access.agent_of(who) if q.caller == "agent" else None, arguments)
 
 
 def lean_schema(schema: Any) -> Any:
@@ -187,14 +189,14 @@ def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
 
 
 def _identity(host: Host, ctx: Context) -> Identity:
-    who = host.authenticate(bearer(ctx.headers))
-    host.throttle(who)
+    who = host.access.authenticate(bearer(ctx.headers))
+    host.access.throttle(who)
     host.count("mcp_calls")
     return who
 
 
 def _agent(host: Host, ctx: Context) -> str:
-    return host.agent_of(_identity(host, ctx))
+    return host.access.agent_of(_identity(host, ctx))
 
 
 def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
@@ -299,7 +301,7 @@ class BearerGuard:
         if scope["type"] == "http":
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
             try:
-                who = self.get_host().authenticate(bearer(headers))
+                who = self.get_host().access.authenticate(bearer(headers))
                 if who.role == "admin":
                     raise HostError("forbidden", "The admin token runs the match over /api/admin; MCP takes agent tokens.")
             except HostError as exc:

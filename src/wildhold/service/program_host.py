@@ -32,7 +32,8 @@ from wildhold.programs.api import (
 from wildhold.programs.client import RunnerClient, RunnerFailed
 from wildhold.programs.protocol import pack_bytes, unpack_bytes
 from wildhold.programs.sandbox import Settings, cut
-from wildhold.service.host import HostError
+from wildhold.service.errors import HostError, refuse_unless_running
+from wildhold.service.queries import QUERIES, program_reads
 from wildhold.store.sqlite import RUN_COLUMNS
 from wildhold.world.errors import Rejected
 
@@ -142,7 +143,8 @@ class ProgramHost:
         self.spec = host.content.programs
         self.settings = Settings.from_spec(self.spec, blocking_functions())
         self.store = host.match.store
-        self.kinds = function_kinds()
+        self.reads = program_reads()
+        self.kinds = function_kinds(reads=self.reads)
         self.client = RunnerClient(self.settings, runner_command)
         self.counters: Counter[str] = Counter()
         self.programs: dict[tuple[str, str], Program] = {}
@@ -282,10 +284,7 @@ class ProgramHost:
     # ---- checks -------------------------------------------------------------------------------
 
     def _require_running(self) -> None:
-        state = self.host.state
-        if state != "running":
-            raise HostError("match_over" if state == "over" else "not_started",
-                            "The match has ended." if state == "over" else "The match is still in its lobby.")
+        refuse_unless_running(self.host.state)
 
     def _check_agent(self, agent: str) -> None:
         if agent not in self.host.world.chars:
@@ -313,7 +312,7 @@ class ProgramHost:
 
     def _check(self, source: str) -> list[dict[str, Any]]:
         if self._stubs is None:
-            self._stubs = stubs(content=self.host.content)
+            self._stubs = stubs(content=self.host.content, reads=self.reads)
         try:
             return self.client.request({"op": "check", "source": source, "stubs": self._stubs}, CHECK_TIMEOUT_S)["errors"]
         except (RunnerFailed, KeyError) as exc:
@@ -349,7 +348,7 @@ class ProgramHost:
             return True
         if waiting["kind"] == "tick":
             return self.host.world.tick >= waiting["tick"]
-        rec = self.host.ops.get(waiting["op"])
+        rec = self.host.operations.ops.get(waiting["op"])
         return rec is None or rec["status"] != "running"
 
     def _request(self, run: Run, message: dict[str, Any]) -> dict[str, Any]:
@@ -457,7 +456,7 @@ class ProgramHost:
         waiting, run.waiting_on, run.state = run.waiting_on, None, "running"
         if waiting["kind"] == "tick":
             return {"value": self.host.world.tick}
-        rec = self.host.ops.get(waiting["op"])
+        rec = self.host.operations.ops.get(waiting["op"])
         if rec is None:
             return {"value": rejected("unknown_operation", f"Operation {waiting['op']} is no longer tracked.")}
         return {"value": op_result(rec)}
@@ -513,10 +512,8 @@ class ProgramHost:
     def _act(self, run: Run, action: str, kwargs: dict[str, Any]) -> Any:
         """Submit as the program's own character, through the host like a direct action (same limits, same log)."""
         host = self.host
-        key = next((token for token, rec in host.records.items() if rec.agent == run.agent), None)
-        wait = host.limiter.take(key) if key is not None else None
+        wait = host.access.spend_for(run.agent)
         if wait is not None:
-            host.counters["rate_limited"] += 1
             return {"value": rejected("rate_limited", f"Your rate limit is spent (program and direct actions share it); "
                                       f"retry in {wait:.2f} s.")}
         result = host.submit(run.agent, action, kwargs, issuer=run.issuer)
@@ -531,8 +528,6 @@ class ProgramHost:
         """A query as its MCP tool and HTTP route answer it, with the arguments a program's call passes."""
         if fn == "now":
             return self.host.world.tick
-        from wildhold.service.queries import QUERIES  # queries document this package's API: imported at call time
-
         query = QUERIES[fn]
         return query.run_now(self.host, agent, query.program)
 
