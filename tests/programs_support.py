@@ -9,7 +9,8 @@ import orjson
 from server_support import config
 
 from wildhold.content import Content, default_content
-from wildhold.service.host import Host, HostError
+from wildhold.service.errors import HostError
+from wildhold.service.host import Host
 
 # A farmer that greets its log once, then waits tick by tick and logs every 20th: one line a tick would
 # fill the log's 200 lines within 2 s of a realtime test on a loaded machine and drop the greeting.
@@ -36,7 +37,7 @@ def join(host: Host, name: str) -> str:
 
 def steps(host: Host, n: int) -> None:
     for _ in range(n):
-        host.step()
+        host.clock.step()
 
 
 def step_until(host: Host, done: Callable[[], bool], limit: int) -> int:
@@ -44,7 +45,7 @@ def step_until(host: Host, done: Callable[[], bool], limit: int) -> int:
     for n in range(limit + 1):
         if done():
             return n
-        host.step()
+        host.clock.step()
     raise AssertionError(f"not done after {limit} ticks")
 
 
@@ -157,5 +158,5 @@ def farm_until(host: Host, data: Path, restart_at: tuple[int, ...] = (), limit: 
         if host.world.tick in restart_at:
             host.close()
             host = open_host(data, FARM_SCENARIO, FARM_SEED)
-        host.step()
+        host.clock.step()
     raise AssertionError(f"the farm program was still running after {limit} ticks")

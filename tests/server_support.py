@@ -17,7 +17,8 @@ from mcp.client.streamable_http import streamable_http_client
 from wildhold.eval.html import render_html
 from wildhold.eval.report import score_archive
 from wildhold.server.http import create_app
-from wildhold.service.host import Host, HostConfig
+from wildhold.service.access import HostConfig
+from wildhold.service.host import Host
 
 SIGNUP, ADMIN = "signup-token-for-tests", "admin-token-for-tests"
 BASE = "http://127.0.0.1:8765"  # never dialled: requests go to the app in-process

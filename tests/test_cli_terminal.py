@@ -23,7 +23,7 @@ from wildhold.agents.scaffold.progress import LiveView, summary_table
 from wildhold.cli import DEMO_COLUMNS, Clock, _summary_table, app, season_table
 from wildhold.revision import git_revision, version_text
 from wildhold.eval.season import COLUMNS, SeasonRow
-from wildhold.service.host import CLOCKS
+from wildhold.service.access import CLOCKS
 from wildhold.terminal import Col, FitTable
 
 runner = CliRunner()

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from wildhold.docs.rules import rules_json
+from wildhold.service.queries import program_reads
 from wildhold.world.actions import REGISTRY, core
 from wildhold.world.errors import CODES
 from wildhold.world.events import EVENT_TYPES
@@ -56,7 +57,7 @@ def test_an_observation_holds_the_cores_keys_and_exactly_the_keys_parts_declare(
 def test_each_rules_section_of_a_part_has_keys_no_other_part_writes(content):
     keys = Counter(key for part in PARTS for section in part.rules for key in section.data(content))
     assert keys and max(keys.values()) == 1
-    doc = rules_json(content)
+    doc = rules_json(content, program_reads())
     assert set(keys) <= set(doc)
     assert {"attributes", "economy", "messages", "conflict", "dungeon", "farming", "villagers"} <= set(keys)
 

@@ -9,19 +9,21 @@ import pytest
 from programs_support import code_of, events, inputs, join, log_texts, open_host, state, steps
 
 from wildhold.content import default_content
-from wildhold.programs.api import CONTROLS, api_functions, reads, reference_markdown, stubs, type_text
+from wildhold.programs.api import CONTROLS, api_functions, reference_markdown, stubs, type_text
+from wildhold.service.queries import program_reads
 from wildhold.world.actions import REGISTRY
 
 CONTENT = default_content()
+READS = program_reads()
 
 
 # ---- generated from the registry ---------------------------------------------------------------
 
 
 def test_every_registry_action_is_a_keyword_only_function_with_the_same_arguments():
-    functions = {f["name"]: f for f in api_functions()}
+    functions = {f["name"]: f for f in api_functions(reads=READS)}
     assert set(REGISTRY) <= set(functions)
-    module = ast.parse(stubs())
+    module = ast.parse(stubs(reads=READS))
     defs = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
     for name, spec in REGISTRY.items():
         assert functions[name]["kind"] == "action" and functions[name]["blocking"]
@@ -35,14 +37,14 @@ def test_every_registry_action_is_a_keyword_only_function_with_the_same_argument
 
 
 def test_reads_and_controls_sit_beside_the_actions_without_clashing():
-    functions = {f["name"]: f for f in api_functions()}
-    assert {n for n, f in functions.items() if f["kind"] == "read"} == set(reads()) == {"observe", "inventory", "recipes", "quest_log", "now"}
+    functions = {f["name"]: f for f in api_functions(reads=READS)}
+    assert {n for n, f in functions.items() if f["kind"] == "read"} == set(READS) == {"observe", "inventory", "recipes", "quest_log", "now"}
     assert {n for n, f in functions.items() if f["kind"] == "control"} == set(CONTROLS) == {"sleep_until", "log"}
     assert functions["sleep_until"]["blocking"] and not functions["observe"]["blocking"]
-    assert len(functions) == len(REGISTRY) + len(reads()) + len(CONTROLS)
+    assert len(functions) == len(REGISTRY) + len(READS) + len(CONTROLS)
     clashing = {**REGISTRY, "observe": REGISTRY["move"]}
     with pytest.raises(RuntimeError, match="share a name"):
-        api_functions(clashing)
+        api_functions(clashing, reads=READS)
 
 
 def test_an_argument_type_no_stub_can_express_fails_loudly():
@@ -53,13 +55,13 @@ def test_an_argument_type_no_stub_can_express_fails_loudly():
 
 def test_the_reference_states_the_budgets_from_content_and_who_acts_first():
     p = CONTENT.programs
-    text = reference_markdown(CONTENT)
+    text = reference_markdown(CONTENT, reads=READS)
     for number in (p.host_calls_per_turn, p.actions_per_tick, p.max_running_per_agent, p.max_source_bytes, p.log_lines):
         assert str(number) in text
     assert "busy" in text and "before your program's turn" in text and "program:<name>@<revision>" in text
-    assert all(f"`{f['signature'].split('(')[0]}(" in text for f in api_functions())
+    assert all(f"`{f['signature'].split('(')[0]}(" in text for f in api_functions(reads=READS))
     numbers = CONTENT.programs.model_copy(update={"host_calls_per_turn": 7})
-    assert "7 world calls" in reference_markdown(CONTENT.model_copy(update={"programs": numbers}))
+    assert "7 world calls" in reference_markdown(CONTENT.model_copy(update={"programs": numbers}), reads=READS)
 
 
 # ---- the checks a save makes ---------------------------------------------------------------------

@@ -112,10 +112,10 @@ sys.path.insert(0, {tests!r})
 from programs_support import FARM_SCENARIO, FARM_SEED, open_host, start_farm
 host = open_host({data!r}, FARM_SCENARIO, FARM_SEED)
 start_farm(host)
-host.step()
+host.clock.step()
 print("runner", host.programs.client.proc.pid, flush=True)
 while True:
-    host.step()
+    host.clock.step()
     print("tick", host.world.tick, flush=True)
     time.sleep(0.0005)
 """

@@ -26,16 +26,16 @@ def archive(tmp_path_factory) -> Path:
         bob = host.register("bob")[1].agent
         host.submit(ann, "wait", {"ticks": 1})
         host.submit(bob, "wait", {"ticks": 2})
-        host.step()
+        host.clock.step()
         host.programs.save(ann, "farm", "wait(ticks=1)\n")
         host.programs.save(ann, "farm", FARM)
         host.programs.save(ann, "crash", CRASH)
         host.programs.start(ann, "crash")
-        host.step()
-        host.step()
+        host.clock.step()
+        host.clock.step()
         host.programs.start(ann, "farm")
         for _ in range(10):
-            host.step()
+            host.clock.step()
         assert host.programs.status(ann, "farm")["state"] == "finished"
         assert host.programs.status(ann, "crash")["state"] == "failed"
         return Path(host.stop()["archive"])

@@ -105,7 +105,7 @@ def delve(data: Path, restart_in_room: int | None = None, limit: int = 1000) -> 
             restarted = host.world.tick
             host.close()
             host = open_host(data, DELVE_SCENARIO, DELVE_SEED)
-        host.step()
+        host.clock.step()
     raise AssertionError(f"the delver was still running after {limit} ticks")
 
 

@@ -11,7 +11,7 @@ from server_support import SIGNUP, auth, serving, until
 
 from wildhold.server.http import STATUS
 from wildhold.server.programs_surface import PROGRAM_OPS
-from wildhold.service.host import SERVICE_CODES
+from wildhold.service.errors import SERVICE_CODES
 
 pytestmark = pytest.mark.anyio
 

@@ -15,6 +15,7 @@ from server_support import SIGNUP, serving, until
 from wildhold.programs.api import api_functions
 from wildhold.server.mcp import SCHEMA_SHOWN_BY, lean_schema, tool_surface
 from wildhold.server.programs_surface import PROGRAM_OPS
+from wildhold.service.queries import program_reads
 
 pytestmark = pytest.mark.anyio
 
@@ -53,7 +54,7 @@ async def test_save_start_watch_logs_revise_restart_and_stop_over_mcp(tmp_path):
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert {op.tool for op in PROGRAM_OPS} <= set(tools)
             reference = (await call(client, "rules", {"section": "programs", "key": "reference"}))["value"]
-            assert all(f"`{f['signature'].split('(')[0]}(" in reference for f in api_functions())
+            assert all(f"`{f['signature'].split('(')[0]}(" in reference for f in api_functions(reads=program_reads()))
 
             saved = await call(client, "save_program", {"name": "farmer", "source": FARMER_1})
             assert (saved["revision"], saved["source_sha256"]) == (1, hashlib.sha256(FARMER_1.encode()).hexdigest())

@@ -7,7 +7,7 @@ import orjson
 import pytest
 from programs_support import events, inputs, join, log_texts, open_host, state, step_until, steps, with_programs
 
-from wildhold.service.host import RateLimiter
+from wildhold.service.access import RateLimiter
 from wildhold.service.match import replay
 from wildhold.world.errors import Rejected
 from wildhold.world.events import validate_event
@@ -73,8 +73,8 @@ def test_program_actions_spend_the_agents_rate_limit(tmp_path):
     try:
         token, rec = host.register("ann")
         agent = rec.agent
-        host.limiter = RateLimiter(1.0, 2, now=lambda: 0.0)  # a stopped clock: no token comes back
-        host.throttle(host.authenticate(token))  # one direct request
+        host.access.limiter = RateLimiter(1.0, 2, now=lambda: 0.0)  # a stopped clock: no token comes back
+        host.access.throttle(host.access.authenticate(token))  # one direct request
         host.programs.save(agent, "chatty", 'for i in range(3):\n    r = say(text="hello")\n    log(r["ok"], r["code"])\n')
         host.programs.start(agent, "chatty")
         step_until(host, lambda: state(host, agent, "chatty") == "finished", 10)
@@ -116,10 +116,10 @@ def test_stopping_a_program_leaves_its_running_operation_alone(host):
     host.programs.save(agent, "walker", "wait(ticks=10)\n")
     host.programs.start(agent, "walker")
     steps(host, 1)
-    op = host.current_operation(agent)
+    op = host.operations.current_operation(agent)
     host.programs.stop(agent, "walker")
     steps(host, 2)
-    assert host.current_operation(agent) == op and state(host, agent, "walker") == "stopped"
+    assert host.operations.current_operation(agent) == op and state(host, agent, "walker") == "stopped"
 
 
 def test_logs_read_in_pages_after_a_sequence_number(host):
@@ -151,10 +151,10 @@ def test_the_end_of_the_match_stops_running_programs_first(host):
 
 def test_lockstep_counts_a_character_whose_program_runs_as_ready(host):
     agent = join(host, "ann")
-    assert not host.turn_ready()
+    assert not host.clock.turn_ready()
     host.programs.save(agent, "sleeper", "sleep_until(now() + 50)\n")
     host.programs.start(agent, "sleeper")
-    assert host.turn_ready()
+    assert host.clock.turn_ready()
 
 
 def test_every_program_event_validates_and_every_program_input_replays(host):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from programs_support import join, open_host
 
 from wildhold.server.programs_surface import PROGRAM_OPS
-from wildhold.service.host import SERVICE_CODES, HostError
+from wildhold.service.errors import SERVICE_CODES, HostError
 
 SOURCES = ["log(1)\n", "wait(ticks=1)\n", "for i in range(3)\n    log(i)\n", "move(dir='n')\n", "x" * 20001]
 GOOD = {"name": st.sampled_from(["farm", "farm", "ghost", "Bad Name"]), "source": st.sampled_from(SOURCES),
@@ -63,4 +63,4 @@ def test_any_arguments_give_the_documented_answer_or_a_coded_refusal_that_change
     for program in host.programs.list(agent)["programs"]:  # leave nothing running for the next example
         if program["state"] in ("running", "waiting"):
             host.programs.stop(agent, program["name"])
-    host.step()
+    host.clock.step()

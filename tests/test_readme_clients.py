@@ -24,6 +24,7 @@ from server_support import BASE, auth, serving
 
 from wildhold.cli import serve
 from wildhold.server.http import create_app
+from wildhold.service import reads
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTION = "Connect an MCP client"
@@ -184,7 +185,7 @@ async def test_each_snippet_connects_as_the_tokens_character(tmp_path):
                     me = (await client.call_tool("world_info", {})).structured_content
             assert {"observe", "move", "world_info"} <= names, which
             assert me["status"] == "running", which
-            assert s.host.roster()[0]["name"] == "reader"
+            assert reads.roster(s.host)[0]["name"] == "reader"
         # The header is what lets them in: the same request without it, or with the placeholder, is refused.
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
@@ -204,7 +205,8 @@ BRIDGE = os.environ.get("WILDHOLD_MCP_REMOTE") or shutil.which("mcp-remote")
 def test_the_claude_desktop_entry_runs_through_the_bridge(tmp_path):
     """The desktop entry as the app would launch it (npx swapped for an installed bridge), against a served world."""
     from wildhold.agents.scaffold.loopback import Loopback
-    from wildhold.service.host import Host, HostConfig
+    from wildhold.service.access import HostConfig
+    from wildhold.service.host import Host
 
     (code,) = [c for lang, c in snippets()["Claude Desktop"] if lang == "json"]
     entry = json.loads(code)["mcpServers"]["wildhold"]

@@ -17,12 +17,15 @@ from wildhold.content.loader import DATA_DIR
 from wildhold.content.models import NeedsSpec
 from wildhold.docs import rules_digest, rules_json, rules_markdown
 from wildhold.docs.rules import _NEEDS_MEANING, TIMING_RULES
+from wildhold.service.queries import program_reads
 from wildhold.world import systems
 from wildhold.world.actions import REGISTRY
 from wildhold.world.errors import CODES
 from wildhold.world.events import EVENT_TYPES
 from wildhold.world.observe import observe
 from wildhold.world.world import World
+
+READS = program_reads()
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +35,12 @@ def content() -> Content:
 
 @pytest.fixture(scope="module")
 def doc(content: Content) -> dict[str, Any]:
-    return rules_json(content)
+    return rules_json(content, READS)
 
 
 @pytest.fixture(scope="module")
 def md(content: Content) -> str:
-    return rules_markdown(content)
+    return rules_markdown(content, READS)
 
 
 def section(md: str, title: str) -> str:
@@ -166,13 +169,13 @@ def test_version_names_package_and_content(content, doc):
 
     assert doc["version"]["wildhold"] == wildhold.__version__
     assert doc["version"]["content_digest"] == content.digest
-    assert content.digest in rules_markdown(content)
+    assert content.digest in rules_markdown(content, READS)
 
 
 def test_digest_is_sha256_of_the_canonical_json(content, doc):
     canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    assert rules_digest(content) == hashlib.sha256(canonical).hexdigest()
-    assert rules_digest(content) == rules_digest(content)
+    assert rules_digest(content, READS) == hashlib.sha256(canonical).hexdigest()
+    assert rules_digest(content, READS) == rules_digest(content, READS)
 
 
 def test_markdown_tables_are_well_formed(md):
@@ -197,38 +200,38 @@ def test_the_document_describes_and_never_advises(md):
 def test_a_changed_recipe_duration_changes_doc_and_digest(content, tmp_path):
     assert content.recipes["wooden_axe"].duration != 37
     changed = edited(tmp_path, "recipes.yaml", lambda d: d["wooden_axe"].update(duration=37))
-    assert rules_json(changed)["recipes"]["wooden_axe"]["duration"] == 37
-    line = next(line for line in section(rules_markdown(changed), "Recipes").splitlines() if line.startswith(row("wooden_axe")))
+    assert rules_json(changed, READS)["recipes"]["wooden_axe"]["duration"] == 37
+    line = next(line for line in section(rules_markdown(changed, READS), "Recipes").splitlines() if line.startswith(row("wooden_axe")))
     assert "| 37 |" in line
-    assert rules_markdown(changed) != rules_markdown(content)
-    assert rules_digest(changed) != rules_digest(content)
+    assert rules_markdown(changed, READS) != rules_markdown(content, READS)
+    assert rules_digest(changed, READS) != rules_digest(content, READS)
 
 
 def test_a_changed_action_cost_changes_the_action_table(content, tmp_path):
     changed = edited(tmp_path, "actions.yaml", lambda d: d["gather"].update(duration=7, energy=5))
-    actions = section(rules_markdown(changed), "Actions")
+    actions = section(rules_markdown(changed, READS), "Actions")
     assert "Takes 7 ticks; costs 5 energy." in actions
-    assert rules_digest(changed) != rules_digest(content)
+    assert rules_digest(changed, READS) != rules_digest(content, READS)
 
 
 def test_a_changed_view_radius_changes_every_mention(content, tmp_path):
     changed = edited(tmp_path, "needs.yaml", lambda d: d.update(view_radius=6))
-    doc = rules_json(changed)
+    doc = rules_json(changed, READS)
     assert doc["world"]["fog_of_war"]["view_size"] == 13
-    text = rules_markdown(changed)
+    text = rules_markdown(changed, READS)
     assert "13x13" in text and "9x9" not in text
-    assert rules_digest(changed) != rules_digest(content)
+    assert rules_digest(changed, READS) != rules_digest(content, READS)
 
 
 def test_a_changed_night_moves_the_clock_times(tmp_path):
     changed = edited(tmp_path, "calendar.yaml", lambda d: d.update(night_start=1200))
-    assert "20:00" in section(rules_markdown(changed), "Time")
+    assert "20:00" in section(rules_markdown(changed, READS), "Time")
 
 
 def test_content_out_of_step_with_the_registry_is_refused(tmp_path):
     changed = edited(tmp_path, "actions.yaml", lambda d: d.pop("gather"))
     with pytest.raises(ContentError):
-        rules_json(changed)
+        rules_json(changed, READS)
 
 
 def test_the_wealth_formula_is_public_with_every_weight(content, doc):
@@ -236,7 +239,7 @@ def test_the_wealth_formula_is_public_with_every_weight(content, doc):
     assert str(content.wealth.reputation_cents) in wealth["summary"]
     assert str(content.wealth.attribute_level_cents) in wealth["summary"]
     assert wealth["item_values_cents"]["wood"] == content.items["wood"].value_cents
-    assert "Wealth" in rules_markdown(content) and wealth["summary"] in rules_markdown(content)
+    assert "Wealth" in rules_markdown(content, READS) and wealth["summary"] in rules_markdown(content, READS)
 
 
 def test_villagers_gift_opinions_are_left_to_discover(content, doc):
@@ -253,7 +256,7 @@ def test_every_program_function_and_result_field_appears_in_both_formats(content
     from wildhold.programs.api import OP_RESULT_FIELDS, api_functions
 
     programs = section(md, "Programs")
-    functions = api_functions(content=content)
+    functions = api_functions(content=content, reads=READS)
     assert list(doc["programs"]["functions"]) == [f["name"] for f in functions]
     assert {name for name in REGISTRY} < set(doc["programs"]["functions"])
     for f in functions:
@@ -295,7 +298,7 @@ def test_the_sandbox_table_names_every_outcome_of_the_escape_suite(doc):
 def test_a_changed_program_budget_changes_the_section_and_the_digest(content, tmp_path):
     assert content.programs.host_calls_per_turn != 17
     changed = edited(tmp_path, "programs.yaml", lambda d: d.update(host_calls_per_turn=17, max_running_per_agent=2))
-    programs = section(rules_markdown(changed), "Programs")
+    programs = section(rules_markdown(changed, READS), "Programs")
     assert f"{row('host_calls_per_turn')} 17 |" in programs and "17 world calls" in programs
     assert "runs at most 2 at once" in programs
-    assert rules_digest(changed) != rules_digest(content)
+    assert rules_digest(changed, READS) != rules_digest(content, READS)

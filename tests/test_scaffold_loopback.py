@@ -13,7 +13,8 @@ from fastapi import FastAPI
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.eval.report import score_archive
 from wildhold.server.http import create_app
-from wildhold.service.host import Host, HostConfig
+from wildhold.service.access import HostConfig
+from wildhold.service.host import Host
 
 SIGNUP = "signup-token-for-loopback"
 
@@ -45,7 +46,7 @@ def test_mcp_clients_reach_the_served_world_over_tcp_and_the_server_stops_cleanl
             async with server.mcp(token) as c:
                 names = [t.name for t in (await c.list_tools()).tools]
                 info = (await c.call_tool("world_info", {})).structured_content
-            clock_ran = host._clock_task is not None
+            clock_ran = host.clock.running
             return server.url, info, names, clock_ran and health == 200
 
     try:
@@ -54,7 +55,7 @@ def test_mcp_clients_reach_the_served_world_over_tcp_and_the_server_stops_cleanl
         host.close()
     assert ok and info["status"] == "running" and {"observe", "wait", "world_info"} <= set(names)
     assert _refused(url)  # nothing listens after the context closed
-    assert host._clock_task is None  # the app's lifespan shutdown ran
+    assert not host.clock.running  # the app's lifespan shutdown ran
 
 
 def test_an_app_that_fails_to_start_is_an_error_not_an_exit(tmp_path):

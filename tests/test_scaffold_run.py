@@ -75,7 +75,7 @@ def test_every_arm_talked_to_a_real_server_on_loopback_that_is_gone_after_the_ru
     assert host == "127.0.0.1" and int(port) > 0
     with pytest.raises(OSError):  # shut down cleanly: nothing listens there any more
         socket.create_connection((host, int(port)), timeout=1.0).close()
-    assert run.server is None and run.host.archive is not None
+    assert run.server is None and run.host.archives.path is not None
 
 
 def test_telemetry_records_every_kind_and_the_ledger_rebuilt_from_it_matches_provider_usage(smoke):

@@ -20,7 +20,8 @@ from server_support import BASE, serving
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.server.apidocs import ASSETS_DIR
 from wildhold.server.http import create_app
-from wildhold.service.host import Host, HostConfig
+from wildhold.service.access import HostConfig
+from wildhold.service.host import Host
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSET_TYPES = {"script": ("text/javascript", "application/javascript"), "stylesheet": ("text/css",),

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from server_support import ADMIN, SIGNUP, config
 
-from wildhold.service.host import Host, HostConfig, HostError, RateLimiter
+from wildhold.service import reads
+from wildhold.service.access import HostConfig, RateLimiter
+from wildhold.service.errors import HostError
+from wildhold.service.host import Host
 from wildhold.service.match import replay
 from wildhold.store.archive import Archive
 from wildhold.store.sqlite import StoreError
@@ -39,11 +42,11 @@ def test_config_refuses_settings_that_make_a_match_unplayable():
 
 def test_tokens_name_their_role_and_unknown_tokens_are_unauthorised(host):
     token, rec = host.register("ann")
-    assert host.authenticate(token).record is rec and host.authenticate(token).role == "agent"
-    assert host.authenticate(SIGNUP).role == "signup" and host.authenticate(ADMIN).role == "admin"
-    assert codes(lambda: host.authenticate("nope-nope")) == "unauthorised"
-    assert codes(lambda: host.authenticate(None)) == "unauthorised"
-    assert codes(lambda: host.agent_of(host.authenticate(ADMIN))) == "forbidden"
+    assert host.access.authenticate(token).record is rec and host.access.authenticate(token).role == "agent"
+    assert host.access.authenticate(SIGNUP).role == "signup" and host.access.authenticate(ADMIN).role == "admin"
+    assert codes(lambda: host.access.authenticate("nope-nope")) == "unauthorised"
+    assert codes(lambda: host.access.authenticate(None)) == "unauthorised"
+    assert codes(lambda: host.access.agent_of(host.access.authenticate(ADMIN))) == "forbidden"
 
 
 def test_names_are_checked_and_unique(host):
@@ -59,7 +62,7 @@ def test_lobby_holds_agents_out_of_the_world_until_the_start(tmp_path):
         token, rec = h.register("ann")
         h.register("bob")
         assert rec.agent is None and h.world.chars == {}
-        assert codes(lambda: h.agent_of(h.authenticate(token))) == "not_started"
+        assert codes(lambda: h.access.agent_of(h.access.authenticate(token))) == "not_started"
         started = h.start()
         assert started["agents"] == ["a1", "a2"] and rec.agent == "a1"
         assert codes(lambda: h.register("cat")) == "late_join_refused"
@@ -105,10 +108,10 @@ def test_throttle_refuses_with_rate_limited_and_the_wait(tmp_path):
     h = Host.open(tmp_path / "m", config(rate_per_s=0.5, rate_burst=1), "tiny", 3)
     try:
         token, _ = h.register("ann")
-        who = h.authenticate(token)
-        h.throttle(who)
+        who = h.access.authenticate(token)
+        h.access.throttle(who)
         with pytest.raises(HostError) as exc:
-            h.throttle(who)
+            h.access.throttle(who)
         assert exc.value.code == "rate_limited" and exc.value.retry_after > 0
     finally:
         h.close()
@@ -121,28 +124,28 @@ def test_actions_return_operations_and_rejections_change_nothing(host):
     op = host.submit(rec.agent, "wait", {"ticks": 2})
     assert op["status"] == "running" and op["ends"] == host.world.tick + 2
     for _ in range(2):
-        host.step()
-    assert host.operation(rec.agent, op["op"])["status"] == "completed"
+        host.clock.step()
+    assert host.operations.operation(rec.agent, op["op"])["status"] == "completed"
 
 
 def test_an_agent_cannot_read_another_agents_operation(host):
     _, ann = host.register("ann")
     _, bob = host.register("bob")
     op = host.submit(ann.agent, "wait", {"ticks": 2})
-    assert codes(lambda: host.operation(bob.agent, op["op"])) == "forbidden"
-    assert codes(lambda: host.operation(ann.agent, "op999")) == "unknown_operation"
+    assert codes(lambda: host.operations.operation(bob.agent, op["op"])) == "forbidden"
+    assert codes(lambda: host.operations.operation(ann.agent, "op999")) == "unknown_operation"
 
 
 def test_lockstep_turn_is_ready_only_when_every_active_agent_is_busy(host):
     _, ann = host.register("ann")
     _, bob = host.register("bob")
-    assert not host.turn_ready()
+    assert not host.clock.turn_ready()
     host.submit(ann.agent, "wait", {"ticks": 3})
-    assert not host.turn_ready()
+    assert not host.clock.turn_ready()
     host.submit(bob.agent, "wait", {"ticks": 1})
-    assert host.turn_ready()
-    host.step()
-    assert not host.turn_ready()  # bob's wait ended: the world waits for bob again
+    assert host.clock.turn_ready()
+    host.clock.step()
+    assert not host.clock.turn_ready()  # bob's wait ended: the world waits for bob again
 
 
 def test_silence_is_logged_once_as_agent_idle_and_replays_exactly(tmp_path):
@@ -152,14 +155,14 @@ def test_silence_is_logged_once_as_agent_idle_and_replays_exactly(tmp_path):
         _, bob = h.register("bob")
         for _ in range(8):
             h.submit(bob.agent, "wait", {"ticks": 1})
-            h.step()
+            h.clock.step()
         idle = [e for e in h.match.store.events(0) if e[2] == "agent_idle"]
-        assert len(idle) == 1 and h.idle == {ann.agent}
-        assert ann.agent not in h.active_agents()
+        assert len(idle) == 1 and h.clock.idle == {ann.agent}
+        assert ann.agent not in h.clock.active_agents()
         h.submit(ann.agent, "wait", {"ticks": 1})
-        assert ann.agent in h.active_agents()
+        assert ann.agent in h.clock.active_agents()
         h.stop()
-        with Archive(h.archive) as arc:
+        with Archive(h.archives.path) as arc:
             m = arc.manifest
             events = [e for e in arc.events() if e["kind"] == "agent_idle"]
             world = replay(h.content, m["scenario"], m["seed"], arc.inputs(), m["final_tick"])
@@ -172,11 +175,11 @@ def test_silence_is_logged_once_as_agent_idle_and_replays_exactly(tmp_path):
 
 def test_archive_carries_clock_settings_tool_hash_and_epilogues_never_scored(host):
     _, ann = host.register("ann", {"model": "m-1", "harness": "h-1"})
-    saved = host.write_epilogue(ann.agent, "I gathered wood and waited out the rain.")
+    saved = host.archives.write_epilogue(ann.agent, "I gathered wood and waited out the rain.")
     assert saved["scored"] is False
-    assert codes(lambda: host.write_epilogue(ann.agent, "  ")) == "bad_request"
+    assert codes(lambda: host.archives.write_epilogue(ann.agent, "  ")) == "bad_request"
     host.stop()
-    with Archive(host.archive) as arc:
+    with Archive(host.archives.path) as arc:
         m = arc.manifest
     assert m["clock"] == "lockstep" and m["server"]["clock"] == "lockstep" and m["tools_hash"] == "abc"
     assert m["epilogues"][ann.agent]["text"].startswith("I gathered wood")
@@ -187,8 +190,8 @@ def test_archive_carries_clock_settings_tool_hash_and_epilogues_never_scored(hos
 def test_an_epilogue_written_after_the_end_updates_the_archive(host):
     _, ann = host.register("ann")
     host.stop()
-    host.write_epilogue(ann.agent, "Late words.")
-    with Archive(host.archive) as arc:
+    host.archives.write_epilogue(ann.agent, "Late words.")
+    with Archive(host.archives.path) as arc:
         assert arc.manifest["epilogues"][ann.agent]["text"] == "Late words."
 
 
@@ -199,11 +202,11 @@ def test_a_restart_keeps_tokens_characters_and_operations(tmp_path):
     h.close()
     again = Host.open(tmp_path / "m", config(), "tiny", 3)
     try:
-        assert again.authenticate(token).record.agent == ann.agent
-        assert again.operation(ann.agent, op["op"])["status"] == "running"
-        again.step()
-        again.step()
-        assert again.operation(ann.agent, op["op"])["status"] == "completed"
+        assert again.access.authenticate(token).record.agent == ann.agent
+        assert again.operations.operation(ann.agent, op["op"])["status"] == "running"
+        again.clock.step()
+        again.clock.step()
+        assert again.operations.operation(ann.agent, op["op"])["status"] == "completed"
     finally:
         again.close()
 
@@ -218,7 +221,7 @@ def test_resuming_with_other_settings_is_refused(tmp_path):
 
 def test_spectator_state_shows_no_position_or_inventory(host):
     host.register("ann")
-    state = host.spectator_state()
+    state = reads.spectator_state(host)
     assert state["agents"] == [{"agent": "a1", "name": "ann", "rank": 1}]
     flat = str(state)
     assert "inventory" not in flat and "'x'" not in flat and "memory" not in flat

@@ -8,7 +8,7 @@ import pytest
 from server_support import ADMIN, SIGNUP, auth, serving, until
 
 from wildhold.server.http import STATUS
-from wildhold.service.host import SERVICE_CODES
+from wildhold.service.errors import SERVICE_CODES
 from wildhold.service.queries import QUERIES
 from wildhold.world.actions import REGISTRY
 
@@ -177,7 +177,7 @@ async def test_fast_clock_plays_to_the_end_logs_the_silent_agent_and_archives(tm
     async with serving(tmp_path, clock="fast", idle_after_ticks=60) as s:
         token, _ = await s.register("ann")
         assert await until(lambda: s.host.state == "over", timeout=60)
-        assert s.host.world.tick == s.host.world.end_tick and s.host.archive.exists()
+        assert s.host.world.tick == s.host.world.end_tick and s.host.archives.path.exists()
         kinds = [kind for _, _, kind, _, _ in s.host.match.store.events(0)]
         assert kinds.count("agent_idle") == 1 and kinds[-1] == "match_ended"
         r = await s.http.get("/api/observation", headers=auth(token))

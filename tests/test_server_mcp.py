@@ -65,7 +65,7 @@ async def test_register_observe_act_wait_and_a_rule_failure_over_mcp(tmp_path):
             missing = await client.call_tool("operation_status", {"op": "op999"})
             assert missing.is_error and missing.content[0].text.startswith("unknown_operation:")
             assert not (await client.call_tool("write_epilogue", {"text": "My account."})).is_error
-        assert s.host.epilogues["a1"]["text"] == "My account."
+        assert s.host.archives.epilogues["a1"]["text"] == "My account."
 
 
 async def test_clients_that_open_with_the_initialize_handshake_play_too(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 from wildhold.content.models import TRIAL_STAGES
 from wildhold.docs import rules_json, rules_markdown
 from wildhold.eval.trial import assess
+from wildhold.service.queries import program_reads
 from wildhold.world.parts.trial import STAGES, TRIAL, TrialTracker
 from wildhold.world.serialize import from_dict, state_hash, to_dict
 from wildhold.world.setup import apply_setup
@@ -267,8 +268,8 @@ def test_trial_info_tells_the_criteria_and_progress_and_changes_nothing(content)
 
 
 def test_the_rules_document_states_the_tasks_but_never_the_criteria(content):
-    md = rules_markdown(content)
-    doc = json.dumps(rules_json(content))
+    md = rules_markdown(content, program_reads())
+    doc = json.dumps(rules_json(content, program_reads()))
     spec = content.trial
     for stage, keys in TRIAL_STAGES.items():
         for key in keys:

@@ -42,7 +42,7 @@ class ReportFormat(str, Enum):
 
 
 class Clock(str, Enum):
-    """The host's clocks (wildhold.service.host.CLOCKS), listed here so that `--help` imports no world."""
+    """The host's clocks (wildhold.service.access.CLOCKS), listed here so that `--help` imports no world."""
 
     realtime = "realtime"
     lockstep = "lockstep"
@@ -269,6 +269,7 @@ def rules(
 ) -> None:
     """Print the rules document agents read, generated from the content files and the action registry."""
     from wildhold.docs.rules import rules_json, rules_markdown
+    from wildhold.service.queries import program_reads
 
     if tools_hash:
         from wildhold.server.mcp import CATALOGUE_BUDGET, catalogue_size, tool_surface
@@ -281,9 +282,9 @@ def rules(
         raise typer.Exit(0 if size <= CATALOGUE_BUDGET else 1)
     content = default_content()
     if _output_format(format, json_out, "md") == "json":
-        text = json.dumps(rules_json(content), indent=2, sort_keys=True)
+        text = json.dumps(rules_json(content, program_reads()), indent=2, sort_keys=True)
     else:
-        text = rules_markdown(content)
+        text = rules_markdown(content, program_reads())
     if out:
         out.write_text(text + "\n")
     else:
@@ -315,7 +316,8 @@ def serve(
     from wildhold.eval.report import score_archive
     from wildhold.server.http import create_app
     from wildhold.server.mcp import tools_hash
-    from wildhold.service.host import Host, HostConfig
+    from wildhold.service.access import HostConfig
+    from wildhold.service.host import Host
     from wildhold.store.sqlite import StoreError
 
     config = HostConfig(signup_token=signup_token or secrets.token_urlsafe(16), admin_token=admin_token or secrets.token_urlsafe(16),
@@ -339,8 +341,8 @@ def serve(
                     log_level="warning")
     finally:
         host.close()
-        if host.archive:
-            _say(f"archive: {host.archive}")
+        if host.archives.path:
+            _say(f"archive: {host.archives.path}")
 
 
 @app.command()

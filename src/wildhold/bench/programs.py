@@ -22,7 +22,9 @@ from typing import Any
 
 from rich.console import Console
 
-from wildhold.service.host import Host, HostConfig
+from wildhold.service import reads
+from wildhold.service.access import HostConfig
+from wildhold.service.host import Host
 from wildhold.terminal import Col, FitTable
 
 LEVELS = (1, 100)
@@ -54,7 +56,7 @@ def _run_programs(host: Host, agents: list[str], name: str, source: str) -> tupl
     ticks = 0
     t0 = time.perf_counter()
     while any(host.programs.status(a, name)["state"] in ("running", "waiting") for a in agents):
-        host.step()
+        host.clock.step()
         ticks += 1
         if ticks > MAX_TICKS_PER_RUN:
             raise RuntimeError(f"programs {name!r} still running after {ticks} ticks")
@@ -68,7 +70,7 @@ def _run_programs(host: Host, agents: list[str], name: str, source: str) -> tupl
 def _step_seconds(host: Host, ticks: int) -> float:
     t0 = time.perf_counter()
     for _ in range(ticks):
-        host.step()
+        host.clock.step()
     return time.perf_counter() - t0
 
 
@@ -87,7 +89,7 @@ def _level(tmp: Path, n: int, actions: int, calls: int) -> dict[str, Any]:
         for _ in range(actions):
             for agent in agents:
                 host.submit(agent, "wait", {"ticks": 1})
-            host.step()
+            host.clock.step()
         direct_s = time.perf_counter() - t0
     finally:
         host.close()
@@ -101,7 +103,7 @@ def _level(tmp: Path, n: int, actions: int, calls: int) -> dict[str, Any]:
         t0 = time.perf_counter()
         for _ in range(calls):
             for agent in agents:
-                host.observe(agent, False)
+                reads.observe(host, agent, False)
         direct_calls_s = time.perf_counter() - t0
     finally:
         host.close()

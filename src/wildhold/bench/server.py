@@ -66,7 +66,8 @@ def serve(kind: str, port: int, data: str) -> None:
         app = _echo_app()
     else:
         from wildhold.server.http import create_app
-        from wildhold.service.host import Host, HostConfig
+        from wildhold.service.access import HostConfig
+        from wildhold.service.host import Host
 
         config = HostConfig(signup_token=SIGNUP, admin_token=ADMIN, clock="realtime", tick_seconds=1.0,
                             rate_per_s=0, max_agents=1000, idle_after_ticks=100_000)

@@ -2,6 +2,8 @@
 
 `rules_json` gathers every rule as data; `rules_markdown` renders that same dict, so the
 two cannot disagree; `rules_digest` fingerprints it. Rules are described, never advised.
+The service calls these with the reads it offers programs (`program_reads`): this package
+documents the service's registries without importing the service.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Callable
 import wildhold
 from wildhold.content import Content
 from wildhold.content.models import NeedsSpec, ProgramsSpec
-from wildhold.programs.api import OP_RESULT_FIELDS, api_functions, reference_markdown
+from wildhold.programs.api import OP_RESULT_FIELDS, Reads, api_functions, reference_markdown
 from wildhold.world.actions import REGISTRY, ActionDef, check_registry
 from wildhold.world.errors import CODES
 from wildhold.world.events import EVENT_TYPES
@@ -28,7 +30,7 @@ RULES_FORMAT = 1
 MINUTES_PER_HOUR = 60
 
 
-def rules_json(content: Content) -> dict[str, Any]:
+def rules_json(content: Content, program_reads: Reads) -> dict[str, Any]:
     """Every rule of the world as JSON-ready data: the machine-readable design document."""
     check_registry(content)
     return {
@@ -54,7 +56,7 @@ def rules_json(content: Content) -> dict[str, Any]:
         "scenarios": _scenarios(content),
         **{key: value for section in part_sections() for key, value in section.data(content).items()},
         "wealth": wealth_formula(content),
-        "programs": _programs(content),
+        "programs": _programs(content, program_reads),
     }
 
 
@@ -87,9 +89,9 @@ def wealth_formula(c: Content) -> dict[str, Any]:
     }
 
 
-def rules_digest(content: Content) -> str:
+def rules_digest(content: Content, program_reads: Reads) -> str:
     """sha256 of the canonical JSON (sorted keys) of `rules_json`: a stable fingerprint."""
-    canonical = json.dumps(rules_json(content), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = json.dumps(rules_json(content, program_reads), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -433,7 +435,7 @@ def _sandbox_refusals(p: ProgramsSpec) -> dict[str, str]:
     }
 
 
-def _programs(c: Content) -> dict[str, Any]:
+def _programs(c: Content, reads: Reads) -> dict[str, Any]:
     """The program API and every number programs run under (programs.yaml), with the rules that use them."""
     p = c.programs
     values = p.model_dump(mode="json")
@@ -468,10 +470,10 @@ def _programs(c: Content) -> dict[str, Any]:
             "recursion_depth": p.max_recursion_depth,
             "frozen_clock": p.frozen_clock.isoformat(),
         },
-        "functions": {f["name"]: {k: v for k, v in f.items() if k != "name"} for f in api_functions(content=c)},
+        "functions": {f["name"]: {k: v for k, v in f.items() if k != "name"} for f in api_functions(content=c, reads=reads)},
         "op_result": {name: {"type": typ, "meaning": meaning} for name, (typ, meaning) in OP_RESULT_FIELDS.items()},
         "events": [kind for kind in EVENT_TYPES if kind.startswith("program_")],
-        "reference": reference_markdown(c),
+        "reference": reference_markdown(c, reads=reads),
     }
 
 
@@ -573,9 +575,9 @@ def _md_arguments(schema: dict[str, Any]) -> list[str]:
     return table(["argument", "type", "required", "default", "limits", "description"], rows)
 
 
-def rules_markdown(content: Content) -> str:
+def rules_markdown(content: Content, program_reads: Reads) -> str:
     """The rules as a readable Markdown document, rendered from `rules_json` alone."""
-    doc = rules_json(content)
+    doc = rules_json(content, program_reads)
     v, w = doc["version"], doc["world"]
     time = w["time"]
     md: list[str] = [

@@ -1,9 +1,10 @@
 """The program API: the functions a program may call, generated from the action registry.
 
 Each registry action becomes a keyword-only function of the same name and arguments that acts
-as the program's own character and blocks until the operation ends. `stubs()` is the typed
-.pyi text a save is checked against; `reference_markdown()` documents it all for the rules
-document and the tool descriptions.
+as the program's own character and blocks until the operation ends; the reads are the service's
+queries offered to programs, which the service hands in (this package never imports it). `stubs()`
+is the typed .pyi text a save is checked against; `reference_markdown()` documents it all for the
+rules document and the tool descriptions.
 """
 
 from __future__ import annotations
@@ -31,22 +32,10 @@ OP_RESULT_FIELDS: dict[str, tuple[str, str]] = {
     "message": ("str | None", "One sentence saying why it was rejected or failed."),
 }
 
-# Functions beside the actions: (signature after the name, blocking, docstring).
+# Functions beside the actions: (signature after the name, docstring). The reads a program may call are
+# handed in by the service (its queries offered to programs, and `now`), as `reads`.
+Reads = Mapping[str, tuple[str, str]]
 NOW = ("() -> int", "The current tick (one tick is one minute of world time).")
-
-
-def reads() -> dict[str, tuple[str, str]]:
-    """The queries offered to programs (signature after the name, docstring), and `now`. A program's call
-    passes the query's program arguments: its answer is that of the MCP tool and HTTP route of the name."""
-    from wildhold.service.queries import QUERIES  # the queries' answers are built on the rules document, which documents this API
-
-    out = {}
-    for name, q in QUERIES.items():
-        if q.program is not None:
-            fixed = ", ".join(f"{k}={v!r}" for k, v in q.program.items())
-            out[name] = ("() -> dict[str, Any]", q.doc + (f" A program's call is the {name} tool's with {fixed}." if fixed else ""))
-    return {**out, "now": NOW}
-
 
 CONTROLS: dict[str, tuple[str, str]] = {
     "sleep_until": ("(tick: int) -> int", "Pause the program (not the character) until the world reaches `tick`; returns the "
@@ -119,26 +108,27 @@ def _numbers(content: Content | None) -> dict[str, Any]:
     return (content or default_content()).programs.model_dump()
 
 
-def api_functions(registry: Mapping[str, ActionDef] | None = None, content: Content | None = None) -> list[dict[str, Any]]:
+def api_functions(registry: Mapping[str, ActionDef] | None = None, content: Content | None = None, *,
+                  reads: Reads) -> list[dict[str, Any]]:
     """Every function a program may call: name, kind (action, read, control), signature, docstring, blocking."""
     registry = REGISTRY if registry is None else registry
     numbers = _numbers(content)
-    clash = sorted(set(registry) & (set(reads()) | set(CONTROLS)))
+    clash = sorted(set(registry) & (set(reads) | set(CONTROLS)))
     if clash:
         raise RuntimeError(f"actions {clash} share a name with a program function; rename one")
     out = [{"name": name, "kind": "action", "signature": name + action_signature(spec), "doc": action_doc(spec),
             "blocking": True} for name, spec in registry.items()]
     out += [{"name": name, "kind": "read", "signature": name + sig, "doc": doc, "blocking": False}
-            for name, (sig, doc) in reads().items()]
+            for name, (sig, doc) in reads.items()]
     out += [{"name": name, "kind": "control", "signature": name + sig, "doc": doc.format(**numbers),
              "blocking": name in BLOCKING_CONTROLS} for name, (sig, doc) in CONTROLS.items()]
     return out
 
 
-def function_kinds(registry: Mapping[str, ActionDef] | None = None) -> dict[str, str]:
+def function_kinds(registry: Mapping[str, ActionDef] | None = None, *, reads: Reads) -> dict[str, str]:
     """Each callable name and its kind, for the host's dispatch."""
     registry = REGISTRY if registry is None else registry
-    return {**{n: "action" for n in registry}, **{n: "read" for n in reads()}, **{n: "control" for n in CONTROLS}}
+    return {**{n: "action" for n in registry}, **{n: "read" for n in reads}, **{n: "control" for n in CONTROLS}}
 
 
 def _docstring(doc: str, indent: str = "    ") -> str:
@@ -146,7 +136,7 @@ def _docstring(doc: str, indent: str = "    ") -> str:
     return f'{indent}"""' + body.replace("\n", "\n" + indent) + f'\n{indent}"""'
 
 
-def stubs(registry: Mapping[str, ActionDef] | None = None, content: Content | None = None) -> str:
+def stubs(registry: Mapping[str, ActionDef] | None = None, content: Content | None = None, *, reads: Reads) -> str:
     """The .pyi text a program is type-checked against when it is saved."""
     registry = REGISTRY if registry is None else registry
     numbers = _numbers(content)
@@ -157,14 +147,15 @@ def stubs(registry: Mapping[str, ActionDef] | None = None, content: Content | No
     lines += [f"    {name}: {typ}" for name, (typ, _) in OP_RESULT_FIELDS.items()]
     for name, spec in registry.items():
         lines += ["", "", f"def {name}{action_signature(spec, stub=True)}:", _docstring(action_doc(spec)), "    ..."]
-    for name, (sig, doc) in reads().items():
+    for name, (sig, doc) in reads.items():
         lines += ["", "", f"def {name}{sig}:", _docstring(doc), "    ..."]
     for name, (sig, doc) in CONTROLS.items():
         lines += ["", "", f"def {name}{sig}:", _docstring(doc.format(**numbers)), "    ..."]
     return "\n".join(lines) + "\n"
 
 
-def reference_markdown(content: Content | None = None, registry: Mapping[str, ActionDef] | None = None) -> str:
+def reference_markdown(content: Content | None = None, registry: Mapping[str, ActionDef] | None = None, *,
+                       reads: Reads) -> str:
     """The program API as a rules-document section: lifecycle, turns, who acts first, the sandbox, every function."""
     content = content or default_content()
     p = content.programs
@@ -232,7 +223,7 @@ def reference_markdown(content: Content | None = None, registry: Mapping[str, Ac
     ]
     lines += [f"- `{name}` ({typ}): {doc}" for name, (typ, doc) in OP_RESULT_FIELDS.items()]
     lines += ["", "| function | kind | blocks | what it does |", "|---|---|---|---|"]
-    for fn in api_functions(registry, content):
+    for fn in api_functions(registry, content, reads=reads):
         first = " ".join(fn["doc"].split("\n\n", 1)[0].split()).replace("|", "\\|")
         lines.append(f"| `{fn['signature'].replace('|', chr(92) + '|')}` | {fn['kind']} | "
                      f"{'yes' if fn['blocking'] else 'no'} | {first} |")

@@ -32,7 +32,10 @@ from wildhold.server.briefing import briefing
 from wildhold.server.mcp import BearerGuard, build_mcp, mcp_app, mcp_endpoint
 from wildhold.server.programs_surface import PROGRAM_OPS, ProgramOp
 from wildhold.server.surface import action_description, action_tools
-from wildhold.service.host import Host, HostError, Identity
+from wildhold.service import reads
+from wildhold.service.access import Identity
+from wildhold.service.errors import HostError
+from wildhold.service.host import Host
 from wildhold.service.queries import QueryDef, queries
 from wildhold.service.schemas import (
     ActBody,
@@ -138,8 +141,8 @@ async def read_json(request: Request) -> dict[str, Any]:
 async def identity(request: Request, creds: Credentials) -> Identity:
     """Who the bearer token belongs to; spends one request of its rate budget."""
     host: Host = request.app.state.host
-    who = host.authenticate(creds.credentials if creds else None)
-    host.throttle(who)
+    who = host.access.authenticate(creds.credentials if creds else None)
+    host.access.throttle(who)
     host.count("http_requests")
     return who
 
@@ -148,7 +151,7 @@ Who = Annotated[Identity, Depends(identity)]
 
 
 async def agent_id(request: Request, who: Who) -> str:
-    return request.app.state.host.agent_of(who)
+    return request.app.state.host.access.agent_of(who)
 
 
 Agent = Annotated[str, Depends(agent_id)]
@@ -189,11 +192,11 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
         if owned:
             app.state.host = host()
         async with mcp_server.session_manager.run():
-            current().start_clock()
+            current().clock.start()
             try:
                 yield
             finally:
-                await current().stop_clock()
+                await current().clock.stop()
                 if owned:
                     current().close()
                     app.state.host = None
@@ -312,7 +315,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
     @app.post("/api/admin/snapshot", response_model=Snapshot, responses=ERRORS, tags=["admin"])
     async def admin_snapshot(_: Admin) -> dict[str, Any]:
         """Snapshot the store and write an archive of the match so far."""
-        return current().snapshot()
+        return current().archives.snapshot()
 
     @app.post("/api/admin/setup", response_model=SetupDone, responses=ERRORS, tags=["admin"])
     async def admin_setup(body: SetupBody, _: Admin) -> dict[str, Any]:
@@ -322,19 +325,19 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
     @app.get("/api/admin/agents", response_model=list[dict[str, Any]], responses=ERRORS, tags=["admin"])
     async def admin_agents(_: Admin) -> list[dict[str, Any]]:
         """Every registration: character, activity, idle flag, whether it wrote an epilogue."""
-        return current().roster()
+        return reads.roster(current())
 
     # ---- public -------------------------------------------------------------------------------------
 
     @app.get("/api/state", response_model=SpectatorState, tags=["public"])
     async def state() -> dict[str, Any]:
         """The spectator's view: time, roster with ranks, the public board. No positions, no inventories."""
-        return current().spectator_state()
+        return reads.spectator_state(current())
 
     @app.get("/api/metrics", response_model=dict[str, Any], responses=ERRORS, tags=["admin"])
     async def metrics(_: Admin) -> dict[str, Any]:
         """Raw counters of the service and the world: live activity, so the operator's only."""
-        return current().metrics()
+        return reads.metrics(current())
 
     @app.get("/api/health", response_model=Health, tags=["public"])
     async def health() -> dict[str, Any]:
@@ -345,7 +348,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
     def _report(match_id: str, rubric: str | None, admin_ok: bool) -> dict[str, Any]:
         if scorer is None or render_html is None:
             raise HostError("not_found", "This server was started without the report builder.")
-        path = current().archive_for_report(match_id, admin_ok)
+        path = current().archives.for_report(match_id, admin_ok)
         try:
             return scorer(path, rubric)
         except (KeyError, ValueError) as exc:
@@ -353,7 +356,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
 
     def _is_admin(request: Request, creds: Credentials) -> bool:
         try:
-            return current().authenticate(creds.credentials if creds else None).role == "admin"
+            return current().access.authenticate(creds.credentials if creds else None).role == "admin"
         except HostError:
             return False
 

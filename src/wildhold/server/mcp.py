@@ -33,7 +33,9 @@ from wildhold import __version__
 from wildhold.server.programs_surface import ProgramOp, program_ops
 from wildhold.service.schemas import ErrorBody, OpResult, ProgramStatus
 from wildhold.server.surface import action_description, action_tools, info_tools
-from wildhold.service.host import Host, HostError, Identity
+from wildhold.service.access import Identity
+from wildhold.service.errors import HostError
+from wildhold.service.host import Host
 from wildhold.service.queries import QueryDef, queries
 from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
@@ -138,7 +140,7 @@ class QueryTool(HostedTool):
     async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
         assert self._query is not None
         q, who = self._query, _identity(host, context)
-        return await q.run(host, host.agent_of(who) if q.caller == "agent" else None, arguments)
+        return await q.run(host, host.access.agent_of(who) if q.caller == "agent" else None, arguments)
 
 
 def lean_schema(schema: Any) -> Any:
@@ -207,8 +209,8 @@ def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
 
 def _identity(host: Host, ctx: Context, signup: bool = False) -> Identity:
     """Who calls, with one request spent; the signup token may only register (`signup`)."""
-    who = host.authenticate(bearer(ctx.headers))
-    host.throttle(who)
+    who = host.access.authenticate(bearer(ctx.headers))
+    host.access.throttle(who)
     host.count("mcp_calls")
     if who.role == "signup" and not signup:
         raise HostError("forbidden", "The signup token only registers agents (the register tool); reconnect with "
@@ -217,7 +219,7 @@ def _identity(host: Host, ctx: Context, signup: bool = False) -> Identity:
 
 
 def _agent(host: Host, ctx: Context) -> str:
-    return host.agent_of(_identity(host, ctx))
+    return host.access.agent_of(_identity(host, ctx))
 
 
 def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
@@ -334,13 +336,13 @@ class BearerGuard:
         session = headers.get(MCP_SESSION_ID_HEADER)
         host = self.get_host()
         try:
-            who = host.authenticate(bearer(headers))
+            who = host.access.authenticate(bearer(headers))
             if who.role == "admin":
                 raise HostError("forbidden", "The admin token runs the match over /api/admin; MCP takes agent tokens.")
             if session is None and scope["method"] == "POST":
                 body, receive = await _buffered(receive)
                 if _opens_session(body):
-                    host.throttle(who)
+                    host.access.throttle(who)
                     self._admit(who.key, host.config.mcp_sessions_per_token)
         except HostError as exc:
             await _refuse(send, exc)

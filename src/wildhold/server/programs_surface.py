@@ -13,9 +13,9 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from wildhold.programs.host import NAME, ProgramHost
+from wildhold.service.program_host import NAME, ProgramHost
 from wildhold.service.schemas import ProgramList, ProgramLogs, ProgramSaved, ProgramSource, ProgramStatus
-from wildhold.service.host import HostError
+from wildhold.service.errors import HostError
 from wildhold.service.queries import Args, NoArgs
 from wildhold.world.world import describe_validation
 

@@ -6,7 +6,7 @@ functions here, so a newly registered action appears on every face with the same
 
 from __future__ import annotations
 
-from wildhold.service.host import SERVICE_CODES
+from wildhold.service.errors import SERVICE_CODES
 from wildhold.service.queries import queries
 from wildhold.world.actions import REGISTRY, ActionDef
 

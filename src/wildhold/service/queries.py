@@ -4,6 +4,7 @@ MCP serves each as the tool `<name>`, HTTP as `/api/<name>` (GET, arguments in t
 JSON body for the one that writes), and programs as the function `<name>()` for those offered to
 them, all generated from `QUERIES` as the action tools are from the action registry: one name, one
 argument model, one answer on every face. Registering an agent is not a query (it makes a token).
+`program_reads` hands the queries offered to programs down to the program API and the rules document.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from wildhold.docs.rules import rules_json, wealth_formula
-from wildhold.service.host import Host, HostError
+from wildhold.docs.rules import rules_json
+from wildhold.programs.api import NOW
+from wildhold.service import reads
+from wildhold.service.errors import HostError
 from wildhold.service.schemas import (EpilogueSaved, Inventory, MapMemory, Observation, OpResult, QuestLog, Recipes,
                                       RulesEntry, Scoring, WorldInfo)
 from wildhold.world.actions import REGISTRY, did_you_mean
@@ -23,6 +26,7 @@ from wildhold.world.world import describe_validation
 
 if TYPE_CHECKING:
     from wildhold.content import Content
+    from wildhold.service.host import Host
 
 
 class Args(BaseModel):
@@ -116,7 +120,7 @@ def rules_doc(content: Content) -> dict[str, Any]:
     """The rules document, built once per content digest (it is a pure function of content and registries)."""
     doc = _RULES.get(content.digest)
     if doc is None:
-        doc = _RULES[content.digest] = rules_json(content)
+        doc = _RULES[content.digest] = rules_json(content, program_reads())
     return doc
 
 
@@ -137,52 +141,37 @@ def rules_lookup(content: Content, section: str | None = None, key: str | None =
     return part[key]
 
 
-def scoring_info(content: Content, scenario: str) -> dict[str, Any]:
-    """What is scored and how, stated in full: the same for every agent for the whole match."""
-    spec = content.scenario(scenario)
-    return {
-        "scenario": {"name": scenario, "description": spec.description, "days": spec.days, "conflict": spec.conflict},
-        "wealth": wealth_formula(content),
-        "ranking": "Rank is by wealth under the formula above, valued at the moment of ranking. Standard competition "
-                   "ranking: characters with exactly equal wealth (in cents) share a rank and the next rank skips "
-                   "(1, 1, 3); a tie is never broken by registration order, spawn order, name or seed.",
-        "reports": "After the match, report cards are computed from the match archive alone, under the rubric "
-                   "version each report names. The epilogue (write_epilogue) is never scored.",
-        "static": True,
-    }
-
-
 QUERIES: dict[str, QueryDef] = {q.name: q for q in (
     QueryDef("observe", "Your character's full observation: time, itself, its view square live, its memory of tiles "
              "seen before (unless memory=false), and what each part of the world shows it.",
-             Observation, lambda host, agent, a: host.observe(agent, a.memory, a.memory_since), ObserveArgs,
+             Observation, lambda host, agent, a: reads.observe(host, agent, a.memory, a.memory_since), ObserveArgs,
              program={"memory": False}, aliases=("/api/observation",)),
     QueryDef("map_memory", "Your view square and the tiles you remember, each with the tick you last saw it, a page "
              "at a time (`next` starts the following page).",
-             MapMemory, lambda host, agent, a: host.map_memory(agent, a.start, a.limit), PageArgs, aliases=("/api/map",)),
+             MapMemory, lambda host, agent, a: reads.map_memory(host, agent, a.start, a.limit), PageArgs, aliases=("/api/map",)),
     QueryDef("inventory", "What your character carries and has equipped.",
-             Inventory, lambda host, agent, a: host.inventory(agent), program={}),
+             Inventory, lambda host, agent, a: reads.inventory(host, agent), program={}),
     QueryDef("recipes", "Every recipe (inputs, outputs, station, time, energy), and why any is still closed to you.",
-             Recipes, lambda host, agent, a: {"recipes": host.recipes(agent)}, program={}),
+             Recipes, lambda host, agent, a: {"recipes": reads.recipes(host, agent)}, program={}),
     QueryDef("rules", "Look up the rules document: with no section, the list of sections; with a section (and a key), that part.",
              RulesEntry, lambda host, agent, a: {"section": a.section, "key": a.key,
                                                  "value": rules_lookup(host.content, a.section, a.key)},
              RulesArgs, caller="public", aliases=("/api/rules/{section}",)),
     QueryDef("quest_log", "The public quest board and your own quests: active, completed, failed.",
-             QuestLog, lambda host, agent, a: host.quest_log(agent), program={}, aliases=("/api/quests",)),
+             QuestLog, lambda host, agent, a: reads.quest_log(host, agent), program={}, aliases=("/api/quests",)),
     QueryDef("world_info", "Time, season, the match's clock mode, the one-line wealth formula and your rank.",
-             WorldInfo, lambda host, agent, a: host.world_info(agent), aliases=("/api/world",)),
+             WorldInfo, lambda host, agent, a: reads.world_info(host, agent), aliases=("/api/world",)),
     QueryDef("scoring_info", "The full scoring disclosure in force for this match: the wealth formula with every value, "
              "the ranking rule, the scenario. Static for the whole match.",
-             Scoring, lambda host, agent, a: scoring_info(host.content, host.world.scenario_name), caller="public",
+             Scoring, lambda host, agent, a: reads.scoring_info(host), caller="public",
              aliases=("/api/scoring",)),
     QueryDef("operation_status", "The state of one of your operations (running, completed, failed, cancelled).",
-             OpResult, lambda host, agent, a: host.operation(agent, a.op), OperationArgs,
+             OpResult, lambda host, agent, a: host.operations.operation(agent, a.op), OperationArgs,
              aliases=("/api/operations/{op}",)),
     QueryDef("wait_operation", "Wait until an operation of yours ends (or the timeout, at most the server's bound) and return it.",
-             OpResult, lambda host, agent, a: host.wait(agent, a.op, a.timeout_s), WaitArgs, aliases=("/api/wait",)),
+             OpResult, lambda host, agent, a: host.operations.wait(agent, a.op, a.timeout_s), WaitArgs, aliases=("/api/wait",)),
     QueryDef("write_epilogue", "Write your own account of how and why you played. Kept in the match archive, never scored.",
-             EpilogueSaved, lambda host, agent, a: host.write_epilogue(agent, a.text), EpilogueArgs, writes=True,
+             EpilogueSaved, lambda host, agent, a: host.archives.write_epilogue(agent, a.text), EpilogueArgs, writes=True,
              aliases=("/api/epilogue",)),
 )}
 
@@ -193,3 +182,15 @@ def queries() -> dict[str, QueryDef]:
     if clash:
         raise RuntimeError(f"queries {clash} share a name with an action; rename one")
     return dict(QUERIES)
+
+
+def program_reads(table: dict[str, QueryDef] = QUERIES) -> dict[str, tuple[str, str]]:
+    """The queries offered to programs (signature after the name, docstring), and `now`: what the program API
+    and the rules document are built with. A program's call passes the query's program arguments: its answer
+    is that of the MCP tool and HTTP route of the name."""
+    out = {}
+    for name, q in table.items():
+        if q.program is not None:
+            fixed = ", ".join(f"{k}={v!r}" for k, v in q.program.items())
+            out[name] = ("() -> dict[str, Any]", q.doc + (f" A program's call is the {name} tool's with {fixed}." if fixed else ""))
+    return {**out, "now": NOW}

@@ -111,6 +111,7 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
     from wildhold.content import default_content
     from wildhold.docs.rules import rules_digest
     from wildhold.server.mcp import tools_hash
+    from wildhold.service.queries import program_reads
 
     arms = []
     for a in exp.arms:
@@ -123,7 +124,7 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
             entry.setdefault("model", json.loads(data).get("model", "replay"))
         arms.append(entry)
     return {"experiment": exp.name, "wildhold_git_sha": git_revision(short=False), "tools_hash": tools_hash(),
-            "rules_digest": rules_digest(default_content()), "scenario": exp.scenario, "seed": exp.seed,
+            "rules_digest": rules_digest(default_content(), program_reads()), "scenario": exp.scenario, "seed": exp.seed,
             "clock": exp.clock, "tick_seconds": exp.tick_seconds if exp.clock == "realtime" else None,
             "turn_deadline_s": exp.turn_deadline_s if exp.clock == "lockstep" else None,
             "objective": exp.objective, "budget_usd": exp.budget_usd, "ceiling_s": exp.ceiling_s,
@@ -139,7 +140,8 @@ class Run:
         from wildhold.eval.report import score_archive
         from wildhold.server.http import create_app
         from wildhold.server.mcp import tools_hash
-        from wildhold.service.host import Host, HostConfig
+        from wildhold.service.access import HostConfig
+        from wildhold.service.host import Host
 
         self.exp, self.out, self.base = exp, out, base
         for arm in exp.arms:  # a provider SDK that is not installed fails here, before anything is written
@@ -441,7 +443,7 @@ class Run:
     def finish(self) -> dict[str, Path]:
         from wildhold.eval.report import score_archive
 
-        archive = self.host.archive or self.host.export()
+        archive = self.host.archives.path or self.host.archives.export()
         self.host.close()
         paths = {"archive": archive, "telemetry": self.telemetry.path}
         paths["manifest"] = _write(self.out / "manifest.json", manifest(self.exp, self.base))

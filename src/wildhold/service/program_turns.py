@@ -1,7 +1,6 @@
-"""Programs inside a served match: their lifecycle, the turn each takes at every tick, their records.
+"""The turn every running program of a served match takes at each tick boundary.
 
-`ProgramHost` (the host's `programs`) is the one owner of program state. At each tick boundary,
-right after the world steps, every running program takes a turn in (character, name) order: it
+Right after the world steps, every running program takes a turn in (character, name) order: it
 is loaded from its stored snapshot into the runner, given the result it waited for, and its world
 calls are answered until it blocks, ends, or spends its turn's budget; then its snapshot, the
 transcript of the turn's calls and its log lines are stored. A tick's program writes commit in
@@ -13,85 +12,25 @@ program go is not waited for, so a program that wakes, acts and waits again cost
 
 from __future__ import annotations
 
-import hashlib
-import re
-import secrets
 import time
-from collections import Counter, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from wildhold.programs.api import (
-    blocking_functions,
-    function_kinds,
-    runtime_literals,
-    stubs,
-)
 from wildhold.programs.client import RunnerClient, RunnerFailed
 from wildhold.programs.protocol import pack_bytes, unpack_bytes
-from wildhold.programs.sandbox import Settings, cut
-from wildhold.service.host import HostError
-from wildhold.store.sqlite import RUN_COLUMNS
+from wildhold.programs.sandbox import cut
+from wildhold.service.queries import QUERIES
 from wildhold.world.errors import Rejected
 
 if TYPE_CHECKING:
-    from wildhold.service.host import Host
+    from wildhold.service.program_host import Program, ProgramHost, Run
 
-NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
 LIVE = ("running", "waiting")
-CHECK_TIMEOUT_S = 15.0
 ERROR_MESSAGE_CHARS = 500
 # What a program meets where a sandbox would have let it reach outside.
 NO_OS = "Programs have no files, network, processes or environment: {fn} is not available."
-
-
-@dataclass
-class Run:
-    """One start of one revision: its counters, what it waits on, its snapshot while paused."""
-
-    run: int
-    agent: str
-    name: str
-    revision: int
-    seed: int
-    state: str
-    started_tick: int
-    ended_tick: int | None = None
-    error: dict[str, Any] | None = None
-    actions: int = 0
-    host_calls: int = 0
-    waiting_on: dict[str, Any] | None = None
-    pending: dict[str, Any] | None = None  # the call the program is paused in, unanswered
-    seq: int = 0  # calls answered so far
-    dump: bytes | None = None
-    cap: str = field(default_factory=lambda: secrets.token_urlsafe(18), compare=False, repr=False)
-
-    @property
-    def issuer(self) -> str:
-        return f"program:{self.name}@{self.revision}"
-
-    @property
-    def key(self) -> str:
-        return f"run{self.run}"
-
-    def row(self) -> dict[str, Any]:
-        return {c: getattr(self, c) for c in RUN_COLUMNS}
-
-
-@dataclass
-class Program:
-    """A character's program by name: its revisions, its latest run, its log ring."""
-
-    agent: str
-    name: str
-    log: deque
-    revisions: list[dict[str, Any]] = field(default_factory=list)
-    run: Run | None = None
-    next_seq: int = 1
-    dropped: int = 0
-    unsaved: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -125,211 +64,22 @@ def rejected(code: str, message: str) -> dict[str, Any]:
     return {"ok": False, "op": None, "status": "rejected", "result": None, "code": code, "message": message}
 
 
-def run_seed(world_seed: int, scenario: str, agent: str, name: str, revision: int, run: int) -> int:
-    digest = hashlib.sha256(f"{world_seed}|{scenario}|{agent}|{name}|{revision}|{run}".encode()).digest()
-    return int.from_bytes(digest[:6], "big")
-
-
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-class ProgramHost:
-    """Every program of a served match. All errors are `HostError`s with stable codes."""
+class Turns:
+    """Drives the turns of the programs a `ProgramHost` keeps, through its runner client."""
 
-    def __init__(self, host: Host, runner_command: list[str] | None = None):
-        self.host = host
-        self.spec = host.content.programs
-        self.settings = Settings.from_spec(self.spec, blocking_functions())
-        self.store = host.match.store
-        self.kinds = function_kinds()
-        self.client = RunnerClient(self.settings, runner_command)
-        self.counters: Counter[str] = Counter()
-        self.programs: dict[tuple[str, str], Program] = {}
-        self._stubs: str | None = None
-        self._restore()
+    def __init__(self, owner: ProgramHost):
+        self.owner = owner
+        self.host, self.spec, self.store = owner.host, owner.spec, owner.store
+        self.counters, self.kinds, self.programs = owner.counters, owner.kinds, owner.programs
 
-    # ---- restoring ---------------------------------------------------------------------------
-
-    def _program(self, agent: str, name: str) -> Program:
-        key = (agent, name)
-        program = self.programs.get(key)
-        if program is None:
-            program = self.programs[key] = Program(agent, name, deque(maxlen=self.spec.log_lines))
-        return program
-
-    def _restore(self) -> None:
-        """Programs as the store left them: a run that was running or waiting resumes from its snapshot."""
-        if self.store is None:
-            return
-        for rev in self.store.program_sources(with_source=False):
-            self._program(rev["agent"], rev["name"]).revisions.append(rev)
-        for row in self.store.program_runs():
-            self._program(row["agent"], row["name"]).run = Run(**row)
-        for line in self.store.program_logs():
-            self._program(line["agent"], line["name"]).log.append((line["seq"], line["tick"], line["text"]))
-        for (agent, name), (next_seq, dropped) in self.store.program_log_state().items():
-            program = self._program(agent, name)
-            program.next_seq, program.dropped = next_seq, dropped
-
-    def close(self) -> None:
-        self.client.close()
-
-    # ---- what faces call --------------------------------------------------------------------
-
-    def save(self, agent: str, name: str, source: str) -> dict[str, Any]:
-        """Check and keep a new revision; `program_invalid` names the line of the first errors."""
-        self._require_running()
-        self._check_agent(agent)
-        self._check_name(name)
-        if not isinstance(source, str):
-            raise HostError("invalid_arguments", "The source must be a string of Python.")
-        size = len(source.encode())
-        if size > self.spec.max_source_bytes:
-            raise HostError("program_too_large", f"The source is {size} bytes; at most {self.spec.max_source_bytes}.")
-        program = self.programs.get((agent, name))
-        if program is None or not program.revisions:
-            mine = sum(1 for (a, _), p in self.programs.items() if a == agent and p.revisions)
-            if mine >= self.spec.max_programs_per_agent:
-                raise HostError("program_limit", f"You have {mine} programs, the most one character may keep; "
-                                "save a new revision of one of them instead.")
-        elif len(program.revisions) >= self.spec.max_revisions:
-            raise HostError("program_limit", f"{name!r} has {len(program.revisions)} revisions, the most a program may have.")
-        errors = sorted(self._check(source) + runtime_literals(source), key=lambda e: e["line"] or 0)
-        if errors:
-            shown = "; ".join(f"line {e['line']}: {e['message']}" if e["line"] else e["message"] for e in errors[:5])
-            more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-            raise HostError("program_invalid", f"The program has {len(errors)} error(s), nothing was saved: {shown}{more}.")
-        program = self._program(agent, name)
-        tick, sha = self.host.world.tick, hashlib.sha256(source.encode()).hexdigest()
-        revision = len(program.revisions) + 1
-        with self.store.transaction():
-            self.store.add_program_source(agent, name, revision, tick, sha, source)
-            self.host.match.program(agent, "save", {"name": name, "revision": revision, "source_sha256": sha})
-            self.host.match.flush()
-        program.revisions.append({"agent": agent, "name": name, "revision": revision, "tick": tick, "sha256": sha})
-        self.counters["saves"] += 1
-        return {"name": name, "revision": revision, "tick": tick, "source_sha256": sha}
-
-    def start(self, agent: str, name: str, revision: int | None = None) -> dict[str, Any]:
-        """Run a revision (the latest by default) from its first line; it takes its first turn at the next tick."""
-        self._require_running()
-        program = self._known(agent, name)
-        revision = self._revision(program, revision)
-        if program.run is not None and program.run.state in LIVE:
-            raise HostError("program_running", f"{name!r} is already running (revision {program.run.revision}); stop it first.")
-        live = sum(1 for p in self.programs.values() if p.agent == agent and p.run and p.run.state in LIVE)
-        if live >= self.spec.max_running_per_agent:
-            raise HostError("program_limit", f"You already run {live} programs, the most at once; stop one first.")
-        w = self.host.world
-        number = self.store.next_program_run()
-        run = Run(number, agent, name, revision, run_seed(w.seed, w.scenario_name, agent, name, revision, number),
-                  "running", w.tick)
-        with self.store.transaction():
-            self.store.save_program_run(run.row())
-            self.host.match.program(agent, "start", {"name": name, "revision": revision, "run": number})
-            self.host.match.flush()
-        program.run = run
-        self.counters["starts"] += 1
-        return self._status(program)
-
-    def stop(self, agent: str, name: str, reason: str = "stopped by its agent") -> dict[str, Any]:
-        """End a running program; an operation it already started goes on (cancel it to stop that too)."""
-        self._require_running()
-        program = self._known(agent, name)
-        run = program.run
-        if run is None or run.state not in LIVE:
-            raise HostError("program_not_running", f"{name!r} is not running.")
-        self._end(run, "stopped")
-        with self.store.transaction():
-            self.store.save_program_run(run.row())
-            self.host.match.program(agent, "stop", {"name": name, "revision": run.revision, "run": run.run, "reason": reason})
-            self.host.match.flush()
-        return self._status(program)
-
-    def stop_all(self, reason: str) -> None:
-        """Stop every running program (the match is ending)."""
-        for program in sorted(self.programs.values(), key=lambda p: (p.agent, p.name)):
-            if program.run is not None and program.run.state in LIVE:
-                self.stop(program.agent, program.name, reason)
-
-    def status(self, agent: str, name: str) -> dict[str, Any]:
-        return self._status(self._known(agent, name))
-
-    def list(self, agent: str) -> dict[str, Any]:
-        mine = sorted((p for p in self.programs.values() if p.agent == agent and p.revisions), key=lambda p: p.name)
-        return {"programs": [self._status(p) for p in mine]}
-
-    def logs(self, agent: str, name: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
-        """Log lines after seq `after` (oldest first, at most `limit`), the seq to ask after next, and how many were lost."""
-        program = self._known(agent, name)
-        for label, value, low in (("after", after, 0), ("limit", limit, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise HostError("invalid_arguments", f"{label} must be an integer of at least {low}.")
-        lines = [{"seq": s, "tick": t, "text": text} for s, t, text in program.log if s > after][:limit]
-        return {"name": name, "lines": lines, "next": lines[-1]["seq"] if lines else after, "dropped": program.dropped}
-
-    def source(self, agent: str, name: str, revision: int | None = None) -> dict[str, Any]:
-        program = self._known(agent, name)
-        revision = self._revision(program, revision)
-        return {"name": name, "revision": revision, "source": self.store.program_source(agent, name, revision),
-                "revisions": len(program.revisions)}
-
-    def active(self, agent: str) -> bool:
-        """Whether a program of this character is running or waiting (it acts for the character at each tick)."""
-        return any(p.agent == agent and p.run is not None and p.run.state in LIVE for p in self.programs.values())
-
-    # ---- checks -------------------------------------------------------------------------------
-
-    def _require_running(self) -> None:
-        state = self.host.state
-        if state != "running":
-            raise HostError("match_over" if state == "over" else "not_started",
-                            "The match has ended." if state == "over" else "The match is still in its lobby.")
-
-    def _check_agent(self, agent: str) -> None:
-        if agent not in self.host.world.chars:
-            raise HostError("invalid_arguments", f"No character has id {agent!r}.")
-
-    def _check_name(self, name: Any) -> None:
-        if not isinstance(name, str) or not NAME.match(name):
-            raise HostError("invalid_arguments", "A program name is 1 to 40 characters of a-z, 0-9, '_' and '-'.")
-
-    def _known(self, agent: str, name: str) -> Program:
-        self._check_name(name)
-        program = self.programs.get((agent, name))
-        if program is None or not program.revisions:
-            raise HostError("unknown_program", f"You have no program named {name!r}; save it first.")
-        return program
-
-    def _revision(self, program: Program, revision: Any) -> int:
-        if revision is None:
-            return len(program.revisions)
-        if isinstance(revision, bool) or not isinstance(revision, int):
-            raise HostError("invalid_arguments", "A revision is a whole number (1 for the first save).")
-        if not 1 <= revision <= len(program.revisions):
-            raise HostError("unknown_program", f"{program.name!r} has revisions 1 to {len(program.revisions)}, not {revision}.")
-        return revision
-
-    def _check(self, source: str) -> list[dict[str, Any]]:
-        if self._stubs is None:
-            self._stubs = stubs(content=self.host.content)
-        try:
-            return self.client.request({"op": "check", "source": source, "stubs": self._stubs}, CHECK_TIMEOUT_S)["errors"]
-        except (RunnerFailed, KeyError) as exc:
-            raise HostError("runner_unavailable", f"The program could not be checked ({exc}); nothing was saved.") from None
-
-    def _status(self, program: Program) -> dict[str, Any]:
-        run = program.run
-        if run is None:
-            return {"name": program.name, "revision": len(program.revisions), "state": "stopped", "error": None,
-                    "started_tick": None, "actions": 0, "host_calls": 0, "waiting_on": None, "run": None,
-                    "ended_tick": None, "issuer": None}
-        return {"name": program.name, "revision": run.revision, "state": run.state, "error": run.error,
-                "started_tick": run.started_tick, "actions": run.actions, "host_calls": run.host_calls,
-                "waiting_on": run.waiting_on, "run": run.run, "ended_tick": run.ended_tick, "issuer": run.issuer}
-
-    # ---- turns ------------------------------------------------------------------------------
+    @property
+    def client(self) -> RunnerClient:
+        """The owner's runner client, whichever one it holds now (the owner may replace it)."""
+        return self.owner.client
 
     def tick(self) -> None:
         """Give every running program whose wait is over its turn, in (character, name) order."""
@@ -342,14 +92,13 @@ class ProgramHost:
             for run in ready:
                 self._turn(run)
             self.host.match.flush()
-
     def _ready(self, run: Run) -> bool:
         waiting = run.waiting_on
         if waiting is None:
             return True
         if waiting["kind"] == "tick":
             return self.host.world.tick >= waiting["tick"]
-        rec = self.host.ops.get(waiting["op"])
+        rec = self.host.operations.ops.get(waiting["op"])
         return rec is None or rec["status"] != "running"
 
     def _request(self, run: Run, message: dict[str, Any]) -> dict[str, Any]:
@@ -457,7 +206,7 @@ class ProgramHost:
         waiting, run.waiting_on, run.state = run.waiting_on, None, "running"
         if waiting["kind"] == "tick":
             return {"value": self.host.world.tick}
-        rec = self.host.ops.get(waiting["op"])
+        rec = self.host.operations.ops.get(waiting["op"])
         if rec is None:
             return {"value": rejected("unknown_operation", f"Operation {waiting['op']} is no longer tracked.")}
         return {"value": op_result(rec)}
@@ -513,10 +262,8 @@ class ProgramHost:
     def _act(self, run: Run, action: str, kwargs: dict[str, Any]) -> Any:
         """Submit as the program's own character, through the host like a direct action (same limits, same log)."""
         host = self.host
-        key = next((token for token, rec in host.records.items() if rec.agent == run.agent), None)
-        wait = host.limiter.take(key) if key is not None else None
+        wait = host.access.spend_for(run.agent)
         if wait is not None:
-            host.counters["rate_limited"] += 1
             return {"value": rejected("rate_limited", f"Your rate limit is spent (program and direct actions share it); "
                                       f"retry in {wait:.2f} s.")}
         result = host.submit(run.agent, action, kwargs, issuer=run.issuer)
@@ -531,8 +278,6 @@ class ProgramHost:
         """A query as its MCP tool and HTTP route answer it, with the arguments a program's call passes."""
         if fn == "now":
             return self.host.world.tick
-        from wildhold.service.queries import QUERIES  # queries document this package's API: imported at call time
-
         query = QUERIES[fn]
         return query.run_now(self.host, agent, query.program)
 
@@ -559,18 +304,15 @@ class ProgramHost:
 
     # ---- endings and records ----------------------------------------------------------------
 
-    def _end(self, run: Run, state: str) -> None:
-        run.state, run.ended_tick, run.waiting_on, run.dump = state, self.host.world.tick, None, None
-
     def _finish(self, run: Run) -> None:
-        self._end(run, "finished")
+        run.end("finished", self.host.world.tick)
         self.counters["finished"] += 1
         self.host.match.program(run.agent, "finish", {"name": run.name, "revision": run.revision, "run": run.run,
                                                       "actions": run.actions, "host_calls": run.host_calls}, "service")
 
     def _fail(self, run: Run, reason: str, kind: str, message: str, line: int | None) -> None:
         message = cut(message, ERROR_MESSAGE_CHARS)
-        self._end(run, "failed")
+        run.end("failed", self.host.world.tick)
         run.error = {"type": kind, "message": message, "line": line, "reason": reason}
         self.counters[f"failed_{reason}"] += 1
         self.host.match.program(run.agent, "fail", {"name": run.name, "revision": run.revision, "run": run.run,
