@@ -168,3 +168,13 @@ def test_resuming_a_finished_match_changes_nothing(tmp_path):
         assert archive.read_bytes() == before
     assert heads[0] == heads[1] == Archive(archive).manifest["chain_head"]
     assert [e["kind"] for e in Archive(archive).events()].count("match_ended") == 1
+
+
+def test_an_input_log_no_match_could_have_recorded_is_refused_not_a_crash(demo, tmp_path):
+    files = members(demo)
+    lines = files["inputs.jsonl"].splitlines()
+    last = orjson.loads(lines[-1])
+    lines.append(orjson.dumps({**last, "seq": last["seq"] + 1, "tick": 0}))  # an input before the world's tick
+    files["inputs.jsonl"] = b"\n".join(lines) + b"\n"
+    code, out = report_of(write(tmp_path / "inputs.wildhold.zip", files), cache=tmp_path / "cache")
+    assert code == 1 and "resimulation_differs" in out and "cannot be re-simulated" in out

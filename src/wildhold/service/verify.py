@@ -22,6 +22,7 @@ from wildhold.content import Content, default_content
 from wildhold.programs.replay import RunCheck, check_archive
 from wildhold.service.match import replay, roster
 from wildhold.store.archive import Archive, ArchiveError
+from wildhold.store.sqlite import StoreError
 from wildhold.world.serialize import dumps, state_hash
 from wildhold.world.world import World
 
@@ -90,10 +91,13 @@ def _digest(value: Any) -> str:
 def resimulate(archive: Archive, content: Content) -> Resimulation:
     """Re-simulate an archive (its log already verified) and compare each thing it says with what replay gives."""
     m = archive.manifest
-    inputs = list(archive.inputs())
-    world = replay(content, m["scenario"], m["seed"], inputs, m["final_tick"])
+    try:
+        inputs = list(archive.inputs())
+        world = replay(content, m["scenario"], m["seed"], inputs, m["final_tick"])
+        joins = roster(world, inputs)
+    except (StoreError, KeyError, TypeError, ValueError) as exc:  # an input log no match could have recorded
+        raise Unverified(f"{archive.path.name}: its inputs cannot be re-simulated ({exc})", "resimulation_differs") from None
     final = hashlib.sha256(archive.final_state()).hexdigest()
-    joins = roster(world, inputs)
     checks = [
         Check("chain head", "resimulation_differs", m["chain_head"], world.events.head),
         Check("events", "resimulation_differs", str(m["event_count"]), str(world.events.seq)),
