@@ -167,3 +167,44 @@ def test_a_killed_server_resumes_its_programs_and_replays(tmp_path):
         host.close()
     result = CliRunner().invoke(app, ["replay", str(archive)])
     assert result.exit_code == 0, result.output
+
+
+HOG = "big = ['x' * 1000 for _ in range(20000)]\nwait(ticks=1)\nlog(len(big))\n"
+
+
+def test_a_program_whose_heap_is_too_large_to_keep_at_a_blocking_call_fails_the_same_way_in_replay(tmp_path):
+    from programs_support import join, steps
+
+    host = open_host(tmp_path / "m")
+    try:
+        agent = join(host, "hog")
+        host.programs.save(agent, "hog", HOG)
+        host.programs.start(agent, "hog")
+        steps(host, 3)
+        error = host.programs.status(agent, "hog")["error"]
+        assert (error["type"], error["reason"]) == ("MemoryError", "limit")
+        assert all(check.ok for check in check_store(host.match.store, host.content))
+        archive = Path(host.stop()["archive"])
+    finally:
+        host.close()
+    with Archive(archive) as arc:
+        run = next(arc.program_runs())
+        assert run["error"]["at"] == "snapshot" and run["error"]["call"]["fn"] == "wait"
+    result = CliRunner().invoke(app, ["replay", str(archive)])
+    assert result.exit_code == 0, result.output
+    assert "program runs re-simulate" in result.output
+
+
+def test_a_failure_recorded_at_a_snapshot_that_the_program_does_not_reproduce_is_caught():
+    from wildhold.content import default_content
+    from wildhold.programs.replay import resimulate
+
+    small = "big = ['x' * 10 for _ in range(20)]\nwait(ticks=1)\nlog(len(big))\n"
+    call = {"kind": "function", "fn": "wait", "args": [], "kwargs": {"ticks": 1}}
+    run = {"run": 1, "agent": "a1", "name": "hog", "revision": 1, "seed": 7, "state": "failed", "pending": None,
+           "error": {"type": "MemoryError", "message": "", "line": None, "reason": "limit", "at": "snapshot", "call": call}}
+    source = {"agent": "a1", "name": "hog", "revision": 1, "source": small}
+    [check] = resimulate(default_content(), [source], [run], [])
+    assert not check.ok and "snapshot" in check.problem
+    [check] = resimulate(default_content(), [{**source, "source": HOG}], [run], [])
+    assert check.ok, check.problem

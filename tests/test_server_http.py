@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from archive_support import forge
 from server_support import ADMIN, SIGNUP, auth, serving, until
 
 from wildhold.server.http import STATUS
@@ -256,3 +257,18 @@ async def test_reports_are_for_the_operator_while_live_and_public_once_over(tmp_
         assert missing.status_code == 404 and missing.json()["code"] == "not_found"
         unknown = await s.http.get("/api/report", params={"agent": "zed"})
         assert unknown.json()["code"] == "not_found"
+
+
+async def test_a_report_route_refuses_an_archive_that_does_not_verify(tmp_path):
+    async with serving(tmp_path) as s:
+        await s.register("ann")
+        await s.register("bob")
+        await s.http.post("/api/admin/stop", headers=auth(ADMIN))
+        verified = (await s.http.get("/api/matches/match/report")).json()["verification"]
+        assert verified["status"] == "verified" and verified["bound"] is True
+        archive = s.host.archives.path
+        renamed = lambda agents: [{**a, "name": "bob" if a["name"] == "ann" else "ann"} for a in agents]  # noqa: E731
+        forge(archive, archive.parent / "forged.wildhold.zip", agents=renamed)
+        refused = await s.http.get("/api/matches/forged/report")
+        assert refused.status_code == 422 and refused.json()["code"] == "archive_unverified"
+        assert "roster_differs" in refused.json()["message"]

@@ -28,6 +28,8 @@ bench_app = typer.Typer(help="Benchmarks that print their figures (a table; --js
 app.add_typer(bench_app, name="bench")
 console = Console()  # its width is set per invocation by `main` (see `_width`)
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
+Trust = Annotated[bool, typer.Option("--trust", help="Score the archive as it is, without re-simulating it; the output says so.")]
+CacheDir = Annotated[Optional[Path], typer.Option("--cache", help="Folder of verified archives by digest (default: cache/ beside each archive).")]
 
 
 class RulesFormat(str, Enum):
@@ -87,6 +89,12 @@ def _output_format(format: Enum | None, json_out: bool, default: str) -> str:
 def _fail(message: str, code: int = 2) -> None:
     console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)  # messages are plain text: 'wildhold[openai]' stays
     raise typer.Exit(code)
+
+
+def _refuse(exc: Exception) -> None:
+    """A score refused: its one sentence, and the stable code of the check that failed when there is one."""
+    code = getattr(exc, "code", None)
+    _fail(f"{exc} (refused: {code})" if code else str(exc), 1)
 
 
 def _play(run, title: str) -> None:
@@ -221,29 +229,27 @@ def resume(db: Annotated[Path, typer.Argument(help="A match database written by 
 
 @app.command()
 def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")]) -> None:
-    """Re-simulate an archive from its seed and inputs; exit 1 unless the state hash and chain head match
-    (and, when agents ran programs, unless every program run re-simulates from its transcript)."""
-    from wildhold.programs.replay import check_archive
-    from wildhold.service.match import replay as resimulate
+    """Re-simulate an archive from its seed and inputs; exit 1 unless the chain head, the state hash, the final
+    state file and the roster match (and, when agents ran programs, unless every program run re-simulates from
+    its transcript)."""
+    from wildhold.service.verify import check_content, resimulate
     from wildhold.store.archive import Archive, ArchiveError
-    from wildhold.world.serialize import state_hash
 
     try:
         with Archive(archive) as arc:
             logged_head = arc.verify()
-            m = arc.manifest
+            m, bound = arc.manifest, arc.bound
             content = default_content()
-            if m["content_digest"] != content.digest:
-                _fail(f"the archive was played under other content files ({m['content_digest'][:12]}); this Wildhold has {content.digest[:12]}", 1)
-            world = resimulate(content, m["scenario"], m["seed"], arc.inputs(), m["final_tick"])
-            runs = check_archive(arc, content)
+            check_content(m, content, archive)
+            sim = resimulate(arc, content)
     except ArchiveError as exc:
         _fail(str(exc), 1)
     table = FitTable([Col("check", "left", key=True, wrap=True), Col("archive", "left"), Col("replay", "left"),
                       Col("match", "left")], title=f"replay of {archive.name}", caption="hashes: their first 16 characters")
-    checks = [("chain head", m["chain_head"], world.events.head), ("state hash", m["state_hash"], state_hash(world)),
-              ("events", str(m["event_count"]), str(world.events.seq)), ("log verifies", logged_head, m["chain_head"])]
-    checks = [(name, a, b, a == b) for name, a, b in checks]
+    checks = [(c.name, c.archived, c.replayed, c.same) for c in sim.checks]
+    checks.append(("log verifies", logged_head, m["chain_head"], logged_head == m["chain_head"]))
+    checks.append(("header bound", "yes" if bound else "no (format 1)", "-", True))
+    runs = sim.runs
     if runs:
         same_runs = sum(r.ok for r in runs)
         checks.append(("program runs re-simulate", f"{len(runs)} runs", f"{same_runs} same", same_runs == len(runs)))
@@ -353,8 +359,11 @@ def report(
     json_out: Annotated[bool, typer.Option("--json", help="The report as JSON (the same as --format json).")] = False,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
     agent: Annotated[Optional[str], typer.Option(help="Print only this agent's card (id or name), as JSON.")] = None,
+    trust: Trust = False,
+    cache: CacheDir = None,
 ) -> None:
-    """Score an archive under a rubric version: report cards, standings, the season table, the trial, charts."""
+    """Score an archive under a rubric version: report cards, standings, the season table, the trial, charts.
+    The archive is verified by re-simulation first (see `wildhold replay`); one that does not verify is refused."""
     from wildhold.eval.html import render_html
     from wildhold.eval.report import card_for, report_json, report_markdown, score_archive
     from wildhold.eval.rubric import UnknownRubric
@@ -362,14 +371,14 @@ def report(
 
     chosen = _output_format(format, json_out, "md")
     try:
-        built = score_archive(archive, rubric)
+        built = score_archive(archive, rubric, trust=trust, cache=cache)
     except (ArchiveError, UnknownRubric, ContentError) as exc:
-        _fail(str(exc), 1)
+        _refuse(exc)
     if agent is not None:
         card = card_for(built, agent)
         if card is None:
             _fail(f"no agent {agent!r} in this match; agents: {', '.join(c['name'] for c in built['agents'])}")
-        data = report_json({"rubric_version": built["rubric_version"], "card": card})
+        data = report_json({"rubric_version": built["rubric_version"], "card": card, "verification": built["verification"]})
     elif chosen == "json":
         data = report_json(built)
     elif chosen == "html":
@@ -395,20 +404,25 @@ def leaderboard(
     archives: Annotated[list[Path], typer.Argument(help="Match archives (.wildhold.zip).")],
     rubric: Annotated[Optional[str], typer.Option(help="Rubric version (default: the published one).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the leaderboard as one JSON document instead of a table.")] = False,
+    trust: Trust = False,
+    cache: CacheDir = None,
 ) -> None:
-    """Skill ratings (openskill; shared ranks are draws) and mean fitness with 95% CI per agent configuration."""
+    """Skill ratings (openskill; shared ranks are draws) and mean fitness with 95% CI per agent configuration,
+    over archives each verified by re-simulation first."""
     from wildhold.eval.leaderboard import leaderboard as board
     from wildhold.eval.rubric import UnknownRubric
+    from wildhold.service.verify import TRUSTED_NOTE
     from wildhold.store.archive import ArchiveError
 
     try:
-        result = board(archives, rubric)
+        result = board(archives, rubric, trust=trust, cache=cache)
     except (ArchiveError, UnknownRubric, ContentError) as exc:
-        _fail(str(exc), 1)
+        _refuse(exc)
     if json_out:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
         return
-    table = FitTable(LEADERBOARD_COLUMNS, caption=result["model"],
+    caption = result["model"] + (f"; {TRUSTED_NOTE}" if trust else "; every archive verified by re-simulation")
+    table = FitTable(LEADERBOARD_COLUMNS, caption=caption,
                      title=f"Leaderboard over {len(result['matches'])} matches (rubric {result['rubric_version']})")
     for row in result["rows"]:
         f, r = row["fitness"], row["rating"]
@@ -423,17 +437,19 @@ def export_cmd(
     archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
     out: Annotated[Path, typer.Option(help="Folder for events and agents as JSONL and Parquet.")],
     rubric: Annotated[Optional[str], typer.Option(help="Rubric version for the per-agent scores (default: the published one).")] = None,
+    trust: Trust = False,
+    cache: CacheDir = None,
 ) -> None:
-    """Write an archive's events and per-agent metrics to JSONL and Parquet for analysis."""
+    """Write an archive's events and per-agent metrics to JSONL and Parquet for analysis (verified first)."""
     from wildhold.eval.export import export_match
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.extras import MissingExtra
     from wildhold.store.archive import ArchiveError
 
     try:
-        paths = export_match(archive, out, rubric)
+        paths = export_match(archive, out, rubric, trust=trust, cache=cache)
     except (ArchiveError, UnknownRubric, ContentError, MissingExtra) as exc:
-        _fail(str(exc), 1)
+        _refuse(exc)
     for name, path in paths.items():
         _say(f"{name}: {path}")
 

@@ -18,6 +18,7 @@ from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric
 from wildhold.extras import require
+from wildhold.service.verify import admit
 
 _WHO = ("agent", "holder", "payer", "defaulter")
 
@@ -56,14 +57,17 @@ def _flat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for r in rows]
 
 
-def export_match(archive: Path | str, out: Path | str, rubric: str | Rubric | None = None) -> dict[str, Path]:
+def export_match(archive: Path | str, out: Path | str, rubric: str | Rubric | None = None, *, trust: bool = False,
+                 cache: Path | None = None) -> dict[str, Path]:
     """Write the four files into `out` (created if needed); return their paths by name.
 
-    pyarrow (the `parquet` extra) is checked first, so a missing extra writes nothing.
+    pyarrow (the `parquet` extra) is checked first and the archive verified next (unless `trust`), so a missing
+    extra or an archive that does not verify writes nothing. Each agent row says which it was.
     """
     pa = require("parquet", "exporting to Parquet")
     import pyarrow.parquet as pq
 
+    verdict = admit(archive, trust=trust, cache=cache)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     record = load_match(archive)
@@ -81,7 +85,7 @@ def export_match(archive: Path | str, out: Path | str, rubric: str | Rubric | No
         "data": [orjson.dumps(e["data"], option=orjson.OPT_SORT_KEYS).decode() for e in events],
     }, schema=schema)
     pq.write_table(table, paths["events.parquet"])
-    rows = agent_rows(report)
+    rows = [{**row, "verification": verdict.status} for row in agent_rows(report)]
     with paths["agents.jsonl"].open("wb") as f:
         for r in rows:
             f.write(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n")

@@ -14,7 +14,7 @@ import jinja2
 from markupsafe import Markup
 
 from wildhold.eval.metrics import CATEGORIES
-from wildhold.eval.report import clock, money, plural
+from wildhold.eval.report import clock, money, plural, verification_line
 
 TEMPLATES = Path(__file__).parent / "templates"
 # Distinguishable on white and for common colour-vision deficiencies (Okabe-Ito, then Tableau).
@@ -318,4 +318,5 @@ def render_html(report: dict[str, Any]) -> str:
         r=report, match=match, cards=cards, charts=charts, names=names, colour=colour, ids=ids,
         clock=lambda t: clock(t, per_day), manifest_plain=plain, manifest_nested=nested,
         manifest_agents=manifest.get("agents", []), categories=CATEGORIES,
+        verification=verification_line(report.get("verification")),
     )

@@ -20,6 +20,7 @@ from openskill.models import PlackettLuce
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric, get_rubric
+from wildhold.service.verify import admit
 from wildhold.world.wealth import rank_standard
 
 # Two-sided 95% Student t quantiles by degrees of freedom; 1.96 beyond the table.
@@ -42,13 +43,16 @@ def mean_ci(values: list[float]) -> dict[str, Any]:
     return {"n": n, "mean": round(mean, 2), "sd": round(sd, 2), "ci95": [round(mean - half, 2), round(mean + half, 2)]}
 
 
-def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = None) -> dict[str, Any]:
-    """Rate every configuration across the archives under one rubric (its tie rule decides draws)."""
+def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = None, *, trust: bool = False,
+                cache: Path | None = None) -> dict[str, Any]:
+    """Rate every configuration across the archives under one rubric (its tie rule decides draws); each archive is
+    verified first (see wildhold.service.verify), unless `trust` takes them as they are."""
     rb = rubric if isinstance(rubric, Rubric) else get_rubric(rubric)
     reports = []
     for path in archives:
+        verdict = admit(path, trust=trust, cache=cache)
         record = load_match(path)
-        reports.append(build_report(record, compute_metrics(record), rb))
+        reports.append({**build_report(record, compute_metrics(record), rb), "verification": verdict.stamp()})
     reports.sort(key=lambda r: (r["match"]["scenario"], r["match"]["seed"], r["match"]["chain_head"] or ""))
     model = PlackettLuce()
     ratings: dict[str, tuple[float, float]] = {}
@@ -75,6 +79,7 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
                 seen[card["config"]]["firsts"] += 1
         m = report["match"]
         matches.append({"scenario": m["scenario"], "seed": m["seed"], "chain_head": m["chain_head"],
+                        "verification": report["verification"],
                         "placements": [{"agent": c["agent"], "name": c["name"], "config": c["config"], "rank": c["rank"],
                                         "fitness_index": c["fitness_index"]} for c in cards]})
     ordinal = {c: mu - 3 * sigma for c, (mu, sigma) in ratings.items()}
@@ -90,4 +95,4 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
     } for c in ratings]
     rows.sort(key=lambda r: (r["rank"], r["config"]))
     return {"rubric_version": rb.version, "model": "openskill PlackettLuce (mu 25, sigma 25/3); ordinal = mu - 3 sigma",
-            "matches": matches, "rows": rows}
+            "verification": "trusted" if trust else "verified", "matches": matches, "rows": rows}

@@ -27,6 +27,7 @@ The Fitness Index is the weighted sum of the five (rounded to one decimal, as sh
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -493,12 +494,27 @@ def card_for(report: dict[str, Any], who: str) -> dict[str, Any] | None:
     return None
 
 
-def score_archive(path, rubric: str | Rubric | None = None, content=None) -> dict[str, Any]:
-    """Verify, fold and score an archive: the report a reader gets for it."""
+def score_archive(path, rubric: str | Rubric | None = None, content=None, *, trust: bool = False,
+                  cache: Path | None = None) -> dict[str, Any]:
+    """Verify (re-simulate, or with `trust` not), fold and score an archive: the report a reader gets for it,
+    stamped with what was checked. An archive that does not verify raises ArchiveError with its code."""
     from wildhold.eval.metrics import compute_metrics, load_match
+    from wildhold.service.verify import admit
 
+    verdict = admit(path, content, trust=trust, cache=cache)
     record = load_match(path)
-    return build_report(record, compute_metrics(record, content), rubric)
+    return {**build_report(record, compute_metrics(record, content), rubric), "verification": verdict.stamp()}
+
+
+def verification_line(stamp: dict[str, Any] | None) -> str | None:
+    """What a reader is told about the archive behind a report (None for a report built without the check)."""
+    if stamp is None:
+        return None
+    if stamp["status"] == "trusted":
+        return f"Archive not verified: {stamp['note']}."
+    if stamp["bound"]:
+        return f"Archive verified by re-simulation; archive head {stamp['archive_head']}."
+    return "Archive verified by re-simulation; unbound (format 1: its manifest has no header in the archive head)."
 
 
 def report_markdown(report: dict[str, Any]) -> str:
@@ -506,7 +522,8 @@ def report_markdown(report: dict[str, Any]) -> str:
     m = report["match"]
     out = [f"# Wildhold report: {m['scenario']}, seed {m['seed']}", "",
            f"Rubric {report['rubric_version']}: {report['rubric']['summary']}",
-           f"{len(report['agents'])} agents, {m['start']} to {m['end']} ({m['days']} days), {m['event_count']} events; chain head `{m['chain_head']}`.", "",
+           f"{len(report['agents'])} agents, {m['start']} to {m['end']} ({m['days']} days), {m['event_count']} events; chain head `{m['chain_head']}`.",
+           *filter(None, [verification_line(report.get("verification"))]), "",
            "## Standings", "",
            "| rank | agent | config | wealth | fitness | grade | archetype | survival | economy | social | adaptation | competitiveness |",
            "|---:|---|---|---:|---:|:-:|---|---:|---:|---:|---:|---:|"]

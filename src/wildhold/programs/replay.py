@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 import orjson
+import pydantic_monty as pm
 
 from wildhold.content import Content
-from wildhold.programs.sandbox import Sandbox, Settings
+from wildhold.programs.sandbox import Sandbox, Settings, error_of
 
 # Failures a fresh sandbox reproduces exactly; the others (wall clock, a dead runner, a refused frame,
 # an oversized state) came from outside the program, so only the calls before them are compared.
@@ -58,6 +59,8 @@ def _check_run(sandbox: Sandbox, run: dict[str, Any], source: str, rows: list[di
             step = sandbox.resume(key, row["result"])
         n = len(rows)
         state, error = run["state"], run["error"] or {}
+        if state == "failed" and error.get("at") == "snapshot":
+            return verdict(_snapshot_failure(sandbox, key, step, error), n)
         if state == "finished" and step["kind"] != "done":
             return verdict(f"the run finished after {n} calls; the re-simulation did not ({step['kind']})", n)
         if state == "failed" and error.get("reason") in REPRODUCIBLE:
@@ -71,6 +74,23 @@ def _check_run(sandbox: Sandbox, run: dict[str, Any], source: str, rows: list[di
         return verdict(None, n)
     finally:
         sandbox.drop(key)
+
+
+def _snapshot_failure(sandbox: Sandbox, key: str, step: dict[str, Any], error: dict[str, Any]) -> str | None:
+    """A run that failed while the runner kept its snapshot (paused in `error["call"]`): the re-simulation must be
+    paused in that call and fail to keep its snapshot the same way (the problem, or None when it does)."""
+    call = error.get("call") or {}
+    if step["kind"] != "call" or not _same(step["call"], call):
+        return (f"the run failed keeping its snapshot in {call.get('fn')}; the re-simulation is not paused there "
+                f"({step['kind']} {(step.get('call') or {}).get('fn', '')})")
+    try:
+        sandbox.snapshot(key)
+    except pm.MontyError as exc:
+        got = error_of(exc)
+        if got["type"] == error.get("type"):
+            return None
+        return f"the run failed keeping its snapshot with {error.get('type')}; the re-simulation met {got['type']}"
+    return f"the run failed keeping its snapshot with {error.get('type')}; the re-simulation kept it"
 
 
 def resimulate(content: Content, sources: Iterable[dict[str, Any]], runs: Iterable[dict[str, Any]],

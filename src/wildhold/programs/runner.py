@@ -137,8 +137,10 @@ def with_snapshot(sandbox: Sandbox, key: str, step: dict[str, Any], request: dic
     try:
         dump = sandbox.snapshot(key)
     except pm.MontyError as exc:
+        # Keeping the snapshot failed (a heap too large to copy), not the program: the failure says where, so that
+        # a re-simulation fed the same answers takes the snapshot there too and meets the same failure.
         sandbox.drop(key)
-        return {**step, "kind": "error", "error": error_of(exc)}
+        return {**step, "kind": "error", "error": {**error_of(exc), "at": "snapshot", "call": call}}
     if len(dump) <= sandbox.settings.max_state_bytes:
         step["dump"] = pack_bytes(dump)
     return step

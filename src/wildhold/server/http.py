@@ -52,6 +52,7 @@ from wildhold.service.schemas import (
     Started,
     Stopped,
 )
+from wildhold.store.archive import ArchiveError
 from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
 
@@ -62,6 +63,7 @@ STATUS: dict[str, int] = {
     "unknown_operation": 404, "unknown_section": 404, "setup_refused": 422, "not_found": 404,
     "unknown_program": 404, "program_invalid": 422, "program_too_large": 413, "program_limit": 409,
     "program_running": 409, "program_not_running": 409, "invalid_arguments": 422, "runner_unavailable": 503,
+    "archive_unverified": 422,
 }
 # A world's refusal of a well-formed request is 409 (the state refuses it: busy, not_in_inventory...); a request
 # the world cannot read (arguments off the action's schema) is 422; a body that is not JSON at all is 400 bad_request.
@@ -89,7 +91,9 @@ PROGRAM_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 PUBLIC_ERRORS = {k: v for k, v in ERRORS.items() if k in (400, 404)}
 # Reports: public once a match is over, the operator's before (403); errors are JSON even beside an HTML page.
-REPORT_ERRORS = {k: {**v, "content": {"application/json": {}}} for k, v in ERRORS.items() if k in (400, 403, 404)}
+REPORT_ERRORS = {k: {**v, "content": {"application/json": {}}} for k, v in {
+    **ERRORS, 422: {**_ERROR, "description": "archive_unverified: the archive does not verify by re-simulation; the "
+                                             "message names the check."}}.items() if k in (400, 403, 404, 422)}
 
 bearer_scheme = HTTPBearer(auto_error=False, scheme_name="bearer",
                            description="An agent token from POST /api/agents; the signup token for registering; "
@@ -351,6 +355,8 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
         path = current().archives.for_report(match_id, admin_ok)
         try:
             return scorer(path, rubric)
+        except ArchiveError as exc:  # scoring verifies the archive first: a refusal names the check it failed
+            raise HostError("archive_unverified", f"{exc} ({exc.code})") from None
         except (KeyError, ValueError) as exc:
             raise HostError("bad_request", f"The report cannot be built: {exc}") from None
 

@@ -69,6 +69,17 @@ def replay(content: Content, scenario: str, seed: int, inputs: Iterable[Input], 
     return world
 
 
+def joined(world: World, inputs: Iterable[Input]) -> dict[str, dict[str, Any]]:
+    """Each character's id and the arguments it joined with, in joining order: the roster an archive carries."""
+    by_name = {c.name: c.id for c in world.chars.values()}
+    return {by_name[inp.args["name"]]: inp.args for inp in inputs if inp.kind == "join"}
+
+
+def roster(world: World, inputs: Iterable[Input]) -> list[dict[str, Any]]:
+    """The manifest's agents: each joined character's id with its join arguments (its name, policy or model)."""
+    return [{"id": agent, **args} for agent, args in joined(world, inputs).items()]
+
+
 class Match:
     """A world with its store: every input recorded before it applies, events and snapshots flushed."""
 
@@ -123,12 +134,13 @@ class Match:
             _, after_input, _, blob = snap
             world = loads(content, blob)
         match = cls(world, store)
+        # An end recorded before the snapshot counts too: a finished match resumes finished, and stays as it is.
+        match.ended = store.has_input("end")
         match._known_events = store.event_hashes(world.events.seq)
         for inp in list(store.inputs(after_input)):
             advance_to(world, inp.tick, match._flush_events)
             apply_input(world, inp)
             match.last_input = inp
-            match.ended |= inp.kind == "end"
             match._flush_events()
         reached = store.last_event_tick()
         if reached is not None and reached > world.tick:
@@ -145,8 +157,7 @@ class Match:
         """Each character's id and the arguments it joined with, in joining order."""
         if self.store is None:
             raise StoreError("the roster of joins is kept by the store")
-        by_name = {c.name: c.id for c in self.world.chars.values()}
-        return {by_name[inp.args["name"]]: inp.args for inp in self.store.inputs(0) if inp.kind == "join"}
+        return joined(self.world, self.store.inputs(0))
 
     # ---- inputs -------------------------------------------------------------------------------
 
@@ -233,5 +244,5 @@ class Match:
         if self.store is None:
             raise StoreError("an archive needs a match with a store")
         self.flush()
-        agents = [{"id": agent, **args} for agent, args in self.joins().items()]
+        agents = roster(self.world, self.store.inputs(0))
         return export_archive(self.store, self.manifest(agents, extra), dumps(self.world), path)

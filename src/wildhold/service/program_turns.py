@@ -198,7 +198,8 @@ class Turns:
             return self._finish(run)
         if step.get("kind") == "error":
             e = step["error"]
-            return self._fail(run, e.get("reason", "runtime_error"), e.get("type", "Error"), e.get("message", ""), e.get("line"))
+            return self._fail(run, e.get("reason", "runtime_error"), e.get("type", "Error"), e.get("message", ""), e.get("line"),
+                              {k: e[k] for k in ("at", "call") if k in e})
         self._fail(run, "runner_crash", "RunnerError", str(step.get("message", "the runner refused the request")), None)
 
     def _wake(self, run: Run) -> dict[str, Any]:
@@ -310,10 +311,12 @@ class Turns:
         self.host.match.program(run.agent, "finish", {"name": run.name, "revision": run.revision, "run": run.run,
                                                       "actions": run.actions, "host_calls": run.host_calls}, "service")
 
-    def _fail(self, run: Run, reason: str, kind: str, message: str, line: int | None) -> None:
+    def _fail(self, run: Run, reason: str, kind: str, message: str, line: int | None,
+              where: dict[str, Any] | None = None) -> None:
+        """`where`: a failure that did not come from the program's own code says where it came (see programs.replay)."""
         message = cut(message, ERROR_MESSAGE_CHARS)
         run.end("failed", self.host.world.tick)
-        run.error = {"type": kind, "message": message, "line": line, "reason": reason}
+        run.error = {"type": kind, "message": message, "line": line, "reason": reason, **(where or {})}
         self.counters[f"failed_{reason}"] += 1
         self.host.match.program(run.agent, "fail", {"name": run.name, "revision": run.revision, "run": run.run,
                                                     "reason": reason, "error_type": kind, "message": message,

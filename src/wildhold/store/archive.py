@@ -1,8 +1,13 @@
-"""The match archive: one zip file holding a manifest, the inputs, the event log and the final state.
+"""The match archive: one zip file holding a manifest, its bound header, the inputs, the event log and the final state.
 
-Format 1, members:
+Format 2, members:
 - manifest.json: format, wildhold version, scenario, seed, content digest, clock, agents,
-  final tick, final state hash, chain head, event count;
+  start and final tick, final state hash, chain head, event count, the archive head, and whatever
+  a host adds (tool-surface hash, server settings, epilogues);
+- header.json: the manifest's scoring fields (HEADER_FIELDS) as canonical JSON. The archive head is
+  this header hashed ahead of the event chain's head, so a published archive head covers the roster,
+  the seed, the ticks and the content as well as every event, while the world's own chain (and every
+  chain head recorded before the header existed) stays as it is;
 - inputs.jsonl: one input per line (seq, tick, kind, agent, name, args, issuer);
 - events.jsonl: one event per line, {"event": <payload JSON>, "hash": <chain hash>};
 - final_state.json: the world's full state at the end (the snapshot format);
@@ -10,6 +15,8 @@ Format 1, members:
   runs.jsonl (each run: revision, seed, state, counters, error, what it waits on, the call it is
   paused in and its last snapshot, base64), calls.jsonl (the transcript: each world call of each run
   and the answer the program received) and logs.jsonl (the log lines still in each ring buffer).
+Format 1 is format 2 without the header and the archive head: it still reads, as unbound.
+Members carry a fixed timestamp, so the same match gives the same archive bytes.
 Anything a report says must be recomputable from this file alone.
 """
 
@@ -26,25 +33,54 @@ import orjson
 from wildhold.store.sqlite import Input, MatchStore
 from wildhold.world.events import GENESIS, link
 
-FORMAT = 1
+FORMAT = 2
+READABLE = frozenset({1, 2})
+HEADER = "header.json"
+HEADER_FIELDS = ("wildhold_version", "scenario", "seed", "content_digest", "clock", "agents", "start_tick", "final_tick",
+                 "state_hash", "chain_head", "event_count")
 PROGRAMS = "programs/"
+STAMP = (1980, 1, 1, 0, 0, 0)
 
 
 class ArchiveError(ValueError):
-    """The archive is malformed or its hash chain does not verify."""
+    """The archive is malformed or does not verify; `code` names which check it failed, for refusals."""
+
+    def __init__(self, message: str, code: str = "archive_invalid"):
+        super().__init__(message)
+        self.code = code
+
+
+def header_bytes(manifest: dict[str, Any]) -> bytes:
+    """The header record of a manifest: its scoring fields, canonical."""
+    return orjson.dumps({k: manifest.get(k) for k in HEADER_FIELDS}, option=orjson.OPT_SORT_KEYS)
+
+
+def archive_head(header: bytes, chain_head: str) -> str:
+    """The head an archive is known by: the header record hashed first, the event chain's head after it."""
+    return link(link(GENESIS, header), chain_head.encode())
+
+
+def _member(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=STAMP)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o600 << 16
+    return info
 
 
 def export_archive(store: MatchStore, manifest: dict[str, Any], final_state: bytes, path: Path | str) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
+    header = header_bytes(manifest)
+    manifest = {"format": FORMAT, **manifest, "archive_head": archive_head(header, manifest["chain_head"])}
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        z.writestr("manifest.json", orjson.dumps({"format": FORMAT, **manifest}, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-        z.writestr("inputs.jsonl", b"".join(orjson.dumps(asdict(i)) + b"\n" for i in store.inputs(0)))
-        with z.open("events.jsonl", "w") as f:
+        z.writestr(_member("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        z.writestr(_member(HEADER), header)
+        z.writestr(_member("inputs.jsonl"), b"".join(orjson.dumps(asdict(i)) + b"\n" for i in store.inputs(0)))
+        with z.open(_member("events.jsonl"), "w") as f:
             for _, _, _, payload, digest in store.events(0):
                 f.write(b'{"event":' + bytes(payload) + b',"hash":"' + digest.encode() + b'"}\n')
-        z.writestr("final_state.json", final_state)
+        z.writestr(_member("final_state.json"), final_state)
         _write_programs(z, store)
     tmp.replace(path)
     return path
@@ -60,12 +96,12 @@ def _write_programs(z: zipfile.ZipFile, store: MatchStore) -> None:
         return
     runs = [{**run, "dump": base64.b64encode(run["dump"]).decode() if run["dump"] is not None else None}
             for run in store.program_runs()]
-    z.writestr(PROGRAMS + "sources.jsonl", _lines(sources))
-    z.writestr(PROGRAMS + "runs.jsonl", _lines(runs))
-    with z.open(PROGRAMS + "calls.jsonl", "w") as f:
+    z.writestr(_member(PROGRAMS + "sources.jsonl"), _lines(sources))
+    z.writestr(_member(PROGRAMS + "runs.jsonl"), _lines(runs))
+    with z.open(_member(PROGRAMS + "calls.jsonl"), "w") as f:
         for call in store.program_calls():
             f.write(orjson.dumps(call) + b"\n")
-    z.writestr(PROGRAMS + "logs.jsonl", _lines(store.program_logs()))
+    z.writestr(_member(PROGRAMS + "logs.jsonl"), _lines(store.program_logs()))
 
 
 class Archive:
@@ -78,8 +114,14 @@ class Archive:
             self.manifest = orjson.loads(self.zip.read("manifest.json"))
         except (OSError, zipfile.BadZipFile, KeyError, orjson.JSONDecodeError) as exc:
             raise ArchiveError(f"{self.path}: not a Wildhold archive ({exc})") from None
-        if self.manifest.get("format") != FORMAT:
-            raise ArchiveError(f"{self.path}: archive format {self.manifest.get('format')} is not {FORMAT}")
+        if self.manifest.get("format") not in READABLE:
+            raise ArchiveError(f"{self.path}: archive format {self.manifest.get('format')} is not one this Wildhold "
+                               f"reads ({', '.join(map(str, sorted(READABLE)))})")
+
+    @property
+    def bound(self) -> bool:
+        """Whether the manifest's scoring fields are bound into the archive head (format 2 on)."""
+        return self.manifest["format"] >= 2
 
     def close(self) -> None:
         self.zip.close()
@@ -136,12 +178,29 @@ class Archive:
         yield from self._program_rows("logs.jsonl")
 
     def verify(self) -> str:
-        """Check every event's hash link; return the chain head or raise ArchiveError at the first bad event."""
+        """Check every event's hash link and, when bound, that the header says what the manifest says and the
+        archive head covers both; return the chain head or raise ArchiveError at the first fault."""
         head, count = GENESIS, 0
         for count, (payload, stored) in enumerate(self.event_records(), start=1):
             head = link(head, payload)
             if head != stored:
-                raise ArchiveError(f"{self.path}: event {count} does not match its hash: the log was altered")
+                raise ArchiveError(f"{self.path}: event {count} does not match its hash: the log was altered", "archive_altered")
         if count != self.manifest["event_count"] or head != self.manifest["chain_head"]:
-            raise ArchiveError(f"{self.path}: the log ends at event {count} ({head[:12]}) but the manifest says {self.manifest['event_count']} ({self.manifest['chain_head'][:12]})")
+            raise ArchiveError(f"{self.path}: the log ends at event {count} ({head[:12]}) but the manifest says "
+                               f"{self.manifest['event_count']} ({self.manifest['chain_head'][:12]})", "archive_altered")
+        if self.bound:
+            self._verify_header()
         return head
+
+    def _verify_header(self) -> None:
+        try:
+            raw = self.zip.read(HEADER)
+            header = orjson.loads(raw)
+        except (KeyError, orjson.JSONDecodeError):
+            raise ArchiveError(f"{self.path}: a format {self.manifest['format']} archive without its header", "header_mismatch") from None
+        differ = [k for k in HEADER_FIELDS if header.get(k) != self.manifest.get(k)]
+        if differ:
+            raise ArchiveError(f"{self.path}: the manifest's {', '.join(differ)} differ from the header it was archived with",
+                               "header_mismatch")
+        if archive_head(raw, self.manifest["chain_head"]) != self.manifest.get("archive_head"):
+            raise ArchiveError(f"{self.path}: the archive head does not cover its header and events", "header_mismatch")

@@ -119,6 +119,9 @@ class MatchStore:
         ):
             yield Input(seq, tick, kind, agent, name, orjson.loads(args), issuer)
 
+    def has_input(self, kind: str) -> bool:
+        return self.db.execute("SELECT 1 FROM inputs WHERE kind = ? LIMIT 1", (kind,)).fetchone() is not None
+
     # ---- events -------------------------------------------------------------------------------
 
     @contextmanager
