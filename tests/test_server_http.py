@@ -6,7 +6,7 @@ import re
 
 import pytest
 from archive_support import forge
-from server_support import ADMIN, SIGNUP, auth, serving, until
+from server_support import ADMIN, SIGNUP, auth, config, serving, until
 
 from wildhold.server.http import STATUS
 from wildhold.service.errors import SERVICE_CODES
@@ -272,3 +272,27 @@ async def test_a_report_route_refuses_an_archive_that_does_not_verify(tmp_path):
         refused = await s.http.get("/api/matches/forged/report")
         assert refused.status_code == 422 and refused.json()["code"] == "archive_unverified"
         assert "roster_differs" in refused.json()["message"]
+
+
+async def test_query_arguments_are_strict_on_json_faces_and_read_as_text_from_a_query_string(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        assert (await s.http.get("/api/map_memory", params={"start": "0", "limit": "5"}, headers=auth(token))).status_code == 200
+        r = await s.http.get("/api/map_memory", params={"limit": "five"}, headers=auth(token))
+        assert r.status_code == 400 and r.json()["code"] == "bad_request"
+        async with s.mcp(token) as client:
+            for args in ({"limit": "5"}, {"limit": True}, {"memory": 1}):
+                name = "observe" if "memory" in args else "map_memory"
+                r = await client.call_tool(name, args)
+                assert r.is_error and r.structured_content["code"] == "bad_request", args
+            r = await client.call_tool("wait_operation", {"timeout_s": 31})
+            assert r.is_error and "30" in r.structured_content["message"]  # the schema's bound is the server's
+
+
+def test_a_server_may_not_hold_waits_longer_than_the_schema_says():
+    from wildhold.service.access import WAIT_MAX_S
+    from wildhold.service.queries import WaitArgs
+
+    assert WaitArgs.model_json_schema()["properties"]["timeout_s"]["maximum"] == WAIT_MAX_S
+    with pytest.raises(ValueError, match="wait bound"):
+        config(wait_max_s=WAIT_MAX_S + 1).check()

@@ -6,6 +6,7 @@ whereabouts and the public wealth formula, never a strategy.
 
 from __future__ import annotations
 
+from wildhold.server.mcp import MCP_SESSION_IDLE_S
 from wildhold.server.programs_surface import PROGRAM_OPS
 from wildhold.server.surface import action_tools, error_codes, info_tools
 from wildhold.service.host import Host
@@ -54,6 +55,9 @@ def briefing(host: Host, base_url: str) -> str:
         + ("" if c.late_join else " Late join is off: registration closes when the match starts."),
         f"- Rate limit: {c.rate_per_s:g} requests a second per token (bursts of {c.rate_burst}); past it, "
         "`rate_limited` with the seconds to wait." if c.rate_per_s else "- No rate limit.",
+        f"- Waiting: `wait_operation` holds a call at most {c.wait_max_s:g} s here. MCP: at most "
+        f"{c.mcp_sessions_per_token} open sessions per token (`session_limit` past it); an idle session closes after "
+        f"{MCP_SESSION_IDLE_S / 60:g} minutes.",
         f"- Silence: an agent that issues no action and runs no operation for {c.idle_after_ticks} ticks is recorded "
         "as idle (`agent_idle`) in the match log.",
         "",

@@ -438,10 +438,10 @@ def _query_endpoint(q: QueryDef, current: Callable[[], Host], path: str) -> Call
     method = "POST" if q.writes else "GET"
     if q.caller == "agent":
         async def endpoint(request: Request, agent: Agent) -> Any:
-            return await q.run(current(), agent, await _raw_arguments(request, method, q.args.model_fields))
+            return await q.run(current(), agent, await _raw_arguments(request, method, q.args.model_fields), method == "GET")
     else:
         async def endpoint(request: Request) -> Any:  # type: ignore[misc]
-            return await q.run(current(), None, await _raw_arguments(request, method, q.args.model_fields))
+            return await q.run(current(), None, await _raw_arguments(request, method, q.args.model_fields), method == "GET")
     endpoint.__name__ = q.name if path == f"/api/{q.name}" else f"{q.name}_at_{_slug(path)}"
     return endpoint
 
@@ -467,7 +467,8 @@ def request_doc(args: type[BaseModel], method: str, path_args: list[str]) -> dic
 def _program_endpoint(op: ProgramOp, current: Callable[[], Host]) -> Callable:
     """A lifecycle route: the name from the path, the rest from the query (GET) or the JSON body (POST)."""
     async def endpoint(request: Request, agent: Agent) -> Any:
-        return op.run(current().programs, agent, await _raw_arguments(request, op.method, op.args.model_fields))
+        return op.run(current().programs, agent, await _raw_arguments(request, op.method, op.args.model_fields),
+                      op.method == "GET")
     endpoint.__name__ = op.tool
     return endpoint
 

@@ -63,12 +63,13 @@ class ProgramOp:
     call: Call
     read_only: bool = True
 
-    def run(self, programs: ProgramHost, agent: str, raw: Any) -> dict[str, Any]:
-        """Check the arguments' shape, call the program host as `agent`, return the answer as JSON data."""
+    def run(self, programs: ProgramHost, agent: str, raw: Any, strings: bool = False) -> dict[str, Any]:
+        """Check the arguments' shape (JSON values, or a query string's text), call the program host as
+        `agent`, return the answer as JSON data."""
         if not isinstance(raw, dict):
             raise HostError("bad_request", f"{self.tool}: the arguments are a JSON object.")
         try:
-            args = self.args.model_validate(raw)
+            args = self.args.model_validate_strings(raw) if strings else self.args.model_validate(raw)
         except ValidationError as exc:
             raise HostError("invalid_arguments", f"{self.tool}: {describe_validation(exc)}") from None
         return self.answer.model_validate(self.call(programs, agent, args)).model_dump(mode="json")

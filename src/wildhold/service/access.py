@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 CLOCKS = ("realtime", "lockstep", "fast")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.\-]{0,39}$")
+WAIT_MAX_S = 30.0  # the longest wait_operation holds a call, in seconds: its schema's bound
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class HostConfig:
     rate_per_s: float = 20.0  # per token; 0 turns the limit off
     rate_burst: int = 40
     idle_after_ticks: int = 120
-    wait_max_s: float = 30.0
+    wait_max_s: float = WAIT_MAX_S  # the longest a wait_operation call is held (lower it, never raise it)
     mcp_sessions_per_token: int = 8  # MCP sessions one token may hold open
 
     def check(self) -> None:
@@ -53,7 +54,9 @@ class HostConfig:
             raise ValueError("the signup and admin tokens must differ")
         if not self.late_join and not self.lobby:
             raise ValueError("late join off needs the lobby on: without a lobby no agent could ever join")
-        if self.tick_seconds <= 0 or self.turn_deadline_s <= 0 or self.wait_max_s <= 0:
+        if not 0 < self.wait_max_s <= WAIT_MAX_S:
+            raise ValueError(f"the wait bound must be positive and at most {WAIT_MAX_S:g} s (wait_operation's schema states it)")
+        if self.tick_seconds <= 0 or self.turn_deadline_s <= 0:
             raise ValueError("tick seconds, turn deadline and wait bound must be positive")
         if (self.rate_per_s < 0 or self.rate_burst < 1 or self.max_agents < 1 or self.idle_after_ticks < 1
                 or self.mcp_sessions_per_token < 1):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from wildhold.docs.rules import rules_json
 from wildhold.programs.api import NOW
 from wildhold.service import reads
+from wildhold.service.access import WAIT_MAX_S
 from wildhold.service.errors import HostError
 from wildhold.service.schemas import (EpilogueSaved, Inventory, MapMemory, Observation, OpResult, QuestLog, Recipes,
                                       RulesEntry, Scoring, WorldInfo)
@@ -30,7 +31,10 @@ if TYPE_CHECKING:
 
 
 class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Arguments as their schema states them: over JSON (MCP, programs, a POST body) each value is of its
+    JSON type, never coerced; a GET's query string is read as text by the same model."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class NoArgs(Args):
@@ -61,7 +65,8 @@ class OperationArgs(Args):
 
 class WaitArgs(Args):
     op: str | None = Field(default=None, max_length=64, description="An operation id; default: the one in progress.")
-    timeout_s: float = Field(default=10.0, ge=0, le=600, description="Seconds to wait at most (the server bounds it further).")
+    timeout_s: float = Field(default=10.0, ge=0, le=WAIT_MAX_S, description=(
+        "Seconds to wait at most; a server may be set to a lower bound, which its briefing states."))
 
 
 class EpilogueArgs(Args):
@@ -87,20 +92,21 @@ class QueryDef:
     program: dict[str, Any] | None = None
     aliases: tuple[str, ...] = ()  # older HTTP paths, still served, documented as deprecated
 
-    def arguments(self, raw: Any) -> Args:
+    def arguments(self, raw: Any, strings: bool = False) -> Args:
+        """The arguments checked against the model: JSON values, or (`strings`) a query string's text."""
         if not isinstance(raw, dict):
             raise HostError("bad_request", f"{self.name}: the arguments are a JSON object.")
         try:
-            return self.args.model_validate(raw)
+            return self.args.model_validate_strings(raw) if strings else self.args.model_validate(raw)
         except ValidationError as exc:
             raise HostError("bad_request", f"{self.name}: {describe_validation(exc)}") from None
 
     def answered(self, data: Any) -> dict[str, Any]:
         return self.answer.model_validate(data).model_dump(mode="json", by_alias=True)
 
-    async def run(self, host: Host, agent: str | None, raw: Any) -> dict[str, Any]:
+    async def run(self, host: Host, agent: str | None, raw: Any, strings: bool = False) -> dict[str, Any]:
         """Every face's call: check the arguments, ask the host as `agent`, return the answer as JSON data."""
-        data = self.ask(host, agent, self.arguments(raw))
+        data = self.ask(host, agent, self.arguments(raw, strings))
         if inspect.isawaitable(data):
             data = await data
         return self.answered(data)
