@@ -108,12 +108,13 @@ def run_folds(match: MatchInfo, events: list[dict[str, Any]], folds: Iterable[ty
     """Feed every event, in order, to the folds that read its kind, and finish them; `spawn` adds a
     character to the match before the folds see it. Returns the number of events of each kind."""
     running = [cls(match) for cls in folds]
-    # kind -> (its view, the reader of the view's values, the handlers): built once, so each event
-    # costs one C call to read its fields and one to make the view
-    routes: dict[str, tuple[type, Callable[[dict[str, Any]], Any], list[Callable[[int, Any], None]]]] = {}
-    handlers = [("agent_spawned", spawn)] + [(kind, getattr(f, attr)) for f in running for kind, attr in f.reads.items()]
-    for kind, handle in handlers:
-        routes.setdefault(kind, (VIEWS[kind], values(kind), []))[2].append(handle)
+    readers: dict[str, list[Callable[[int, Any], None]]] = {"agent_spawned": [spawn]}
+    for f in running:
+        for kind, attr in f.reads.items():
+            readers.setdefault(kind, []).append(getattr(f, attr))
+    # kind -> (its view, the reader of the view's values, its first handler, the others): built once,
+    # so each event costs one C call to read its fields and one to make the view
+    routes = {kind: (VIEWS[kind], values(kind), handles[0], tuple(handles[1:])) for kind, handles in readers.items()}
     followers = [f.follow for f in running if f.follow is not None]
     follow = _all(followers) if len(followers) > 1 else followers[0] if followers else None
     clocked = [f for f in running if f.wake < NEVER]
@@ -133,10 +134,12 @@ def run_folds(match: MatchInfo, events: list[dict[str, Any]], folds: Iterable[ty
             follow(e["seq"], tick, kind, data)
         route = routes.get(kind)
         if route is not None:
-            view, read, handles = route
+            view, read, handle, more = route
             ev = new(view, read(data))
-            for handle in handles:
-                handle(tick, ev)
+            handle(tick, ev)
+            if more:
+                for handle in more:
+                    handle(tick, ev)
     for f in running:
         f.finish()
     return kinds
