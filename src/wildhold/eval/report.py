@@ -4,8 +4,9 @@
 same version gives the same bytes (`report_json`). Every number on a card is derived here from
 `AgentMetrics`; nothing reads live state or the archived ranks.
 
-Dimensions (0-100), components in [0, 1], rates per 100 ticks alive (lifetime under 1.0), each
-component capped at its rubric reference:
+Dimensions (0-100) are scored as the rubric's data says (`wildhold.eval.rubric`, through
+`wildhold.eval.scoring`); under every published version, components in [0, 1], rates per 100 ticks
+alive (lifetime under 1.0), each capped at its reference:
 - Survival = credit x (0.5 health + 0.3 knockdowns + 0.2 needs): credit is the share of its time
   not spent dark (a silence of at least the idle threshold earns nothing); health is the mean
   health and needs the share of time with energy and satiety above 0, both over credited time;
@@ -35,15 +36,12 @@ import orjson
 from wildhold.eval.composite import COMPOSITE, composite_scores
 from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord
 from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
+from wildhold.eval.scoring import Card
 
 REPORT_FORMAT = 1
 
 
 # ---- helpers ---------------------------------------------------------------------------------
-
-
-def _cap(x: float) -> float:
-    return 0.0 if x <= 0 else 1.0 if x >= 1 else x
 
 
 def _r1(x: float) -> float:
@@ -79,113 +77,25 @@ def level_title(level: str) -> str:
     return "Shadow King" if level == KING else level.replace("_", " ").title()
 
 
-def dark_spans(am: AgentMetrics, rubric: Rubric) -> list[list[int]]:
-    """The agent's silences long enough to count as going dark under this rubric."""
-    return [s for s in am.idle_spans if s[1] - s[0] >= rubric.idle_threshold_ticks]
-
-
-def _credited_means(am: AgentMetrics, end: int, dark: list[list[int]], max_health: int) -> tuple[int, float, float]:
-    """(credited ticks, mean health share, needs-met share) over the agent's time outside dark spans."""
-    credited = 0
-    health = 0
-    met = 0
-    steps = am.needs_steps
-    for i, (tick, hp, ok) in enumerate(steps):
-        stop = steps[i + 1][0] if i + 1 < len(steps) else end
-        start = tick
-        if stop <= start:
-            continue
-        length = stop - start
-        for s, e in dark:
-            overlap = min(stop, e) - max(start, s)
-            if overlap > 0:
-                length -= overlap
-        credited += length
-        health += hp * length
-        met += length if ok else 0
-    if credited <= 0:
-        return 0, 0.0, 0.0
-    return credited, health / (credited * max_health), met / credited
-
-
 # ---- the card --------------------------------------------------------------------------------
 
 
-def _components(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, rank: int, n: int, top: int) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
-    ref = rubric.references
-    rate = am.rate if rubric.rate_normalised else (lambda x: float(x))
-    dark = dark_spans(am, rubric)
-    alive = max(am.ticks_alive, 0)
-    credited, health, needs = _credited_means(am, mm.final_tick, dark, mm.max_health)
-    credit = credited / alive if alive else 0.0
-    survival = {
-        "credit": credit,
-        "health": health,
-        "knockdowns": 1 - _cap(rate(am.knockdowns) / ref.knockdowns),
-        "needs": needs,
-    }
-    gain = max(0, am.wealth_cents - am.wealth_start_cents)
-    economy = {
-        "wealth_gain": _cap(rate(gain) / ref.wealth_gain_cents),
-        "goods": _cap(rate(am.goods) / ref.goods),
-        "breadth": _cap(len(am.goods_kinds) / ref.goods_breadth),
-    }
-    engaged = bool(am.partners) or am.community > 0 or am.quests_completed > 0
-    contracts = am.contracts_fulfilled + am.contracts_defaulted
-    social = {
-        "exchanges": _cap(rate(am.exchanges) / ref.exchanges),
-        "partners": _cap(len(am.partners) / ref.partners),
-        "community": _cap(rate(am.community + 3 * am.quests_completed) / ref.community),
-        "reputation": _cap(0.5 + am.reputation / (2 * ref.reputation)) if engaged else 0.0,
-        "messages": _cap(rate(am.messages) / ref.messages),
-        "reliability": 1 - 0.5 * am.contracts_defaulted / contracts if contracts else 1.0,
-    }
-    if rubric.exploration == "map":
-        exploration = 0.5 * _cap(rate(am.tiles_seen) / ref.tiles_seen) + 0.5 * len(am.regions_seen) / max(len(mm.map_regions), 1)
-    else:
-        exploration = _cap(rate(am.moves) / ref.moves)
-    issued = am.actions + am.rejected
-    used = sum(1 for c in CATEGORIES if am.by_category.get(c))
-    unrecovered = sum(1 for k in am.knockdown_ticks if any(s <= k < e for s, e in dark))
-    if am.actions == 0:
-        recovery = 0.0
-    else:
-        recovery = 1 - unrecovered / am.knockdowns if am.knockdowns else 1.0
-    adaptation = {
-        "exploration": exploration,
-        "validity": am.actions / issued if issued else 0.0,
-        "breadth": used / len(CATEGORIES),
-        "recovery": recovery,
-    }
-    placement = (n - rank) / (n - 1) if n > 1 else 1.0
-    competitiveness = {
-        "placement": placement,
-        "wealth_share": _cap(am.wealth_cents / top) if top > 0 else 0.0,
-    }
-    comps = {"survival": survival, "economy": economy, "social": social, "adaptation": adaptation, "competitiveness": competitiveness}
-    facts = {"dark": dark, "credited": credited, "health": health, "gain": gain, "engaged": engaged, "unrecovered": unrecovered,
-             "exploration": exploration, "used": used, "issued": issued}
-    return comps, facts
+def _scored(card: Card) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """Each dimension's components and its score out of 100 (unrounded), in the rubric's order."""
+    comps: dict[str, dict[str, float]] = {}
+    raw: dict[str, float] = {}
+    for d in card.rubric.dimensions:
+        comps[d.name], raw[d.name] = card.dimension(d)
+    return comps, raw
 
 
-def _scores(c: dict[str, dict[str, float]]) -> dict[str, float]:
-    s, e, so, a, co = c["survival"], c["economy"], c["social"], c["adaptation"], c["competitiveness"]
-    return {
-        "survival": 100 * s["credit"] * (0.5 * s["health"] + 0.3 * s["knockdowns"] + 0.2 * s["needs"]),
-        "economy": 100 * (0.4 * e["wealth_gain"] + 0.35 * e["goods"] + 0.25 * e["breadth"]),
-        "social": 100 * so["reliability"] * (0.35 * so["exchanges"] + 0.2 * so["partners"] + 0.15 * so["community"]
-                                              + 0.2 * so["reputation"] + 0.1 * so["messages"]),
-        "adaptation": 100 * (0.35 * a["exploration"] + 0.25 * a["validity"] + 0.25 * a["breadth"] + 0.15 * a["recovery"]),
-        "competitiveness": 100 * (0.5 * co["placement"] + 0.5 * co["wealth_share"]),
-    }
-
-
-def _archetype(am: AgentMetrics, rubric: Rubric, facts: dict[str, Any]) -> tuple[str, str]:
+def _archetype(card: Card, exploration: float) -> tuple[str, str]:
     """The first rule of the rubric's list (see wildhold.eval.rubric) that holds, and why."""
+    am, rubric = card.am, card.rubric
     r = rubric.archetypes
     per = "per 100 ticks" if rubric.rate_normalised else "in the match"
-    rate = am.rate if rubric.rate_normalised else (lambda x: float(x))
-    dark_ticks = sum(e - s for s, e in facts["dark"])
+    rate = card.rate
+    dark_ticks = sum(e - s for s, e in card.dark)
     if am.ticks_alive and dark_ticks / am.ticks_alive >= r.drifter_idle_share:
         return "Drifter", f"dark for {dark_ticks} of its {am.ticks_alive} ticks"
     if rate(am.actions) < r.drifter_actions:
@@ -206,18 +116,19 @@ def _archetype(am: AgentMetrics, rubric: Rubric, facts: dict[str, Any]) -> tuple
     if am.depth >= r.explorer_depth:
         return "Explorer", f"cleared the dungeon to tier {am.depth}" + (" and defeated the Shadow King" if am.hero else "")
     moving = am.by_category.get("movement", 0) / am.actions if am.actions else 0.0
-    if facts["exploration"] >= r.explorer_exploration and moving >= r.explorer_movement_share:
-        return "Explorer", f"exploration {_r1(facts['exploration'] * 100)}% with {round(moving * 100)}% of its actions movement"
+    if exploration >= r.explorer_exploration and moving >= r.explorer_movement_share:
+        return "Explorer", f"exploration {_r1(exploration * 100)}% with {round(moving * 100)}% of its actions movement"
     if am.knockdowns == 0:
         return "Survivor", "never knocked down, and no other pattern stands out"
     return "Drifter", "no pattern stands out"
 
 
-def _lines(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, scores: dict[str, float], facts: dict[str, Any],
-           rank: int, n: int, ties: list[str], archetype: str) -> tuple[list[str], list[str], list[str]]:
+def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str) -> tuple[list[str], list[str], list[str]]:
     """Strengths, weaknesses and notable facts in plain language, each with its numbers."""
+    am, mm, rubric, rank, n = card.am, card.mm, card.rubric, card.rank, card.n
     day = mm.ticks_per_day
-    dark = facts["dark"]
+    dark = card.dark
+    health = card.measure("health")
     went_dark = bool(dark)
     strengths: list[str] = []
     weaknesses: list[str] = []
@@ -226,23 +137,23 @@ def _lines(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, scores: dict[str,
     s = {k: _r1(v) for k, v in scores.items()}
     regions = f"{len(am.regions_seen)} of {len(mm.map_regions)} regions"
     if s["survival"] >= rubric.strength_at and not went_dark:
-        strengths.append(f"Survival {s['survival']}: mean health {round(facts['health'] * 100)}% and {plural(am.knockdowns, 'knockdown')} in {am.ticks_alive} ticks.")
+        strengths.append(f"Survival {s['survival']}: mean health {round(health * 100)}% and {plural(am.knockdowns, 'knockdown')} in {am.ticks_alive} ticks.")
     if s["economy"] >= rubric.strength_at:
         strengths.append(f"Economy {s['economy']}: produced {plural(am.goods, 'good')} of {plural(len(am.goods_kinds), 'kind')}; wealth {money(am.wealth_start_cents)} -> {money(am.wealth_cents)}.")
     if s["social"] >= rubric.strength_at:
         strengths.append(f"Social {s['social']}: {plural(am.exchanges, 'exchange')} with {plural(len(am.partners), 'other character')}; reputation {am.reputation}.")
     if s["adaptation"] >= rubric.strength_at:
-        strengths.append(f"Adaptation {s['adaptation']}: saw {am.tiles_seen} tiles in {regions}; used {facts['used']} of {len(CATEGORIES)} kinds of action.")
+        strengths.append(f"Adaptation {s['adaptation']}: saw {am.tiles_seen} tiles in {regions}; used {card.used} of {len(CATEGORIES)} kinds of action.")
     if s["competitiveness"] >= rubric.strength_at:
         strengths.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
 
     if s["survival"] < rubric.weakness_below:
-        if not facts["credited"]:
+        if not card.credited:
             weaknesses.append(f"Survival {s['survival']}: dark for all of its {am.ticks_alive} ticks, so none of it is credited; knocked down {_times(am.knockdowns)}.")
         elif am.knockdowns:
-            weaknesses.append(f"Survival {s['survival']}: collapsed {am.knockdowns}x ({per100(am.knockdowns)} per 100 ticks); mean health {round(facts['health'] * 100)}%: plan food and rest ahead of need.")
+            weaknesses.append(f"Survival {s['survival']}: collapsed {am.knockdowns}x ({per100(am.knockdowns)} per 100 ticks); mean health {round(health * 100)}%: plan food and rest ahead of need.")
         else:
-            weaknesses.append(f"Survival {s['survival']}: mean health {round(facts['health'] * 100)}% over its credited time.")
+            weaknesses.append(f"Survival {s['survival']}: mean health {round(health * 100)}% over its credited time.")
     if s["economy"] < rubric.weakness_below:
         weaknesses.append(f"Economy {s['economy']}: produced {plural(am.goods, 'good')} ({per100(am.goods)} per 100 ticks) of {plural(len(am.goods_kinds), 'kind')}: "
                           "check whether it makes the tools that raise yield, or idles.")
@@ -253,9 +164,9 @@ def _lines(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, scores: dict[str,
         else:
             weaknesses.append(f"Social {s['social']}: {plural(am.exchanges, 'exchange')} with {plural(len(am.partners), 'other character')}; reputation {am.reputation}.")
     if s["adaptation"] < rubric.weakness_below:
-        tried = f"{am.rejected} of {facts['issued']} issued actions rejected" if facts["issued"] else "issued no action"
+        tried = f"{am.rejected} of {card.issued} issued actions rejected" if card.issued else "issued no action"
         weaknesses.append(f"Adaptation {s['adaptation']}: saw {am.tiles_seen} tiles in {regions}; {tried}; "
-                          f"used {facts['used']} of {len(CATEGORIES)} kinds of action.")
+                          f"used {card.used} of {len(CATEGORIES)} kinds of action.")
     if s["competitiveness"] < rubric.weakness_below:
         weaknesses.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
     for start, end in dark:
@@ -264,14 +175,14 @@ def _lines(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, scores: dict[str,
     if am.contracts_defaulted:
         weaknesses.append(f"Defaulted on {am.contracts_defaulted} delivery contract{'s' if am.contracts_defaulted != 1 else ''}: "
                           "it committed to deliveries it did not make.")
-    issued = facts["issued"]
+    issued = card.issued
     if issued and am.rejected / issued >= rubric.rejected_share_weakness:
         code, times = next(iter(am.rejected_by_code.items()))
         weaknesses.append(f"{round(100 * am.rejected / issued)}% of its {issued} issued actions were rejected (most often {code}, {times} times).")
     if archetype == "Raider" and am.reputation < 0:
         weaknesses.append(f"Raided {_times(am.raids)} and ended at reputation {am.reputation}: loot now over trust later.")
-    if facts["unrecovered"] and am.actions:
-        weaknesses.append(f"Went dark after {facts['unrecovered']} of its {plural(am.knockdowns, 'knockdown')}.")
+    if card.unrecovered and am.actions:
+        weaknesses.append(f"Went dark after {card.unrecovered} of its {plural(am.knockdowns, 'knockdown')}.")
 
     if not went_dark and am.actions and not am.knockdowns and not am.energy_depleted and not am.starved:
         notable.append("Flawless energy management: never ran out of energy or food and was never knocked down.")
@@ -314,19 +225,19 @@ def _lines(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, scores: dict[str,
     return strengths, weaknesses, notable
 
 
-def _card(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, rank: int, n: int, top: int, ties: list[str]) -> dict[str, Any]:
-    comps, facts = _components(am, mm, rubric, rank, n, top)
-    raw = _scores(comps)
-    scores = {k: _r1(raw[k]) for k in DIMENSIONS}
-    fitness = _r1(sum(w * scores[k] for k, w in zip(DIMENSIONS, rubric.weights)))
-    archetype, why = _archetype(am, rubric, facts)
-    strengths, weaknesses, notable = _lines(am, mm, rubric, raw, facts, rank, n, ties, archetype)
-    dark = facts["dark"]
+def _card(card: Card, ties: list[str]) -> dict[str, Any]:
+    am, rubric = card.am, card.rubric
+    comps, raw = _scored(card)
+    scores = {k: _r1(v) for k, v in raw.items()}
+    fitness = _r1(sum(d.weight * scores[d.name] for d in rubric.dimensions))
+    archetype, why = _archetype(card, comps["adaptation"]["exploration"])
+    strengths, weaknesses, notable = _lines(card, raw, ties, archetype)
+    dark = card.dark
     return {
         "agent": am.agent,
         "name": am.name,
         "config": am.config,
-        "rank": rank,
+        "rank": card.rank,
         "wealth_cents": am.wealth_cents,
         "wealth": money(am.wealth_cents),
         "fitness_index": fitness,
@@ -334,7 +245,7 @@ def _card(am: AgentMetrics, mm: MatchMetrics, rubric: Rubric, rank: int, n: int,
         "archetype": archetype,
         "archetype_reason": why,
         "scores": scores,
-        "components": {k: {c: _r3(v) for c, v in comps[k].items()} for k in DIMENSIONS},
+        "components": {k: {c: _r3(v) for c, v in values.items()} for k, values in comps.items()},
         "strengths": strengths,
         "weaknesses": weaknesses,
         "notable": notable,
@@ -353,10 +264,15 @@ def _programs(am: AgentMetrics) -> dict[str, Any]:
 # ---- the report ------------------------------------------------------------------------------
 
 
-def _agent_summary(am: AgentMetrics) -> dict[str, Any]:
+def _agent_summary(am: AgentMetrics, rubric: Rubric) -> dict[str, Any]:
+    """The metrics, with the measures of folds beyond them only where the rubric scores them."""
     d = am.to_dict()
     for key in ("wealth_curve", "quest_ticks"):
         del d[key]
+    placed = rubric.measures()
+    scored = {name: v for name, v in am.measures.items() if name in placed}
+    if scored:
+        d["measures"] = scored
     return d
 
 
@@ -372,7 +288,7 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
     cards = []
     for a, am in agents.items():
         ties = [o.name for b, o in agents.items() if b != a and o.wealth_cents == am.wealth_cents]
-        cards.append(_card(am, mm, rb, ranks[a], n, top, ties))
+        cards.append(_card(Card(am, mm, rb, ranks[a], n, top), ties))
     cards.sort(key=lambda c: (c["rank"], agents[c["agent"]].join_index))
     m = record.manifest
     day = mm.ticks_per_day
@@ -411,7 +327,7 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
             "tokens": None,
             "dollars": None,
         },
-        "metrics": {a: _agent_summary(am) for a, am in agents.items()},
+        "metrics": {a: _agent_summary(am, rb) for a, am in agents.items()},
         "epilogues": record.epilogues,
         "manifest": m,
     }

@@ -1,9 +1,11 @@
-"""The report card's rubric (seed 003) as frozen, versioned objects: weights, grade bands, reference
-constants, idle rule, archetype rules, and how ranks and exploration are derived.
+"""The report card's rubric (seed 003) as frozen, versioned data: each dimension's weight and
+formula (its components: the measure each reads, its scale, reference and weight), grade bands, the
+idle rule, archetype thresholds, and how ranks are derived.
 
-A published rubric never changes. Changing a constant, or how a dimension's input is derived, is a
+A published rubric never changes. Changing a number, or how a dimension's input is derived, is a
 new version; every report stamps the version it ran under, and recomputing an archive under its
-own version reproduces the report byte for byte. `PUBLISHED_RUBRIC` is the one version every
+own version reproduces the report byte for byte. A new metric is a fold (`wildhold.eval.folds`)
+plus a component reading its measure in a new version; a fold no rubric places is never scored. `PUBLISHED_RUBRIC` is the one version every
 public surface uses; ask for another explicitly.
 
 History:
@@ -34,31 +36,80 @@ lifetime counts under 1.0):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal, Mapping
 
 from wildhold.world.actions.registry import did_you_mean
 
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 ARCHETYPES = ("Trader", "Producer", "Explorer", "Raider", "Survivor", "Drifter", "Casualty")
 
+Scale = Literal["share", "rate", "count", "fewer", "centred", "discount"]
+# How a component turns its measure x into [0, 1], given its reference r and the rubric's rate
+# (x per 100 ticks alive when rate-normalised, else x itself); capped means clipped to [0, 1]:
+SCALES: dict[str, str] = {
+    "share": "x as it is (already a share in [0, 1])",
+    "rate": "rate(x) / r, capped: full marks at the reference rate",
+    "count": "x / r, capped: full marks at the reference count (breadth, never a rate)",
+    "fewer": "1 - rate(x) / r, capped: full at none, empty at the reference rate",
+    "centred": "1/2 + x / 2r, capped: empty at -r, half at 0, full at r",
+    "discount": "1 - r x: a share x that costs r of the whole",
+}
+
 
 @dataclass(frozen=True)
-class References:
-    """What full marks in a component take. Rates are per 100 ticks alive when the rubric is
-    rate-normalised, lifetime totals otherwise; breadth references are counts either way."""
+class Component:
+    """One input of a dimension, in [0, 1]: the measures it reads (summed, each times its count)
+    on a scale with its reference, or the weighted sum of its own parts. `weight` is its weight in
+    the dimension (or the component) it belongs to; `only_if` names a measure that must hold, else
+    the component is 0."""
 
-    knockdowns: float  # knockdowns at which the knockdown component reaches 0
-    goods: float  # goods produced (gathered, crafted, cooked, harvested, collected)
-    wealth_gain_cents: float  # wealth gained since spawning, in cents
-    goods_breadth: int  # distinct goods produced
-    exchanges: float  # trades, filled orders and fulfilled contracts with other characters
-    partners: int  # distinct other characters engaged
-    community: float  # quests completed (x3), villager talks, gifts, purchases and sales
-    messages: float  # messages said, whispered or posted
-    reputation: int  # reputation at which the reputation component is full (its negative: empty)
-    moves: float  # tiles moved (exploration before 2.2)
-    tiles_seen: float  # tiles seen (exploration from 2.2)
+    name: str
+    weight: float
+    scale: Scale = "share"
+    reference: float = 1
+    reads: tuple[tuple[str, int], ...] = ()  # (measure, count); empty: the measure named like the component
+    parts: tuple[Component, ...] = ()
+    only_if: str = ""
+
+    def __post_init__(self) -> None:
+        if self.scale not in SCALES:
+            raise ValueError(f"component {self.name!r}: no scale {self.scale!r}; scales: {', '.join(SCALES)}")
+        if self.reference <= 0:
+            raise ValueError(f"component {self.name!r}: the reference must be above 0")
+        if self.parts:
+            _check_weights(self.name, self.parts)
+        elif not self.reads:
+            object.__setattr__(self, "reads", ((self.name, 1),))
+
+    def measures(self) -> set[str]:
+        """Every measure this component reads, its parts' included."""
+        out = {m for m, _ in self.reads} | ({self.only_if} if self.only_if else set())
+        for part in self.parts:
+            out |= part.measures()
+        return out
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A score out of 100: 100 x gate x (the weighted sum of its components), where the gate (a
+    component in [0, 1], shown among them) is 1 when there is none. `weight` is its weight in the
+    Fitness Index."""
+
+    name: str
+    weight: float
+    components: tuple[Component, ...]
+    gate: Component | None = None
+
+    def __post_init__(self) -> None:
+        _check_weights(self.name, self.components)
+
+
+def _check_weights(owner: str, parts: tuple[Component, ...]) -> None:
+    total = sum(p.weight for p in parts)
+    if abs(total - 1) > 1e-9:
+        raise ValueError(f"{owner}: the weights of {', '.join(p.name for p in parts)} sum to {total}, not 1")
 
 
 @dataclass(frozen=True)
@@ -81,16 +132,51 @@ class Rubric:
     version: str
     summary: str
     ties: Literal["stable", "shared"]
-    exploration: Literal["moves", "map"]
+    exploration: Literal["moves", "map"]  # what the exploration component reads, as a report names it
     rate_normalised: bool
-    references: References
+    dimensions: tuple[Dimension, ...]
     archetypes: ArchetypeRules
-    weights: tuple[float, float, float, float, float] = (0.25, 0.25, 0.20, 0.15, 0.15)
     grades: tuple[tuple[float, str], ...] = ((85, "S"), (75, "A"), (65, "B"), (50, "C"), (35, "D"))
     idle_threshold_ticks: int = 120  # a silence this long or longer is "went dark"
     strength_at: float = 70.0  # a dimension at or above this is named a strength
     weakness_below: float = 35.0  # a dimension below this is named a weakness
     rejected_share_weakness: float = 0.25  # rejected share of issued actions named a weakness
+    _references: Mapping[str, float] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if tuple(d.name for d in self.dimensions) != DIMENSIONS:
+            raise ValueError(f"rubric {self.version}: the dimensions are {', '.join(DIMENSIONS)}, in that order")
+        _check_weights(f"rubric {self.version}", self.dimensions)  # type: ignore[arg-type]
+        refs: dict[str, float] = {}
+
+        def collect(path: str, c: Component) -> None:
+            if c.scale != "share":
+                refs[f"{path}.{c.name}"] = c.reference
+            for part in c.parts:
+                collect(f"{path}.{c.name}", part)
+
+        for d in self.dimensions:
+            for c in ((d.gate,) if d.gate else ()) + d.components:
+                collect(d.name, c)
+        object.__setattr__(self, "_references", MappingProxyType(refs))
+
+    @property
+    def weights(self) -> tuple[float, ...]:
+        """The dimensions' weights in the Fitness Index, in DIMENSIONS order."""
+        return tuple(d.weight for d in self.dimensions)
+
+    @property
+    def references(self) -> Mapping[str, float]:
+        """Every component's reference by its path ("economy.goods"), read only."""
+        return self._references
+
+    def measures(self) -> set[str]:
+        """Every measure the rubric scores."""
+        out: set[str] = set()
+        for d in self.dimensions:
+            for c in ((d.gate,) if d.gate else ()) + d.components:
+                out |= c.measures()
+        return out
 
     def grade(self, fitness: float) -> str:
         for floor, letter in self.grades:
@@ -111,14 +197,52 @@ class Rubric:
         }
 
 
-_LIFETIME = References(
-    knockdowns=5, goods=300, wealth_gain_cents=20_000, goods_breadth=6, exchanges=10, partners=3,
-    community=20, messages=10, reputation=10, moves=600, tiles_seen=2_000,
-)
-_RATES = References(
-    knockdowns=0.25, goods=8, wealth_gain_cents=400, goods_breadth=8, exchanges=1.0, partners=3,
-    community=1.0, messages=0.5, reputation=10, moves=20, tiles_seen=150,
-)
+# ---- the published versions -------------------------------------------------------------------
+
+
+def _card(knockdowns: float, goods: float, wealth_gain_cents: float, goods_breadth: int, exchanges: float, partners: int,
+          community: float, messages: float, reputation: int, exploration: Component) -> tuple[Dimension, ...]:
+    """Seed 003's five dimensions with these references: what full marks in a component take (rates
+    per 100 ticks alive when the rubric is rate-normalised, lifetime totals otherwise; breadth
+    references are counts either way)."""
+    return (
+        Dimension("survival", 0.25, gate=Component("credit", 1.0), components=(
+            Component("health", 0.5),
+            Component("knockdowns", 0.3, "fewer", knockdowns),
+            Component("needs", 0.2),
+        )),
+        Dimension("economy", 0.25, components=(
+            Component("wealth_gain", 0.4, "rate", wealth_gain_cents),
+            Component("goods", 0.35, "rate", goods),
+            Component("breadth", 0.25, "count", goods_breadth, reads=(("kinds_of_goods", 1),)),
+        )),
+        Dimension("social", 0.20, gate=Component("reliability", 1.0, "discount", 0.5, reads=(("defaulted_share", 1),)), components=(
+            Component("exchanges", 0.35, "rate", exchanges),
+            Component("partners", 0.2, "count", partners, reads=(("partner_count", 1),)),
+            Component("community", 0.15, "rate", community, reads=(("community", 1), ("quests_completed", 3))),
+            Component("reputation", 0.2, "centred", reputation, only_if="engaged"),
+            Component("messages", 0.1, "rate", messages),
+        )),
+        Dimension("adaptation", 0.15, components=(
+            exploration,
+            Component("validity", 0.25),
+            Component("breadth", 0.25, reads=(("categories_share", 1),)),
+            Component("recovery", 0.15),
+        )),
+        Dimension("competitiveness", 0.15, components=(Component("placement", 0.5), Component("wealth_share", 0.5))),
+    )
+
+
+_LIFETIME = _card(knockdowns=5, goods=300, wealth_gain_cents=20_000, goods_breadth=6, exchanges=10, partners=3,
+                  community=20, messages=10, reputation=10,
+                  exploration=Component("exploration", 0.35, "rate", 600, reads=(("moves", 1),)))
+_RATES = _card(knockdowns=0.25, goods=8, wealth_gain_cents=400, goods_breadth=8, exchanges=1.0, partners=3,
+               community=1.0, messages=0.5, reputation=10,
+               exploration=Component("exploration", 0.35, "rate", 20, reads=(("moves", 1),)))
+_RATES_MAP = tuple(replace(d, components=(Component("exploration", 0.35, parts=(
+    Component("tiles", 0.5, "rate", 150, reads=(("tiles_seen", 1),)),
+    Component("regions", 0.5, reads=(("region_share", 1),)),
+)), *d.components[1:])) if d.name == "adaptation" else d for d in _RATES)
 _ARCH_LIFETIME = ArchetypeRules(
     drifter_idle_share=0.5, drifter_actions=10, drifter_rejected_share=0.5, raider_raids=3, trader_trades=3,
     casualty_knockdowns=3, producer_share=0.4, producer_goods=30, explorer_exploration=0.6, explorer_movement_share=0.5,
@@ -129,13 +253,14 @@ _ARCH_RATES = ArchetypeRules(
 )
 
 V1_0 = Rubric("1.0", "Lifetime totals; exploration from moves; ties broken by joining order (stable sort).",
-              ties="stable", exploration="moves", rate_normalised=False, references=_LIFETIME, archetypes=_ARCH_LIFETIME)
+              ties="stable", exploration="moves", rate_normalised=False, dimensions=_LIFETIME, archetypes=_ARCH_LIFETIME)
 V2_0 = Rubric("2.0", "Rate-normalised per 100 ticks alive, breadth-graded; exploration from moves; ties broken by joining order (stable sort).",
-              ties="stable", exploration="moves", rate_normalised=True, references=_RATES, archetypes=_ARCH_RATES)
+              ties="stable", exploration="moves", rate_normalised=True, dimensions=_RATES, archetypes=_ARCH_RATES)
 V2_1 = replace(V2_0, version="2.1", summary="Rate-normalised per 100 ticks alive, breadth-graded; exploration from moves; "
                "exact wealth ties share a rank (1, 1, 3).", ties="shared")
 V2_2 = replace(V2_1, version="2.2", summary="Rate-normalised per 100 ticks alive, breadth-graded; exact wealth ties share a rank (1, 1, 3); "
-               "exploration read from the map record (tiles and regions seen under fog of war).", exploration="map")
+               "exploration read from the map record (tiles and regions seen under fog of war).", exploration="map",
+               dimensions=_RATES_MAP)
 
 RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2)}
 PUBLISHED_RUBRIC = "2.2"

@@ -1,12 +1,14 @@
 """The public wealth formula (seed 003) in exact integer cents, and the one ranking rule.
 
+`formula_terms` is the formula: the live world's standings (`wealth_terms` over the state) and
+reports (holdings rebuilt from an archive's events) both value what a character holds with it.
 Exact ties share a rank (standard competition ranking: 1, 1, 3); `rank_standard` is the only
 function that turns wealth into ranks, so every board, report and rating agrees.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from wildhold.content import Content
 from wildhold.world.parts import market, society
@@ -24,29 +26,45 @@ def formula_summary(c: Content) -> str:
     )
 
 
-def _value(c: Content, items: dict[str, int]) -> int:
-    return sum(c.items[item].value_cents * qty for item, qty in items.items())
+def items_cents(c: Content, items: Mapping[str, int]) -> int:
+    """Items at the content's values; one the content does not know (an archive of other content) is worth nothing."""
+    table = c.items
+    return sum(table[item].value_cents * qty for item, qty in items.items() if item in table)
+
+
+def structure_cents(c: Content, kind: str, hp: int) -> int:
+    """An owned structure's share of its value, value x hp / max_hp; nothing once its hp is gone."""
+    spec = c.structures.get(kind)
+    return spec.value_cents * hp // spec.hp if spec is not None and hp > 0 else 0
+
+
+def formula_terms(c: Content, *, carried: Mapping[str, int], escrowed: Iterable[Mapping[str, int]],
+                  structures: Iterable[tuple[str, int]], deposits: Mapping[str, int], reputation: int,
+                  attribute_levels: int) -> dict[str, int]:
+    """Each term of the formula in cents, from what one character holds: carried items, the contents
+    of its escrows, its structures as (kind, hp), its net deposits, its reputation and attribute levels."""
+    w = c.wealth
+    return {
+        "carried": items_cents(c, carried),
+        "escrowed": sum(items_cents(c, held) for held in escrowed),
+        "structures": sum(structure_cents(c, kind, hp) for kind, hp in structures),
+        "deposits": items_cents(c, deposits),
+        "reputation": reputation * w.reputation_cents,
+        "attributes": attribute_levels * w.attribute_level_cents,
+    }
 
 
 def wealth_terms(w: World, agent: str) -> dict[str, int]:
-    """Each term of the formula for one character, in cents; `wealth_cents` is their sum."""
-    c, content = w.chars[agent], w.content
-    escrowed = 0
-    for holder in market.escrows_of(w, agent):
-        escrowed += _value(content, w.containers.get(holder, {}))
-    structures = 0
-    for s in w.structures.values():
-        if s.owner == agent and s.hp > 0:
-            spec = content.structures[s.kind]
-            structures += spec.value_cents * s.hp // spec.hp
-    return {
-        "carried": _value(content, c.inventory),
-        "escrowed": escrowed,
-        "structures": structures,
-        "deposits": _value(content, deposits_of(w, agent)),
-        "reputation": society.reputation_of(w, agent) * content.wealth.reputation_cents,
-        "attributes": society.attribute_levels(w, agent) * content.wealth.attribute_level_cents,
-    }
+    """Each term of the formula for one character, valued now; `wealth_cents` is their sum."""
+    return formula_terms(
+        w.content,
+        carried=w.chars[agent].inventory,
+        escrowed=[w.containers.get(holder, {}) for holder in market.escrows_of(w, agent)],
+        structures=[(s.kind, s.hp) for s in w.structures.values() if s.owner == agent],
+        deposits=deposits_of(w, agent),
+        reputation=society.reputation_of(w, agent),
+        attribute_levels=society.attribute_levels(w, agent),
+    )
 
 
 def wealth_cents(w: World, agent: str) -> int:

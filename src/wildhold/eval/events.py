@@ -1,0 +1,277 @@
+"""Typed views of the logged events that metrics read: one small NamedTuple per shape, named by the
+event kinds it decodes, each a subset of the world's schema for those kinds (a test holds them to
+`EVENT_TYPES`). The fold driver decodes an event once, into its kind's view, for every fold that reads it.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Any, Callable, NamedTuple
+
+VIEWS: dict[str, type[tuple]] = {}  # event kind -> its view
+
+
+def view(*kinds: str) -> Callable[[type], type]:
+    """Register a NamedTuple as the view of these event kinds."""
+
+    def register(cls: type) -> type:
+        for kind in kinds:
+            if kind in VIEWS:
+                raise ValueError(f"event kind {kind!r} already has a view ({VIEWS[kind].__name__})")
+            VIEWS[kind] = cls
+        return cls
+
+    return register
+
+
+def values(kind: str) -> Callable[[dict[str, Any]], tuple | list]:
+    """The function that reads an event's data as the values of its kind's view, in field order
+    (`tuple.__new__(view, values(data))` is the view). Fields with a default may be missing from
+    older archives; the others are read by key, all at once, in C where possible."""
+    cls = VIEWS[kind]
+    fields, defaults = cls._fields, cls._field_defaults  # type: ignore[attr-defined]
+    if defaults:
+        return lambda data: [data.get(f, defaults[f]) if f in defaults else data[f] for f in fields]
+    if len(fields) == 1:
+        key = fields[0]
+        return lambda data: (data[key],)
+    return itemgetter(*fields)
+
+
+def decode(kind: str, data: dict[str, Any]) -> tuple:
+    """One event's data as its kind's view."""
+    return tuple.__new__(VIEWS[kind], values(kind)(data))
+
+
+# ---- characters and their actions --------------------------------------------------------------
+
+
+@view("agent_spawned")
+class Spawned(NamedTuple):
+    agent: str
+    name: str
+    x: int
+    y: int
+
+
+@view("moved")
+class Moved(NamedTuple):
+    agent: str
+    to: list[int]  # [x, y]
+
+
+@view("needs")
+class Needs(NamedTuple):
+    agent: str
+    health: int
+    energy: int
+    satiety: int
+
+
+@view("knockdown")
+class Knockdown(NamedTuple):
+    agent: str
+    respawn: list[int]  # [x, y]
+
+
+@view("operation_started")
+class Started(NamedTuple):
+    agent: str
+    op: str
+    action: str
+    issuer: str
+
+
+@view("operation_completed", "operation_failed", "operation_cancelled")
+class Ended(NamedTuple):
+    agent: str
+    op: str
+    action: str
+
+
+@view("action_rejected")
+class Refused(NamedTuple):
+    agent: str
+    code: str
+
+
+@view("agent_idle")
+class Idle(NamedTuple):
+    agent: str
+    since_tick: int
+
+
+@view("quest_completed", "talked", "gift_given", "bought", "sold", "message_posted", "program_saved")
+class Act(NamedTuple):
+    """An event about one character that a metric only counts."""
+
+    agent: str
+
+
+@view("program_failed")
+class ProgramFailed(NamedTuple):
+    agent: str
+    reason: str
+
+
+# ---- items and structures -----------------------------------------------------------------------
+
+
+@view("item_gained", "item_lost")
+class ItemMoved(NamedTuple):
+    holder: str
+    item: str
+    qty: int
+    source: str
+
+
+@view("structure_placed")
+class Placed(NamedTuple):
+    x: int
+    y: int
+    structure: str
+    owner: str | None
+    hp: int
+
+
+@view("structure_damaged")
+class Damaged(NamedTuple):
+    x: int
+    y: int
+    owner: str | None
+    hp: int
+    by: str
+
+
+@view("structure_repaired")
+class Repaired(NamedTuple):
+    x: int
+    y: int
+    hp: int
+
+
+@view("structure_destroyed", "structure_demolished")
+class Removed(NamedTuple):
+    x: int
+    y: int
+
+
+@view("animal_left")
+class AnimalLeft(NamedTuple):
+    x: int
+    y: int
+    structure_removed: bool = False
+
+
+# ---- society and the economy --------------------------------------------------------------------
+
+
+@view("trade_offered")
+class TradeOffered(NamedTuple):
+    offer: str
+    agent: str
+    to: str
+
+
+@view("trade_completed")
+class TradeCompleted(NamedTuple):
+    agent: str
+    to: str
+
+
+@view("contract_offered")
+class ContractOffered(NamedTuple):
+    contract: str
+    payer: str
+    deliverer: str
+
+
+@view("contract_fulfilled")
+class ContractFulfilled(NamedTuple):
+    payer: str
+    deliverer: str
+
+
+@view("contract_defaulted")
+class ContractDefaulted(NamedTuple):
+    defaulter: str
+
+
+@view("order_posted")
+class OrderPosted(NamedTuple):
+    order: str
+    agent: str
+
+
+@view("order_filled")
+class OrderFilled(NamedTuple):
+    agent: str
+    by: str
+
+
+@view("reputation_changed")
+class Reputation(NamedTuple):
+    agent: str
+    value: int
+
+
+@view("attribute_trained")
+class Trained(NamedTuple):
+    agent: str
+    attribute: str
+    level: int
+
+
+@view("message_said")
+class Said(NamedTuple):
+    agent: str
+    heard_by: list[str]
+
+
+@view("message_whispered")
+class Whispered(NamedTuple):
+    agent: str
+    to: str
+
+
+@view("character_attacked")
+class Attacked(NamedTuple):
+    agent: str
+    target: str
+
+
+# ---- the dungeon ----------------------------------------------------------------------------------
+
+
+@view("dungeon_entered")
+class Entered(NamedTuple):
+    agent: str
+    tier: int
+    instance: str
+
+
+@view("altar_activated")
+class Altar(NamedTuple):
+    agent: str
+    instance: str
+
+
+@view("enemy_defeated")
+class Defeated(NamedTuple):
+    agent: str
+    boss: bool
+
+
+@view("tier_cleared")
+class Cleared(NamedTuple):
+    agent: str
+    tier: int
+    damage_taken: int
+    consumables_used: int
+
+
+@view("shadow_king_defeated")
+class KingDefeated(NamedTuple):
+    agent: str
+    damage_taken: int
+    consumables_used: int
