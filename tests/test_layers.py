@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"service"},
     {"server"},
     {"eval", "agents"},
+    {"tasks"},
     {"bench", "cli"},
 ]
 

@@ -558,3 +558,93 @@ def bench_engine(json_out: Annotated[bool, typer.Option("--json", help="Also pri
 
 if __name__ == "__main__":
     app()
+
+
+# ---- the task suite ------------------------------------------------------------------------------
+
+tasks_app = typer.Typer(help="The task suite: list, show, validate, run and score tasks.", no_args_is_help=True)
+app.add_typer(tasks_app, name="tasks")
+
+
+def _suite():
+    from wildhold.tasks.catalog import default_suite
+
+    try:
+        return default_suite()
+    except ContentError as exc:
+        _say(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(2) from None
+
+
+@tasks_app.command("list")
+def tasks_list(counts: Annotated[bool, typer.Option("--counts", help="The category x difficulty grid, full and Lite.")] = False) -> None:
+    """Every task id (or the grid of counts)."""
+    from wildhold.tasks.spec import CATEGORIES, DIFFICULTIES
+
+    suite = _suite()
+    if not counts:
+        for task_id in sorted(suite.tasks):
+            typer.echo(task_id)
+        return
+    for label, ids in (("full", list(suite.tasks)), ("lite", list(suite.lite))):
+        typer.echo(f"{label} ({len(ids)} tasks)")
+        typer.echo(f"{'category':<14}" + "".join(f"{d:>8}" for d in DIFFICULTIES))
+        for cat in CATEGORIES:
+            row = [sum(1 for i in ids if suite.tasks[i].category == cat and suite.tasks[i].difficulty == d) for d in DIFFICULTIES]
+            typer.echo(f"{cat:<14}" + "".join(f"{n:>8}" for n in row))
+
+
+@tasks_app.command("show")
+def tasks_show(task_id: str) -> None:
+    """One task as JSON."""
+    try:
+        task = _suite().get(task_id)
+    except KeyError as exc:
+        _say(f"[red]{escape(exc.args[0])}[/red]")
+        raise typer.Exit(2) from None
+    typer.echo(json.dumps(task.model_dump(mode="json"), indent=1))
+
+
+@tasks_app.command("validate")
+def tasks_validate() -> None:
+    """Load every task file and check every reference."""
+    suite = _suite()
+    typer.echo(f"{len(suite.tasks)} tasks and a Lite list of {len(suite.lite)}: valid")
+
+
+@tasks_app.command("run")
+def tasks_run(
+    suite_names: Annotated[list[str], typer.Option("--suite", help="lite, full, or task ids.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for archives and results.json (a rerun resumes).")],
+    agent: Annotated[str, typer.Option("--agent", help="oracle, idle, random or another scripted policy.")] = "oracle",
+    repeats: Annotated[int, typer.Option("--repeats", min=1)] = 3,
+    workers: Annotated[int, typer.Option("--workers", min=1)] = os.cpu_count() or 1,
+    quiet: Quiet = False,
+) -> None:
+    """Run each attempt as a short match with its own archive; print the table."""
+    from wildhold.tasks.suite import markdown, run_suite
+
+    suite = _suite()
+    try:
+        tasks = suite.select(suite_names)
+    except KeyError as exc:
+        _say(f"[red]{escape(exc.args[0])}[/red]")
+        raise typer.Exit(2) from None
+    with Progress(TextColumn("tasks"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                  disable=quiet) as bar:
+        job = bar.add_task("tasks", total=len(tasks) * repeats)
+        results = run_suite(tasks, agent, repeats, workers, out, on_result=lambda _: bar.advance(job))
+    for r in results:
+        if r["status"] == "error":
+            _say(f"[yellow]task error[/yellow] {r['task']} r{r['repeat']}: {escape(r['error'])}")
+    typer.echo(markdown(results), nl=False)
+
+
+@tasks_app.command("score")
+def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")]) -> None:
+    """Recompute results.json and the table from the archives alone."""
+    from wildhold.tasks.suite import markdown, score_dir, write_results
+
+    results = score_dir(out)
+    write_results(out, results)
+    typer.echo(markdown(results), nl=False)

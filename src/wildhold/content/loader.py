@@ -130,13 +130,14 @@ def _read(path: Path, raw_texts: list[bytes], data_dir: Path) -> Any:
         raise ContentError(name, "-", f"not valid YAML: {exc}") from None
 
 
-def _model(file: str, key: str, model: type[BaseModel], raw: Any) -> Any:
+def validated(file: str, key: str, model: type[BaseModel], raw: Any) -> Any:
+    """`raw` as `model`, or a ContentError naming the file and the key (and field) at fault."""
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ContentError(file, f"{key}.{where}" if where else key, first["msg"]) from None
+        raise ContentError(file, ".".join(k for k in (key, where) if k) or "-", first["msg"]) from None
 
 
 def _table_files(data_dir: Path, table: str) -> list[Path]:
@@ -164,14 +165,14 @@ def load_content(data_dir: Path = DATA_DIR) -> Content:
                 if key in origin:
                     raise ContentError(file, key, f"already defined in {origin[key]}")
                 origin[key] = file
-                entries[key] = _model(file, key, model, value)
+                entries[key] = validated(file, key, model, value)
         parts[table] = entries
     for single, model in _SINGLES.items():
         file = f"{single}.yaml"
-        parts[single] = _model(file, single, model, _read(data_dir / file, raw_texts, data_dir))
+        parts[single] = validated(file, single, model, _read(data_dir / file, raw_texts, data_dir))
     scenarios = {}
     for path in sorted((data_dir / "scenarios").glob("*.yaml")):
-        scenarios[path.stem] = _model(f"scenarios/{path.name}", path.stem, ScenarioSpec, _read(path, raw_texts, data_dir))
+        scenarios[path.stem] = validated(f"scenarios/{path.name}", path.stem, ScenarioSpec, _read(path, raw_texts, data_dir))
     parts["scenarios"] = scenarios
     parts["digest"] = hashlib.sha256(b"\1".join(sorted(raw_texts))).hexdigest()
     content = Content(**parts)

@@ -101,7 +101,7 @@ class Idle(NamedTuple):
     since_tick: int
 
 
-@view("quest_completed", "talked", "gift_given", "bought", "sold", "message_posted", "program_saved")
+@view("message_posted", "program_saved")
 class Act(NamedTuple):
     """An event about one character that a metric only counts."""
 
@@ -112,6 +112,69 @@ class Act(NamedTuple):
 class ProgramFailed(NamedTuple):
     agent: str
     reason: str
+
+
+@view("talked")
+class Talked(NamedTuple):
+    agent: str
+    npc: str
+    delta: int
+
+
+@view("gift_given")
+class Gift(NamedTuple):
+    agent: str
+    npc: str
+    item: str
+    delta: int
+
+
+@view("bought", "sold")
+class Dealt(NamedTuple):
+    agent: str
+    npc: str
+    item: str
+    qty: int
+    total: int
+
+
+@view("quest_completed")
+class QuestDone(NamedTuple):
+    agent: str
+    kind: str
+    issuer: str
+
+
+@view("plot_tilled")
+class Tilled(NamedTuple):
+    agent: str
+    x: int
+    y: int
+
+
+@view("crop_planted", "crop_watered", "crop_fertilised")
+class Tended(NamedTuple):
+    agent: str
+    crop: str
+
+
+@view("crop_harvested")
+class Harvested(NamedTuple):
+    agent: str
+    crop: str
+    qty: int
+
+
+@view("animal_settled", "animal_fed")
+class Husbanded(NamedTuple):
+    agent: str
+    animal: str
+
+
+@view("structure_built")
+class Built(NamedTuple):
+    agent: str
+    structure: str
 
 
 # ---- items and structures -----------------------------------------------------------------------
@@ -260,6 +323,7 @@ class Altar(NamedTuple):
 class Defeated(NamedTuple):
     agent: str
     boss: bool
+    kind: str = ""
 
 
 @view("tier_cleared")

@@ -1,0 +1,266 @@
+"""The suite: tasks generated from the template file over the content, plus hand-written tasks, plus the
+Lite list; every reference checked at load, with an error naming the file and key.
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from wildhold.content import Content, default_content
+from wildhold.content.loader import ContentError, validated as _model
+from wildhold.tasks.evaluators import EVALUATORS
+from wildhold.tasks.spec import HandWritten, Task, TemplateFile
+from wildhold.world.setup import SETUP
+
+TASKS_DIR = Path(__file__).parents[1] / "content" / "data" / "tasks"
+
+
+# ---- the content entries templates run over ----------------------------------------------------
+
+def _gatherables(c: Content) -> Iterator[dict[str, Any]]:
+    seen: set[str] = set()
+    for name, node in c.nodes.items():
+        if node.item in seen:
+            continue
+        seen.add(node.item)
+        yield {"key": node.item, "item": node.item, "node": name, "tool": node.requires_tool or "none"}
+
+
+def _recipes(kind: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
+    def entries(c: Content) -> Iterator[dict[str, Any]]:
+        for name, r in c.recipes.items():
+            if r.kind != kind:
+                continue
+            inputs = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in r.inputs.items()]
+            raw = all(any(n.item == i for n in c.nodes.values()) for i in r.inputs)
+            yield {"key": name, "recipe": name, "item": next(iter(r.outputs)), "station": r.station or "none",
+                   "inputs": inputs, "raw": raw, "half": inputs[: max(1, len(inputs) // 2)]}
+    return entries
+
+
+def _crops(c: Content) -> Iterator[dict[str, Any]]:
+    for name, crop in c.crops.items():
+        yield {"key": name, "crop": name, "seed": crop.seed, "product": crop.product}
+
+
+def _animals(c: Content) -> Iterator[dict[str, Any]]:
+    for name, a in c.animals.items():
+        yield {"key": name, "animal": name, "item": a.item, "product": a.product, "feed": a.feed}
+
+
+def _villagers(c: Content) -> Iterator[dict[str, Any]]:
+    for name, npc in c.npcs.items():
+        for opinion in ("loves", "likes"):
+            for item in getattr(npc, opinion):
+                yield {"key": f"{name}_{item}", "npc": name, "item": item, "opinion": opinion}
+
+
+def _shop(side: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
+    def entries(c: Content) -> Iterator[dict[str, Any]]:
+        for name, npc in c.npcs.items():
+            for item, price in (getattr(npc.shop, side) if npc.shop else {}).items():
+                yield {"key": f"{item}_{name}", "npc": name, "item": item, "price": price, "coin": c.economy.coin}
+    return entries
+
+
+def _npcs(c: Content) -> Iterator[dict[str, Any]]:
+    for name in c.npcs:
+        yield {"key": name, "npc": name}
+
+
+def _placeables(c: Content) -> Iterator[dict[str, Any]]:
+    for name, item in c.items.items():
+        if item.category == "placeable" and item.places and name not in c.animals:
+            yield {"key": name, "item": name, "structure": item.places}
+
+
+def _buildables(c: Content) -> Iterator[dict[str, Any]]:
+    for name, s in c.structures.items():
+        if s.build:
+            give = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in s.build.materials.items()]
+            yield {"key": name, "structure": name, "materials": give}
+
+
+def _tiers(c: Content) -> Iterator[dict[str, Any]]:
+    for name, tier in c.dungeon.tiers.items():
+        yield {"key": name, "tier": tier.level, "boss": tier.boss}
+
+
+def _enemies(c: Content) -> Iterator[dict[str, Any]]:
+    for name, tier in c.dungeon.tiers.items():
+        for enemy in [*tier.enemies, tier.boss]:
+            yield {"key": enemy, "enemy": enemy, "tier": tier.level}
+
+
+ENTRIES: dict[str, Callable[[Content], Iterator[dict[str, Any]]]] = {
+    "gatherables": _gatherables, "recipes": _recipes("craft"), "dishes": _recipes("cook"), "crops": _crops,
+    "animals": _animals, "gifts": _villagers, "wares": _shop("sells"), "purchases": _shop("buys"), "villagers": _npcs,
+    "placeables": _placeables, "buildables": _buildables, "tiers": _tiers, "enemies": _enemies,
+}
+
+
+# ---- loading -----------------------------------------------------------------------------------
+
+class Suite(BaseModel):
+    tasks: dict[str, Task]
+    lite: tuple[str, ...]
+
+    def get(self, task_id: str) -> Task:
+        """The task with this id; an unknown id names the closest ones."""
+        try:
+            return self.tasks[task_id]
+        except KeyError:
+            close = difflib.get_close_matches(task_id, list(self.tasks), n=3, cutoff=0.4)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise KeyError(f"no task {task_id!r}{hint}") from None
+
+    def select(self, names: list[str]) -> list[Task]:
+        """`lite`, `full`, or task ids."""
+        if names == ["full"]:
+            return list(self.tasks.values())
+        if names == ["lite"]:
+            return [self.tasks[t] for t in self.lite]
+        return [self.get(n) for n in names]
+
+
+def _yaml(path: Path, root: Path) -> Any:
+    name = f"tasks/{path.relative_to(root).as_posix()}"
+    try:
+        return name, yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ContentError(name, "-", f"not valid YAML: {exc}") from None
+
+
+def _fill(value: Any, entry: dict[str, Any]) -> Any:
+    """A template value with `{field}` replaced from the entry: a whole-string field keeps its type."""
+    if isinstance(value, str):
+        if value.startswith("{") and value.endswith("}") and value[1:-1] in entry:
+            return entry[value[1:-1]]
+        return value.format(**entry)
+    if isinstance(value, dict):
+        return {k: _fill(v, entry) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        out: list[Any] = []
+        for v in value:
+            filled = _fill(v, entry)
+            # a field that holds set-up steps splices them in
+            out.extend(filled) if isinstance(v, str) and isinstance(filled, list) else out.append(filled)
+        return out
+    return value
+
+
+def _generate(file: str, spec: TemplateFile, content: Content) -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, t in spec.templates.items():
+        if t.over not in ENTRIES:
+            raise ContentError(file, f"templates.{name}.over", f"unknown entries {t.over!r}; known: {', '.join(ENTRIES)}")
+        for entry in ENTRIES[t.over](content):
+            if any(entry.get(k) != v for k, v in t.only.items()) or any(entry.get(k) == v for k, v in t.unless.items()):
+                continue
+            for i, level in enumerate(t.levels):
+                key = f"templates.{name}.levels.{i}"
+                try:
+                    raw = {
+                        "id": f"{t.category}/{level.id.format(**entry)}", "category": t.category,
+                        "difficulty": level.difficulty, "description": level.description.format(**entry),
+                        "setup": _fill([s if isinstance(s, str) else s.model_dump() for s in level.setup], entry), "evaluator": t.evaluator,
+                        "params": _fill(dict(level.params), entry), "limits": spec.limits[level.difficulty].model_dump(),
+                        "source": f"{file}:{name}",
+                    }
+                except KeyError as exc:
+                    raise ContentError(file, key, f"names an unknown field {exc} of {t.over}") from None
+                yield key, raw
+
+
+def check_task(file: str, key: str, task: Task, content: Content) -> None:
+    """Every name the task gives must exist: scenario, set-up commands and their arguments, evaluator and parameters."""
+    def refuse(where: str, problem: str) -> None:
+        raise ContentError(file, f"{key}.{where}", problem)
+
+    if task.scenario not in content.scenarios:
+        refuse("scenario", f"unknown scenario {task.scenario!r}")
+    tables = {"items": content.items, "structures": content.structures, "weather": content.calendar.weathers,
+              "node": content.nodes}
+    for i, step in enumerate(task.setup):
+        spec = SETUP.get(step.command)
+        if spec is None:
+            refuse(f"setup.{i}.command", f"unknown set-up command {step.command!r}; known: {', '.join(SETUP)}")
+        args = dict(step.args)
+        if "agent" in spec.args.model_fields:
+            args.setdefault("agent", "a1")
+        if step.near:
+            if step.command != "place_structure":
+                refuse(f"setup.{i}.near", "only place_structure can be put beside the character")
+            args.update(x=0, y=0)
+        try:
+            spec.args.model_validate(args)
+        except ValidationError as exc:
+            refuse(f"setup.{i}.args", exc.errors()[0]["msg"])
+        for arg, table in (("item", "items"), ("structure", "structures"), ("weather", "weather"), ("node", "node")):
+            if arg in args and args[arg] not in tables[table]:
+                refuse(f"setup.{i}.args.{arg}", f"unknown {arg} {args[arg]!r}")
+    cls = EVALUATORS.get(task.evaluator)
+    if cls is None:
+        close = difflib.get_close_matches(task.evaluator, list(EVALUATORS), n=1)
+        refuse("evaluator", f"unknown evaluator {task.evaluator!r}" + (f"; did you mean {close[0]}?" if close else ""))
+    try:
+        params = cls.params_model.model_validate(task.params)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        refuse("params." + ".".join(str(p) for p in first["loc"]), first["msg"])
+    for name, table in cls.refs.items():
+        value = getattr(params, name)
+        if value is not None and value not in getattr(content, table):
+            refuse(f"params.{name}", f"unknown {table[:-1]} {value!r}")
+    tiers = {t.level for t in content.dungeon.tiers.values()}
+    if getattr(params, "tier", None) is not None and params.tier not in tiers:
+        refuse("params.tier", f"unknown dungeon tier {params.tier}")
+    kinds = {q.kind for q in content.quests.values()}
+    if getattr(params, "quest", None) is not None and params.quest not in kinds:
+        refuse("params.quest", f"unknown quest kind {params.quest!r}")
+
+
+def load_suite(root: Path = TASKS_DIR, content: Content | None = None) -> Suite:
+    """Generate the templates' tasks, read the hand-written ones and the Lite list; check them all."""
+    content = content or default_content()
+    tasks: dict[str, Task] = {}
+    origin: dict[str, str] = {}
+
+    def add(file: str, key: str, raw: dict[str, Any]) -> None:
+        task = _model(file, key, Task, raw)
+        if task.id in tasks:
+            raise ContentError(file, key, f"task {task.id} is already defined in {origin[task.id]}")
+        check_task(file, key, task, content)
+        tasks[task.id], origin[task.id] = task, f"{file}:{key}"
+
+    file, raw = _yaml(root / "templates.yaml", root)
+    spec = _model(file, "", TemplateFile, raw)
+    for key, task in _generate(file, spec, content):
+        add(file, key, task)
+    for path in sorted((root / "hand").glob("*.yaml")):
+        file, raw = _yaml(path, root)
+        if not isinstance(raw, dict):
+            raise ContentError(file, "-", "expected a mapping of task ids to tasks")
+        for task_id, body in raw.items():
+            hand = _model(file, task_id, HandWritten, body)
+            limits = hand.limits or spec.limits[hand.difficulty]
+            add(file, task_id, {**hand.model_dump(), "id": task_id, "limits": limits.model_dump(), "source": file})
+    file, raw = _yaml(root / "lite.yaml", root)
+    lite = raw.get("tasks") if isinstance(raw, dict) else None
+    if not isinstance(lite, list):
+        raise ContentError(file, "tasks", "expected a list of task ids")
+    for i, task_id in enumerate(lite):
+        if task_id not in tasks:
+            close = difflib.get_close_matches(str(task_id), list(tasks), n=1)
+            raise ContentError(file, f"tasks.{i}", f"unknown task {task_id!r}" + (f"; did you mean {close[0]}?" if close else ""))
+    return Suite(tasks=tasks, lite=tuple(lite))
+
+
+@lru_cache(maxsize=1)
+def default_suite() -> Suite:
+    return load_suite()

@@ -1,0 +1,431 @@
+"""Task evaluators: folds over one character's events that say how far its task has come (0..1) and whether it is done.
+
+Each evaluator is a `Fold` (the evaluation layer's API: `@on` handlers over the typed event views),
+registered by name with the model of its parameters. `refs` names the parameters that point into a
+content table, so a task that names nothing real is refused at load. An evaluator counts only what it
+is fed: the tracker (`tasks.evaluate`) feeds it the events after the task's set-up, live or offline.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wildhold.eval.events import (Built, Cleared, Dealt, Defeated, Entered, Gift, Harvested, Husbanded, ItemMoved,
+                                  Knockdown, Moved, Placed, QuestDone, Talked, Tended, Tilled)
+from wildhold.eval.fold import Fold, MatchInfo, on
+
+EVALUATORS: dict[str, type[Evaluator]] = {}
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    qty: int = Field(default=1, ge=1)
+
+
+class Evaluator(Fold):
+    """Counts toward `target`; progress is the count's share of it, done when it is reached."""
+
+    params_model: ClassVar[type[Params]] = Params
+    refs: ClassVar[dict[str, str]] = {}  # parameter -> content table its value must name
+
+    def __init__(self, match: MatchInfo, agent: str, params: Params) -> None:
+        super().__init__(match)
+        self.agent, self.params = agent, params
+        self.count = 0
+
+    @property
+    def target(self) -> int:
+        return self.params.qty
+
+    def tick(self, tick: int) -> None:
+        """Time reached `tick` with nothing else to read: evaluators that measure time override it."""
+
+    @property
+    def progress(self) -> float:
+        return min(1.0, self.count / self.target)
+
+    @property
+    def done(self) -> bool:
+        return self.count >= self.target
+
+
+def _handler(kind: str, method: str):
+    """A fresh `@on(kind)` handler that calls `method`: each subclass marks its own function."""
+
+    @on(kind)
+    def handle(self: Evaluator, tick: int, ev: Any) -> None:
+        getattr(self, method)(tick, ev)
+
+    return handle
+
+
+def evaluator(name: str):
+    def register(cls: type[Evaluator]) -> type[Evaluator]:
+        if name in EVALUATORS:
+            raise ValueError(f"an evaluator named {name!r} is already registered")
+        cls.name = name
+        EVALUATORS[name] = cls
+        return cls
+
+    return register
+
+
+# ---- items -------------------------------------------------------------------------------------
+
+class ObtainParams(Params):
+    item: str
+    via: str = Field(default="any", pattern="^(any|gather|craft|cook|harvest|collect|shop|dungeon|quest)$")
+
+
+@evaluator("obtain")
+class Obtain(Evaluator):
+    """Items of one kind come into the character's hands by one way (gathered, made, bought, ...)."""
+
+    params_model = ObtainParams
+    refs = {"item": "items"}
+
+    @on("item_gained")
+    def gained(self, tick: int, ev: ItemMoved) -> None:
+        p = self.params
+        if ev.holder != self.agent or ev.item != p.item or ev.source == "setup":
+            return
+        way = ev.source.split(":", 1)[0]
+        if way == p.via or (p.via == "any" and way not in ("start", "pick_up")):
+            self.count += ev.qty
+
+
+class StructureParams(Params):
+    structure: str
+
+
+@evaluator("place")
+class Place(Evaluator):
+    """Structures of one kind put on the map by the character: placed from its pack or built."""
+
+    params_model = StructureParams
+    refs = {"structure": "structures"}
+
+    @on("structure_placed")
+    def placed(self, tick: int, ev: Placed) -> None:
+        if ev.owner == self.agent and ev.structure == self.params.structure:
+            self.count += 1
+
+    @on("structure_built")
+    def built(self, tick: int, ev: Built) -> None:
+        if ev.agent == self.agent and ev.structure == self.params.structure:
+            self.count += 1
+
+
+# ---- farming -----------------------------------------------------------------------------------
+
+@evaluator("till")
+class Till(Evaluator):
+    """Plots tilled by the character."""
+
+    @on("plot_tilled")
+    def tilled(self, tick: int, ev: Tilled) -> None:
+        if ev.agent == self.agent:
+            self.count += 1
+
+
+class CropParams(Params):
+    crop: str
+
+
+class _Tend(Evaluator):
+    params_model = CropParams
+    refs = {"crop": "crops"}
+
+    def tended(self, tick: int, ev: Tended) -> None:
+        if ev.agent == self.agent and ev.crop == self.params.crop:
+            self.count += 1
+
+
+@evaluator("plant")
+class Plant(_Tend):
+    """Seeds of one crop planted by the character."""
+
+    planted = _handler("crop_planted", "tended")
+
+
+@evaluator("water")
+class Water(_Tend):
+    """Plants of one crop watered by the character."""
+
+    watered = _handler("crop_watered", "tended")
+
+
+@evaluator("fertilise")
+class Fertilise(_Tend):
+    """Plants of one crop fertilised by the character."""
+
+    fertilised = _handler("crop_fertilised", "tended")
+
+
+@evaluator("harvest")
+class Harvest(Evaluator):
+    """Produce of one crop harvested by the character."""
+
+    params_model = CropParams
+    refs = {"crop": "crops"}
+
+    @on("crop_harvested")
+    def harvested(self, tick: int, ev: Harvested) -> None:
+        if ev.agent == self.agent and ev.crop == self.params.crop:
+            self.count += ev.qty
+
+
+class AnimalParams(Params):
+    animal: str
+
+
+class _Husband(Evaluator):
+    params_model = AnimalParams
+    refs = {"animal": "animals"}
+
+    def tended(self, tick: int, ev: Husbanded) -> None:
+        if ev.agent == self.agent and ev.animal == self.params.animal:
+            self.count += 1
+
+
+@evaluator("settle")
+class Settle(_Husband):
+    """Animals of one kind settled on the map by the character."""
+
+    settled = _handler("animal_settled", "tended")
+
+
+@evaluator("feed")
+class Feed(_Husband):
+    """Animals of one kind fed by the character."""
+
+    fed = _handler("animal_fed", "tended")
+
+
+# ---- villagers and trade -----------------------------------------------------------------------
+
+class NpcParams(Params):
+    npc: str
+
+
+@evaluator("talk")
+class Talk(Evaluator):
+    """Conversations with one villager."""
+
+    params_model = NpcParams
+    refs = {"npc": "npcs"}
+
+    @on("talked")
+    def talked(self, tick: int, ev: Talked) -> None:
+        if ev.agent == self.agent and ev.npc == self.params.npc:
+            self.count += 1
+
+
+class GiftParams(NpcParams):
+    item: str
+
+
+@evaluator("gift")
+class GiveGift(Evaluator):
+    """Gifts of one item to one villager."""
+
+    params_model = GiftParams
+    refs = {"npc": "npcs", "item": "items"}
+
+    @on("gift_given")
+    def given(self, tick: int, ev: Gift) -> None:
+        if ev.agent == self.agent and ev.npc == self.params.npc and ev.item == self.params.item:
+            self.count += 1
+
+
+@evaluator("befriend")
+class Befriend(Evaluator):
+    """Friendship points won with one villager (talk and gifts), `qty` of them."""
+
+    params_model = NpcParams
+    refs = {"npc": "npcs"}
+
+    @on("talked")
+    def talked(self, tick: int, ev: Talked) -> None:
+        if ev.agent == self.agent and ev.npc == self.params.npc:
+            self.count += ev.delta
+
+    @on("gift_given")
+    def given(self, tick: int, ev: Gift) -> None:
+        if ev.agent == self.agent and ev.npc == self.params.npc:
+            self.count += ev.delta
+
+    @property
+    def progress(self) -> float:
+        return max(0.0, super().progress)
+
+
+class DealParams(Params):
+    item: str
+    npc: str | None = None
+
+
+class _Deal(Evaluator):
+    params_model = DealParams
+    refs = {"item": "items", "npc": "npcs"}
+
+    def dealt(self, tick: int, ev: Dealt) -> None:
+        p = self.params
+        if ev.agent == self.agent and ev.item == p.item and p.npc in (None, ev.npc):
+            self.count += ev.qty
+
+
+@evaluator("buy")
+class Buy(_Deal):
+    """Items of one kind bought from villagers (one villager, when named)."""
+
+    bought = _handler("bought", "dealt")
+
+
+@evaluator("sell")
+class Sell(_Deal):
+    """Items of one kind sold to villagers (one villager, when named)."""
+
+    sold = _handler("sold", "dealt")
+
+
+@evaluator("earn")
+class Earn(Evaluator):
+    """Coins taken from sales to villagers, `qty` of them."""
+
+    @on("sold")
+    def sold(self, tick: int, ev: Dealt) -> None:
+        if ev.agent == self.agent:
+            self.count += ev.total
+
+
+class QuestParams(Params):
+    quest: str | None = None  # the quest kind (a quests.yaml key's kind); None: any
+
+
+@evaluator("complete_quest")
+class CompleteQuest(Evaluator):
+    """Quests from the board completed (of one kind, when named)."""
+
+    params_model = QuestParams
+
+    @on("quest_completed")
+    def completed(self, tick: int, ev: QuestDone) -> None:
+        if ev.agent == self.agent and self.params.quest in (None, ev.kind):
+            self.count += 1
+
+
+# ---- the land and the dungeon ------------------------------------------------------------------
+
+@evaluator("visit")
+class Visit(Evaluator):
+    """Regions of the map stood in, `qty` of them besides the one the character stood in when the task began."""
+
+    def __init__(self, match: MatchInfo, agent: str, params: Params) -> None:
+        super().__init__(match, agent, params)
+        self.seen: set[int] = set()
+        self.first: int | None = None
+
+    @on("moved")
+    def moved(self, tick: int, ev: Moved) -> None:
+        if ev.agent != self.agent:
+            return
+        region, _ = self.match.regions
+        here = region[ev.to[1] * self.match.width + ev.to[0]]
+        if self.first is None:
+            self.first = here
+        if here != self.first and here not in self.seen:
+            self.seen.add(here)
+            self.count += 1
+
+
+class TierParams(Params):
+    tier: int = Field(ge=1)
+
+
+@evaluator("enter_dungeon")
+class EnterDungeon(Evaluator):
+    """Entries into one tier of the dungeon."""
+
+    params_model = TierParams
+
+    @on("dungeon_entered")
+    def entered(self, tick: int, ev: Entered) -> None:
+        if ev.agent == self.agent and ev.tier == self.params.tier:
+            self.count += 1
+
+
+@evaluator("clear_tier")
+class ClearTier(Evaluator):
+    """Clears of one tier of the dungeon (its boss defeated)."""
+
+    params_model = TierParams
+
+    @on("tier_cleared")
+    def cleared(self, tick: int, ev: Cleared) -> None:
+        if ev.agent == self.agent and ev.tier == self.params.tier:
+            self.count += 1
+
+
+class EnemyParams(Params):
+    enemy: str
+
+
+@evaluator("defeat")
+class Defeat(Evaluator):
+    """Enemies of one kind defeated by the character."""
+
+    params_model = EnemyParams
+    refs = {"enemy": "enemies"}
+
+    @on("enemy_defeated")
+    def defeated(self, tick: int, ev: Defeated) -> None:
+        if ev.agent == self.agent and ev.kind == self.params.enemy:
+            self.count += 1
+
+
+class SurviveParams(Params):
+    ticks: int = Field(ge=1)
+
+
+@evaluator("survive")
+class Survive(Evaluator):
+    """`ticks` of time lived through without being knocked down; a knockdown fails the task for good."""
+
+    params_model = SurviveParams
+
+    def __init__(self, match: MatchInfo, agent: str, params: Params) -> None:
+        super().__init__(match, agent, params)
+        self.began: int | None = None
+        self.fallen = False
+
+    @property
+    def target(self) -> int:
+        return self.params.ticks
+
+    def tick(self, tick: int) -> None:
+        if self.began is None:
+            self.began = tick
+        if not self.fallen:
+            self.count = tick - self.began
+
+    @on("knockdown")
+    def knocked(self, tick: int, ev: Knockdown) -> None:
+        if ev.agent == self.agent:
+            self.fallen = True
+
+    @property
+    def progress(self) -> float:
+        return 0.0 if self.fallen else super().progress
+
+    @property
+    def done(self) -> bool:
+        return not self.fallen and super().done
+
+
+def check_params(name: str, params: dict[str, Any]) -> Params:
+    """The evaluator's parameters as its model (raises KeyError for an unknown evaluator, ValidationError for bad ones)."""
+    return EVALUATORS[name].params_model.model_validate(params)

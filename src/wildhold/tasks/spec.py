@@ -1,0 +1,92 @@
+"""The task model: what a task file says, checked at load (frozen, extra keys refused)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CATEGORIES = ("farming", "crafting", "exploration", "combat", "social", "construction", "survival", "economy")
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Limits(Frozen):
+    ticks: int = Field(ge=1)
+    turns: int = Field(ge=1)
+
+
+class SetupStep(Frozen):
+    """One set-up command of the world's (`world.setup`); `agent` is filled in with the attempt's
+    character. `near: true` puts a `place_structure` beside the character instead of at `x, y`."""
+
+    command: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    near: bool = False
+
+
+class Seeds(Frozen):
+    """Which world seed an attempt plays: `base + repeat` (per_repeat) or always `base` (fixed)."""
+
+    rule: Literal["per_repeat", "fixed"] = "per_repeat"
+    base: int = Field(default=0, ge=0)
+
+    def seed(self, repeat: int) -> int:
+        return self.base + repeat if self.rule == "per_repeat" else self.base
+
+
+class Task(Frozen):
+    id: str = Field(pattern=r"^[a-z]+/[a-z0-9_-]+-v[0-9]+$")
+    category: Literal[CATEGORIES]  # type: ignore[valid-type]
+    difficulty: Literal[DIFFICULTIES]  # type: ignore[valid-type]
+    description: str = Field(min_length=8)
+    scenario: str = "tiny"
+    seeds: Seeds = Seeds()
+    setup: tuple[SetupStep, ...] = ()
+    evaluator: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    limits: Limits
+    clock: Literal["lockstep", "realtime"] = "lockstep"
+    source: str = ""  # the template or file it came from
+
+
+class Level(Frozen):
+    """One difficulty of a template: its text and parameters as format strings over the entry's fields."""
+
+    difficulty: Literal[DIFFICULTIES]  # type: ignore[valid-type]
+    id: str
+    description: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    setup: tuple[SetupStep | str, ...] = ()  # a string names an entry field holding set-up steps
+
+
+class Template(Frozen):
+    over: str  # which content entries it runs over (`tasks.catalog.ENTRIES`)
+    category: Literal[CATEGORIES]  # type: ignore[valid-type]
+    evaluator: str
+    levels: tuple[Level, ...]
+    only: dict[str, Any] = Field(default_factory=dict)  # entry fields that must equal these values
+    unless: dict[str, Any] = Field(default_factory=dict)  # entry fields that must not equal these values
+
+
+class TemplateFile(Frozen):
+    limits: dict[Literal[DIFFICULTIES], Limits]  # type: ignore[valid-type]
+    templates: dict[str, Template]
+
+
+class HandWritten(Frozen):
+    """A hand-written task as its file holds it: limits default to its difficulty's."""
+
+    category: Literal[CATEGORIES]  # type: ignore[valid-type]
+    difficulty: Literal[DIFFICULTIES]  # type: ignore[valid-type]
+    description: str
+    scenario: str = "tiny"
+    seeds: Seeds = Seeds()
+    setup: tuple[SetupStep, ...] = ()
+    evaluator: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    limits: Limits | None = None
+    clock: Literal["lockstep", "realtime"] = "lockstep"

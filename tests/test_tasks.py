@@ -1,0 +1,100 @@
+"""The task suite: files checked at load, set-ups that apply, evaluators equal live and offline, the oracle and idle."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wildhold.agents.scripted import make_policy
+from wildhold.content import default_content
+from wildhold.content.loader import ContentError
+from wildhold.service.match import Match
+from wildhold.tasks.attempt import AGENT_NAME, attempt_name, run_attempt, score_archive, set_up
+from wildhold.tasks.catalog import TASKS_DIR, default_suite, load_suite
+from wildhold.tasks.oracle import Oracle
+from wildhold.tasks.suite import results_text, run_suite, score_dir
+
+SAMPLE = ["exploration/gather-wood-v1", "crafting/craft-plank-v1", "crafting/cook-berry_stew-v1",
+          "farming/plant-turnip-v1", "construction/place-bed-v1", "social/talk-mara-v1",
+          "social/gift-bram-coal-v1", "economy/buy-hay-from-mara-v1", "economy/sell-berries-to-mara-v1"]
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "tasks"
+    shutil.copytree(TASKS_DIR, root)
+    return root
+
+
+def test_an_evaluator_parameter_that_names_nothing_is_refused_naming_file_and_key(tmp_path):
+    root = _copy(tmp_path)
+    (root / "hand" / "chains.yaml").write_text(
+        "crafting/bad-v1: {category: crafting, difficulty: easy, description: 'Craft a thing.', evaluator: obtain, params: {item: unobtainium}}\n")
+    with pytest.raises(ContentError) as err:
+        load_suite(root)
+    assert (err.value.file, err.value.key) == ("tasks/hand/chains.yaml", "crafting/bad-v1.params.item")
+
+
+def test_an_unknown_evaluator_and_a_bad_setup_command_are_refused(tmp_path):
+    root = _copy(tmp_path)
+    chains = root / "hand" / "chains.yaml"
+    chains.write_text("social/x-v1: {category: social, difficulty: easy, description: 'Talk to her.', evaluator: tlak, params: {}}\n")
+    with pytest.raises(ContentError, match="did you mean talk"):
+        load_suite(root)
+    chains.write_text("social/x-v1: {category: social, difficulty: easy, description: 'Talk to her.', evaluator: talk,"
+                      " params: {npc: mara}, setup: [{command: give_item, args: {item: wood}}]}\n")
+    with pytest.raises(ContentError) as err:
+        load_suite(root)
+    assert err.value.key == "social/x-v1.setup.0.command"
+
+
+def test_lite_names_only_tasks_of_the_suite(tmp_path):
+    root = _copy(tmp_path)
+    (root / "lite.yaml").write_text("version: 1\ntasks: [social/talk-mara-v2]\n")
+    with pytest.raises(ContentError, match="did you mean social/talk-mara-v1"):
+        load_suite(root)
+
+
+def test_an_unknown_task_id_names_the_closest():
+    with pytest.raises(KeyError, match="farming/plant-wheat-v1"):
+        default_suite().get("farming/plant-wheat")
+
+
+def test_every_tasks_setup_applies():
+    content = default_content()
+    for task in default_suite().tasks.values():
+        match = Match.create(task.scenario, task.seeds.seed(0), None, content)
+        set_up(match, match.join(AGENT_NAME), task)
+
+
+def test_progress_is_the_same_live_and_from_the_archive_for_every_evaluator_the_suite_uses(tmp_path):
+    content, suite = default_content(), default_suite()
+    one = {}
+    for task in suite.tasks.values():
+        one.setdefault(task.evaluator, task)
+    for task in one.values():
+        live = run_attempt(task, Oracle(content, task.evaluator, task.params), "oracle", 0, tmp_path, content)
+        assert score_archive(tmp_path / f"{attempt_name(task, 0)}.wha", content) == live
+        assert live["trace"][0][1] == 0.0  # the set-up's items count for nothing
+
+
+def test_the_oracle_solves_the_sample_and_idle_solves_none(tmp_path):
+    content, suite = default_content(), default_suite()
+    for task_id in SAMPLE:
+        task = suite.get(task_id)
+        solved = run_attempt(task, Oracle(content, task.evaluator, task.params), "oracle", 0, tmp_path / "o", content)
+        assert solved["status"] == "success", task_id
+        idle = run_attempt(task, make_policy("idle", content), "idle", 0, tmp_path / "i", content)
+        assert idle["status"] == "failure" and idle["progress"] == 0.0, task_id
+
+
+def test_tasks_score_reproduces_results_json_and_a_rerun_resumes(tmp_path):
+    tasks = [default_suite().get(t) for t in SAMPLE[:3]]
+    results = run_suite(tasks, "oracle", 2, 1, tmp_path)
+    written = (tmp_path / "results.json").read_text()
+    assert written == results_text(score_dir(tmp_path))
+    archive = tmp_path / f"{attempt_name(tasks[0], 0)}.wha"
+    before = archive.stat().st_mtime_ns
+    assert run_suite(tasks, "oracle", 2, 1, tmp_path) == results
+    assert archive.stat().st_mtime_ns == before
