@@ -19,13 +19,18 @@ FARMER_2 = 'log("farmer rev 2 up")\nfor i in range(10000):\n    wait(ticks=2)\n'
 
 
 def open_host(data: Path, scenario: str = "tiny", seed: int = 3, content: Content | None = None, **overrides: Any) -> Host:
-    return Host.open(data, config(**overrides), scenario, seed, content=content)
+    """A served match for program tests. The wall-clock limits are a safety net, not a budget: unless a test
+    passes its own content, they get room (8x) so that a loaded machine does not trip them mid-test."""
+    return Host.open(data, config(**overrides), scenario, seed, content=content or ROOMY)
 
 
 def with_programs(**changes: Any) -> Content:
     """The shipped content with other program limits (same digest: for tests that never replay from files)."""
     c = default_content()
     return c.model_copy(update={"programs": c.programs.model_copy(update=changes)})
+
+
+ROOMY = with_programs(call_wall_s=8 * default_content().programs.call_wall_s, turn_wall_s=8 * default_content().programs.turn_wall_s)
 
 
 def join(host: Host, name: str) -> str:
