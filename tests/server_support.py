@@ -52,9 +52,10 @@ class Served:
 
 
 @asynccontextmanager
-async def serving(data: Path, scenario: str = "tiny", seed: int = 3, **overrides: Any) -> AsyncIterator[Served]:
+async def serving(data: Path, scenario: str = "tiny", seed: int = 3, horizon: str = "visible",
+                  **overrides: Any) -> AsyncIterator[Served]:
     """A match served by the real app, lifespan (clock, MCP sessions) running, on this event loop."""
-    host = Host.open(data, config(**overrides), scenario, seed, manifest_extra={"tools_hash": "test"})
+    host = Host.open(data, config(**overrides), scenario, seed, manifest_extra={"tools_hash": "test"}, horizon=horizon)
     app = create_app(host, scorer=score_archive, render_html=render_html)
     try:
         async with app.router.lifespan_context(app):

@@ -134,3 +134,18 @@ def test_nothing_the_programmer_received_carries_budget_spend_or_duration(played
     secrets |= {str(exp.budget_usd), str(exp.ceiling_s), str(int(exp.ceiling_s))}
     for s in _strings(received, []):
         assert not [x for x in secrets if x in s and len(x) > 3], s[:200]
+
+
+def test_the_archive_carries_the_programmers_spend_and_no_answer_it_got_told_the_end(played):
+    from wildhold.agents.scaffold.accounting import rebuild
+
+    run, paths, records, _, ids = played
+    spent = json.loads(paths["report"].read_text())["curves"]
+    ledger = rebuild(records).arm(ARM)
+    assert set(spent["tokens"]) == {ids[ARM]}
+    assert spent["tokens"][ids[ARM]]["tokens"] == ledger.tokens > 0
+    assert spent["dollars"][ids[ARM]]["dollars"] == pytest.approx(ledger.cost_usd, rel=1e-12)
+    end = str(run.host.world.end_tick)
+    results = [r["result"] for r in records if r["kind"] == "tool_call" and r["arm"] == ARM]
+    assert any('"tick"' in text for text in results)  # it read the clock, and the clock had no end
+    assert not [text for text in results if "ends_at_tick" in text or end in text]

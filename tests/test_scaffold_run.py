@@ -68,6 +68,35 @@ def test_the_run_writes_archive_telemetry_manifest_report_and_spend_curve(smoke)
     assert all(p["trial_stages"] == 0 and p["trial_stages_independent"] == 0 for p in points)  # from the archive
 
 
+def test_the_archive_carries_each_sessions_spend_and_the_report_shows_the_ledgers_tokens_and_dollars(smoke):
+    from wildhold.eval.html import render_html
+    from wildhold.store.archive import Archive
+
+    run, paths = smoke
+    ledger = rebuild(Telemetry(paths["telemetry"]).records())
+    report = json.loads(paths["report"].read_text())
+    ids = {card["name"]: card["agent"] for card in report["agents"]}
+    tokens, dollars = report["curves"]["tokens"], report["curves"]["dollars"]
+    assert set(tokens) == set(dollars) == {ids["explorer"], ids["stumbler"]}  # the scripted baseline spent nothing
+    with Archive(paths["archive"]) as a:
+        records = [i for i in a.inputs() if i.kind == "spend"]
+        table = a.manifest["price_table_sha256"]
+        assert a.manifest["horizon"] == "hidden" and a.manifest["records_digest"]
+    for arm in ("explorer", "stumbler"):
+        a, t, d = ledger.arm(arm), tokens[ids[arm]], dollars[ids[arm]]
+        assert (t["input_tokens"], t["cached_input_tokens"], t["output_tokens"], t["llm_calls"], t["sessions"]) == \
+            (a.input_tokens, a.cached_input_tokens, a.output_tokens, a.llm_calls, a.sessions)
+        assert t["tokens"] == a.tokens and d["dollars"] == pytest.approx(a.cost_usd, rel=1e-12) and d["dollars"] > 0
+        assert [r.args["session"] for r in records if r.agent == ids[arm]] == list(range(1, a.sessions + 1))
+        assert d["price_table"] == table and d["points"][-1]["dollars"] == pytest.approx(a.cost_usd, rel=1e-12)
+    explorer = dollars[ids["explorer"]]["points"]
+    curve = json.loads(paths["spend_curve"].read_text())["arms"]["explorer"]["points"]
+    assert [p["quests"] for p in explorer] == [p["quests"] for p in curve]  # the archive agrees with telemetry
+    assert [p["dollars"] for p in explorer] == pytest.approx([p["cost_usd"] for p in curve])
+    html = render_html(report)
+    assert "Not recorded: this archive carries no model usage" not in html and 'id="spend"' in html
+
+
 def test_every_arm_talked_to_a_real_server_on_loopback_that_is_gone_after_the_run(smoke):
     run, paths = smoke
     start = next(r for r in Telemetry(paths["telemetry"]).records() if r["kind"] == "run_start" and r["arm"] is None)
@@ -144,6 +173,14 @@ def test_no_string_the_model_received_carries_budget_spend_or_duration(smoke):
             assert not [x for x in secrets if x in s and len(x) > 3], s[:200]
 
 
+def test_under_the_default_hidden_horizon_no_answer_a_model_got_says_when_the_match_ends(smoke):
+    run, paths = smoke
+    end = str(run.host.world.end_tick)
+    results = [r["result"] for r in Telemetry(paths["telemetry"]).records() if r["kind"] == "tool_call"]
+    assert run.exp.horizon == "hidden" and any('"tick"' in text for text in results)
+    assert not [text for text in results if "ends_at_tick" in text or end in text]
+
+
 def test_the_system_prompt_holds_no_strategy_or_budget_and_tools_come_from_the_server(smoke):
     run, _ = smoke
     first = run.adapters["explorer"].received[0]
@@ -197,6 +234,13 @@ def test_a_run_killed_mid_way_resumes_and_its_accounting_matches_an_uninterrupte
             (b.input_tokens, b.cached_input_tokens, b.output_tokens, b.llm_calls, b.sessions)
         assert a.cost_usd == pytest.approx(b.cost_usd) and a.complete == b.complete == "cassette_exhausted"
     assert zipfile.is_zipfile(paths["archive"])
+    # Each session's spend is in the match once, the sessions cut short and resumed included.
+    report = json.loads(paths["report"].read_text())
+    for card in report["agents"]:
+        if card["name"] in ("explorer", "stumbler"):
+            spent = report["curves"]["dollars"][card["agent"]]
+            assert [p["session"] for p in spent["points"]] == list(range(1, resumed.arm(card["name"]).sessions + 1))
+            assert spent["dollars"] == pytest.approx(resumed.arm(card["name"]).cost_usd)
 
 
 def test_an_arm_may_carry_its_own_budget_and_ceiling_and_the_manifest_records_what_each_ran_under(tmp_path):

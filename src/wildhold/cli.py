@@ -43,6 +43,13 @@ class ReportFormat(str, Enum):
     md = "md"
 
 
+class Horizon(str, Enum):
+    """The horizons of a match (wildhold.service.match.HORIZONS): whether its agents are told when it ends."""
+
+    visible = "visible"
+    hidden = "hidden"
+
+
 class Clock(str, Enum):
     """The host's clocks (wildhold.service.access.CLOCKS), listed here so that `--help` imports no world."""
 
@@ -272,6 +279,7 @@ def rules(
     json_out: Annotated[bool, typer.Option("--json", help="The JSON document (the same as --format json).")] = False,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
     tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print the hash of the served tool surface (names, schemas, descriptions), then its size against the budget.")] = False,
+    horizon: Annotated[Horizon, typer.Option(help="As a match of this horizon serves it: hidden says nothing of when a match ends.")] = Horizon.visible,
 ) -> None:
     """Print the rules document agents read, generated from the content files and the action registry."""
     from wildhold.docs.rules import rules_json, rules_markdown
@@ -281,16 +289,16 @@ def rules(
         from wildhold.server.mcp import CATALOGUE_BUDGET, catalogue_size, tool_surface
         from wildhold.server.mcp import tools_hash as surface_hash
 
-        surface = tool_surface()
+        surface = tool_surface(horizon=horizon.value)
         size = catalogue_size(surface)
         sys.stdout.write(f"{surface_hash(surface)}\n{len(surface)} tools, {size:,} characters of names, descriptions "
                          f"and schemas (budget {CATALOGUE_BUDGET:,}{'' if size <= CATALOGUE_BUDGET else ': OVER'})\n")
         raise typer.Exit(0 if size <= CATALOGUE_BUDGET else 1)
     content = default_content()
     if _output_format(format, json_out, "md") == "json":
-        text = json.dumps(rules_json(content, program_reads()), indent=2, sort_keys=True)
+        text = json.dumps(rules_json(content, program_reads(), horizon.value), indent=2, sort_keys=True)
     else:
-        text = rules_markdown(content, program_reads())
+        text = rules_markdown(content, program_reads(), horizon.value)
     if out:
         out.write_text(text + "\n")
     else:
@@ -312,6 +320,7 @@ def serve(
     admin_token: Annotated[Optional[str], typer.Option(envvar="WILDHOLD_ADMIN_TOKEN", help="Token for /api/admin (default: a random one, printed).")] = None,
     rate: Annotated[float, typer.Option(help="Requests a second per token (0: no limit).")] = 20.0,
     idle_after: Annotated[int, typer.Option(help="Ticks of silence after which an agent is logged as idle.")] = 120,
+    horizon: Annotated[Horizon, typer.Option(help="visible: agents are told when the match ends; hidden: no face says when, or how long it lasts.")] = Horizon.visible,
 ) -> None:
     """Serve one world to remote agents: HTTP API and MCP (streamable HTTP) on 127.0.0.1."""
     import secrets
@@ -330,7 +339,8 @@ def serve(
                         clock=clock.value, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
                         late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after)
     try:
-        host = Host.open(data, config, scenario, seed, manifest_extra={"tools_hash": tools_hash()})
+        host = Host.open(data, config, scenario, seed, manifest_extra={"tools_hash": tools_hash(horizon=horizon.value)},
+                         horizon=horizon.value)
     except (ValueError, StoreError, ContentError) as exc:
         _fail(str(exc))
     base = f"http://127.0.0.1:{port}"

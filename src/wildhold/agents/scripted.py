@@ -1011,8 +1011,9 @@ class Expedition(Producer):
 
     def observe_bounds(self, obs: dict[str, Any]) -> None:
         """The map's size: that of the scenario this match is (the one whose length ends at the observed
-        tick), as the rules document lists it; unbounded when no single scenario matches."""
-        end = obs["time"]["ends_at_tick"]
+        tick), as the rules document lists it; unbounded when no single scenario matches, or when the match
+        does not say when it ends (a hidden horizon)."""
+        end = obs["time"].get("ends_at_tick")
         sizes = {
             (s.width, s.height) for s in self.content.scenarios.values()
             if s.start_hour * 60 + s.days * self.day_ticks == end

@@ -2,6 +2,8 @@
 
 `rules_json` gathers every rule as data; `rules_markdown` renders that same dict, so the
 two cannot disagree; `rules_digest` fingerprints it. Rules are described, never advised.
+For a match whose horizon is hidden the document says nothing of when a match ends: no scenario's
+length or description (descriptions state lengths), no end tick among the observation's fields.
 The service calls these with the reads it offers programs (`program_reads`): this package
 documents the service's registries without importing the service.
 """
@@ -30,10 +32,14 @@ RULES_FORMAT = 1
 MINUTES_PER_HOUR = 60
 
 
-def rules_json(content: Content, program_reads: Reads) -> dict[str, Any]:
-    """Every rule of the world as JSON-ready data: the machine-readable design document."""
+HIDDEN_SCENARIO_KEYS = ("days", "length_ticks", "description")  # what tells a scenario's length (or how a run is read)
+
+
+def rules_json(content: Content, program_reads: Reads, horizon: str = "visible") -> dict[str, Any]:
+    """Every rule of the world as JSON-ready data: the machine-readable design document (as a match of
+    this horizon serves it)."""
     check_registry(content)
-    return {
+    doc = {
         "version": {"wildhold": wildhold.__version__, "content_digest": content.digest, "rules_format": RULES_FORMAT},
         "world": _world(content),
         "terrain": {name: t.model_dump() for name, t in content.terrain.items()},
@@ -58,6 +64,18 @@ def rules_json(content: Content, program_reads: Reads) -> dict[str, Any]:
         "wealth": wealth_formula(content),
         "programs": _programs(content, program_reads),
     }
+    return _without_horizon(doc) if horizon == "hidden" else doc
+
+
+def _without_horizon(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document with nothing that says when a match ends or how long a scenario lasts."""
+    time = doc["world"]["time"]
+    time["rules"] = [MATCH_STARTS if line == MATCH_STARTS_AND_ENDS else line for line in time["rules"]]
+    for name, scenario in doc["scenarios"].items():
+        doc["scenarios"][name] = {k: v for k, v in scenario.items() if k not in HIDDEN_SCENARIO_KEYS}
+    clock = doc["observation"]["fields"]["time"]["fields"]
+    clock.pop("ends_at_tick")
+    return doc
 
 
 def part_sections() -> list[Section]:
@@ -89,9 +107,10 @@ def wealth_formula(c: Content) -> dict[str, Any]:
     }
 
 
-def rules_digest(content: Content, program_reads: Reads) -> str:
+def rules_digest(content: Content, program_reads: Reads, horizon: str = "visible") -> str:
     """sha256 of the canonical JSON (sorted keys) of `rules_json`: a stable fingerprint."""
-    canonical = json.dumps(rules_json(content, program_reads), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = json.dumps(rules_json(content, program_reads, horizon), sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -105,6 +124,10 @@ def _clock(tick: int) -> str:
 
 def _plural(n: int | float, word: str) -> str:
     return f"{n:g} {word}" if n == 1 else f"{n:g} {word}s"
+
+
+MATCH_STARTS = "A match starts at its scenario's start hour on day 1."
+MATCH_STARTS_AND_ENDS = "A match starts at its scenario's start hour on day 1 and ends after its number of days."
 
 
 def _world(c: Content) -> dict[str, Any]:
@@ -135,7 +158,7 @@ def _world(c: Content) -> dict[str, Any]:
             f"Each season lasts {_plural(cal.days_per_season, 'day')}; the seasons run in the order "
             f"{', '.join(cal.seasons)} and then repeat.",
             "The weather is drawn at the start of each day (and when a match starts) with the odds listed.",
-            "A match starts at its scenario's start hour on day 1 and ends after its number of days.",
+            MATCH_STARTS_AND_ENDS,
         ],
     }
     fog = {
@@ -575,9 +598,31 @@ def _md_arguments(schema: dict[str, Any]) -> list[str]:
     return table(["argument", "type", "required", "default", "limits", "description"], rows)
 
 
-def rules_markdown(content: Content, program_reads: Reads) -> str:
+SCENARIO_COLUMNS = (("scenario", None), ("size", None), ("regions", "regions"), ("days", "days"),
+                    ("length (ticks)", "length_ticks"), ("agents", "agents"), ("start hour", "start_hour"),
+                    ("start items", "start_items"), ("night creatures", "night_creatures"),
+                    ("node density scale", "node_density_scale"), ("settlement stations", None),
+                    ("description", "description"))
+
+
+def _md_scenarios(scenarios: dict[str, Any]) -> list[str]:
+    """The scenarios' table, with the columns the document holds (a hidden horizon drops the lengths)."""
+    held = set.intersection(*(set(s) for s in scenarios.values()))
+    columns = [(title, key) for title, key in SCENARIO_COLUMNS if key is None or key in held]
+
+    def cell(name: str, s: dict[str, Any], title: str, key: str | None) -> Any:
+        if key is not None:
+            return s[key]
+        return {"scenario": f"`{name}`", "size": f"{s['width']}x{s['height']}",
+                "settlement stations": s["settlement"]["stations"]}[title]
+
+    return table([title for title, _ in columns],
+                 [[cell(name, s, title, key) for title, key in columns] for name, s in scenarios.items()])
+
+
+def rules_markdown(content: Content, program_reads: Reads, horizon: str = "visible") -> str:
     """The rules as a readable Markdown document, rendered from `rules_json` alone."""
-    doc = rules_json(content, program_reads)
+    doc = rules_json(content, program_reads, horizon)
     v, w = doc["version"], doc["world"]
     time = w["time"]
     md: list[str] = [
@@ -729,16 +774,7 @@ def rules_markdown(content: Content, program_reads: Reads) -> str:
         "## Scenarios",
         "",
         *bullets(w["start"]),
-        *table(
-            ["scenario", "size", "regions", "days", "length (ticks)", "agents", "start hour", "start items", "night creatures", "node density scale", "settlement stations", "description"],
-            [
-                [
-                    f"`{k}`", f"{s['width']}x{s['height']}", s["regions"], s["days"], s["length_ticks"], s["agents"], s["start_hour"],
-                    s["start_items"], s["night_creatures"], s["node_density_scale"], s["settlement"]["stations"], s["description"],
-                ]
-                for k, s in doc["scenarios"].items()
-            ],
-        ),
+        *_md_scenarios(doc["scenarios"]),
     ]
     for section in part_sections():
         md += section.markdown(doc)

@@ -158,6 +158,45 @@ def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end
     return _svg(width, int(total_h), body, title or ylabel)
 
 
+def spend_chart(series: list[tuple[str, str, list[list[float]]]], xlabel: str, ylabel: str, xfmt=lambda v: f"{v:g}",
+                yfmt=lambda v: f"{v:g}", width: int = 560, height: int = 300, title: str = "") -> Markup:
+    """Progress against cumulative spend, one line per agent with a dot per session: [x, y] points."""
+    x0, y0, right = 72, 14, 16
+    legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
+    w, h = width - x0 - right, height - y0 - 60
+    xs = [p[0] for _, _, pts in series for p in pts] or [0]
+    ys = [p[1] for _, _, pts in series for p in pts] or [0]
+    xt, yt = nice_ticks(0, max(xs) if max(xs) > 0 else 1), nice_ticks(min(0, min(ys)), max(ys) if max(ys) > 0 else 1)
+    sx = lambda v: x0 + w * (v - xt[0]) / (xt[-1] - xt[0])  # noqa: E731
+    sy = lambda v: y0 + h - h * (v - yt[0]) / (yt[-1] - yt[0])  # noqa: E731
+    body = _axes(x0, y0, w, h, [(sx(v), xfmt(v)) for v in xt], [(sy(v), yfmt(v)) for v in yt], xlabel, ylabel)
+    for label, colour, pts in series:
+        if not pts:
+            continue
+        coords = " ".join(f"{_t(sx(x))},{_t(sy(y))}" for x, y in pts)
+        body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
+        body += [f'<circle cx="{_t(sx(x))}" cy="{_t(sy(y))}" r="3" fill="{colour}"><title>{escape(label)}: {escape(yfmt(y))} at {escape(xfmt(x))}</title></circle>'
+                 for x, y in pts]
+    body.extend(legend)
+    return _svg(width, int(height + lh), body, title or f"{ylabel} against {xlabel}")
+
+
+SPEND_AXES = (("dollars", "cumulative dollars", lambda v: f"${v:g}"), ("tokens", "cumulative tokens", lambda v: f"{v:,.0f}"))
+SPEND_MEASURES = (("quests", "quests completed", lambda v: f"{v:g}"), ("trial_stages", "trial stages (cumulative rule)", lambda v: f"{v:g}"),
+                  ("wealth_cents", "wealth (public formula)", lambda v: f"{v / 100:g}"))
+
+
+def spend_charts(curves: dict[str, Any], names: dict[str, str], colour: dict[str, str]) -> list[tuple[str, Markup]]:
+    """Quests, trial stages and wealth against cumulative dollars and against cumulative tokens."""
+    out = []
+    for key, label, yfmt in SPEND_MEASURES:
+        for axis, xlabel, xfmt in SPEND_AXES:
+            series = [(names[a], colour[a], [[p[axis], p[key]] for p in arm["points"]]) for a, arm in curves[axis].items()]
+            title = f"{label.split(' (')[0].capitalize()} against {xlabel}"
+            out.append((title, spend_chart(series, xlabel, label, xfmt, yfmt, title=title)))
+    return out
+
+
 def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], start: int, end: int, per_day: int,
                    width: int = 1140, title: str = "Quests and achievements over time") -> Markup:
     """One lane per agent along match time: a diamond (labelled) for each trial stage or task
@@ -295,6 +334,8 @@ def render_html(report: dict[str, Any]) -> str:
         marks += [(t, "knockdown", "") for t in report["metrics"][a]["knockdown_ticks"]]
         lanes.append((names[a], colour[a], marks))
     charts["timeline"] = timeline_chart(lanes, start, end, per_day)
+    curves = report["curves"]
+    spend = spend_charts(curves, names, colour) if curves["tokens"] else []
     dungeon = report["dungeon"]
     if dungeon["recorded"]:
         level_names = [lv["name"] for lv in dungeon["levels"]]
@@ -316,7 +357,7 @@ def render_html(report: dict[str, Any]) -> str:
     nested = {k: v for k, v in manifest.items() if isinstance(v, (dict, list)) and k not in ("agents", "epilogues")}
     return env.get_template("report.html.j2").render(
         r=report, match=match, cards=cards, charts=charts, names=names, colour=colour, ids=ids,
-        clock=lambda t: clock(t, per_day), manifest_plain=plain, manifest_nested=nested,
+        clock=lambda t: clock(t, per_day), manifest_plain=plain, manifest_nested=nested, spend=spend,
         manifest_agents=manifest.get("agents", []), categories=CATEGORIES,
         verification=verification_line(report.get("verification")),
     )

@@ -37,6 +37,7 @@ from wildhold.eval.composite import COMPOSITE, composite_scores
 from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord
 from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
 from wildhold.eval.scoring import Card
+from wildhold.eval.spend import spend_curves
 
 REPORT_FORMAT = 1
 
@@ -276,9 +277,12 @@ def _agent_summary(am: AgentMetrics, rubric: Rubric) -> dict[str, Any]:
     return d
 
 
-def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubric | None = None) -> dict[str, Any]:
-    """The full report of one match under one rubric version (the published one when none is named)."""
+def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubric | None = None,
+                 spend: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The full report of one match under one rubric version (the published one when none is named); `spend`
+    is the archive's session records (`eval.spend.read_spend`): without any, tokens and dollars are null."""
     rb = rubric if isinstance(rubric, Rubric) else get_rubric(rubric)
+    tokens, dollars = spend_curves(spend, metrics)
     mm = metrics
     agents = mm.agents
     wealth = {a: am.wealth_cents for a, am in agents.items()}
@@ -324,8 +328,8 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
             "wealth": {a: am.wealth_curve for a, am in agents.items()},
             "quests": {a: am.quest_ticks for a, am in agents.items()},
             "achievements": {a: _achievements(am, mm) for a, am in agents.items()},
-            "tokens": None,
-            "dollars": None,
+            "tokens": tokens,
+            "dollars": dollars,
         },
         "metrics": {a: _agent_summary(am, rb) for a, am in agents.items()},
         "epilogues": record.epilogues,
@@ -415,11 +419,13 @@ def score_archive(path, rubric: str | Rubric | None = None, content=None, *, tru
     """Verify (re-simulate, or with `trust` not), fold and score an archive: the report a reader gets for it,
     stamped with what was checked. An archive that does not verify raises ArchiveError with its code."""
     from wildhold.eval.metrics import compute_metrics, load_match
+    from wildhold.eval.spend import read_spend
     from wildhold.service.verify import admit
 
     verdict = admit(path, content, trust=trust, cache=cache)
     record = load_match(path)
-    return {**build_report(record, compute_metrics(record, content), rubric), "verification": verdict.stamp()}
+    report = build_report(record, compute_metrics(record, content), rubric, read_spend(path))
+    return {**report, "verification": verdict.stamp()}
 
 
 def verification_line(stamp: dict[str, Any] | None) -> str | None:
@@ -478,5 +484,19 @@ def report_markdown(report: dict[str, Any]) -> str:
                     f"{p['revisions']} revisions saved; failures: {failed}."]
     if not report["dungeon"]["recorded"]:
         out += ["", "Dungeon: not recorded (no character entered it)."]
-    out += ["", "Tokens and dollars: not recorded in this archive."]
+    out += _md_spend(report)
     return "\n".join(out) + "\n"
+
+
+def _md_spend(report: dict[str, Any]) -> list[str]:
+    """Each model arm's tokens and dollars as the archive records them, or that none were recorded."""
+    tokens, dollars = report["curves"]["tokens"], report["curves"]["dollars"]
+    if not tokens:
+        return ["", "Tokens and dollars: not recorded in this archive."]
+    names = {a: m["name"] for a, m in report["metrics"].items()}
+    out = ["", "## Tokens and dollars", "", "| agent | sessions | model calls | input tokens | cached | output tokens | dollars |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for agent, t in tokens.items():
+        out.append(f"| {names[agent]} | {t['sessions']} | {t['llm_calls']} | {t['input_tokens']:,} | {t['cached_input_tokens']:,} | "
+                   f"{t['output_tokens']:,} | {dollars[agent]['dollars']:.4f} |")
+    return out

@@ -1,7 +1,8 @@
 """`/llms.txt`: the briefing an agent reads first — the situation, how to connect, the tool surface, where the rules are.
 
 Rendered from the match's settings, the content and the action registry; it states the rules'
-whereabouts and the public wealth formula, never a strategy.
+whereabouts and the public wealth formula, never a strategy. A match whose horizon is hidden is briefed
+without the scenario's description (it states the length) and without its length or end.
 """
 
 from __future__ import annotations
@@ -25,18 +26,19 @@ def briefing(host: Host, base_url: str) -> str:
     w, c = host.world, host.config
     spec = w.scenario
     days = spec.days
+    visible = host.horizon == "visible"
+    length = (f"; the match lasts {days} in-game day{'s' if days != 1 else ''} and ends at tick {w.end_tick}."
+              if visible else ".")
     lines = [
         f"# Wildhold — scenario `{w.scenario_name}`",
         "",
-        spec.description,
-        "",
+        *([spec.description, ""] if visible else []),
         "## The situation",
         "",
         "You drive one character in a persistent world shared with other agents. You perceive only what your "
         "character sees: its view square now, and the tiles it saw before as it last saw them.",
         CLOCK_SENTENCES[c.clock].format(tick_seconds=c.tick_seconds, turn_deadline_s=c.turn_deadline_s),
-        f"One tick is one in-game minute; the match lasts {days} in-game day{'s' if days != 1 else ''} and ends at tick "
-        f"{w.end_tick}. Match status now: {host.state}.",
+        f"One tick is one in-game minute{length} Match status now: {host.state}.",
         "Actions are operations: a call is accepted at once (or rejected with a stable code and a sentence, changing "
         "nothing) and the operation completes or fails on a later tick. Wait for it with `wait_operation` "
         "(HTTP: `GET /api/wait_operation`).",

@@ -51,6 +51,7 @@ from wildhold.service.schemas import (
     SpectatorState,
     Started,
     Stopped,
+    for_horizon,
 )
 from wildhold.store.archive import ArchiveError
 from wildhold.world.actions import ActionDef
@@ -174,12 +175,15 @@ Scorer = Callable[[Path, Optional[str]], dict[str, Any]]
 
 
 def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
-               render_html: Callable[[dict[str, Any]], str] | None = None) -> FastAPI:
+               render_html: Callable[[dict[str, Any]], str] | None = None, horizon: str | None = None) -> FastAPI:
     """The app serving one match: HTTP API, OpenAPI, /llms.txt and the MCP endpoint; the lifespan runs the clock.
 
     Pass a Host opened on the thread that will run the event loop (as `wildhold serve` does), or a
     function that opens one: the lifespan then opens it on the loop's thread and closes it at shutdown.
+    The answer schemas (MCP and OpenAPI) are those of the match's horizon: the host's, or `horizon` for a
+    function, whose host must then have it.
     """
+    horizon = host.horizon if isinstance(host, Host) else (horizon or "visible")
 
     def current() -> Host:
         h = app.state.host
@@ -187,7 +191,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
             raise RuntimeError("the match is not open: the app's lifespan has not started")
         return h
 
-    mcp_server = build_mcp(current)
+    mcp_server = build_mcp(current, horizon)
     mcp_asgi = mcp_app(mcp_server)
 
     @asynccontextmanager
@@ -195,6 +199,8 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
         owned = not isinstance(host, Host)
         if owned:
             app.state.host = host()
+            if app.state.host.horizon != horizon:
+                raise RuntimeError(f"this app serves a {horizon} horizon; the match's is {app.state.host.horizon}")
         async with mcp_server.session_manager.run():
             current().clock.start()
             try:
@@ -259,7 +265,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
     for q in queries().values():
         for path in (f"/api/{q.name}", *q.aliases):
             app.add_api_route(path, _query_endpoint(q, current, path), methods=["POST" if q.writes else "GET"],
-                              response_model=q.answer, response_model_by_alias=True,
+                              response_model=q.answer_for(horizon), response_model_by_alias=True,
                               responses=ERRORS if q.caller == "agent" else PUBLIC_ERRORS,
                               tags=["agents" if q.writes else "queries"], summary=q.doc.split(". ")[0].rstrip("."),
                               description=q.doc if path == f"/api/{q.name}" else f"Deprecated: `/api/{q.name}` answers the same.",
@@ -333,7 +339,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
 
     # ---- public -------------------------------------------------------------------------------------
 
-    @app.get("/api/state", response_model=SpectatorState, tags=["public"])
+    @app.get("/api/state", response_model=for_horizon(SpectatorState, horizon), tags=["public"])
     async def state() -> dict[str, Any]:
         """The spectator's view: time, roster with ranks, the public board. No positions, no inventories."""
         return reads.spectator_state(current())

@@ -186,8 +186,8 @@ def _shown_once(name: str, answer: type | None, description: str) -> tuple[type 
     return None, f"{description} Its answer has the schema of {owner}'s output."
 
 
-def _query_tool(host: Callable[[], Host] | None, q: QueryDef) -> Tool:
-    answer, description = _shown_once(q.name, q.answer, q.doc)
+def _query_tool(host: Callable[[], Host] | None, q: QueryDef, horizon: str) -> Tool:
+    answer, description = _shown_once(q.name, q.answer_for(horizon), q.doc)
     base = _answer_template(answer)
     tool = QueryTool(fn=base.fn, name=q.name, title=None, description=description, parameters=lean_schema(q.args.model_json_schema()),
                      fn_metadata=base.fn_metadata, is_async=True, context_kwarg="ctx",
@@ -233,11 +233,12 @@ def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
     return tool
 
 
-def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
-    """The MCP server over the host `get_host` returns at call time (None only to list and hash the tool surface)."""
+def build_mcp(get_host: Callable[[], Host] | None, horizon: str = "visible") -> MCPServer:
+    """The MCP server over the host `get_host` returns at call time (None only to list and hash the tool surface),
+    for a match of this horizon: a hidden one's answer schemas carry the clock without its end."""
     docs = info_tools()
     tools: list[Tool] = [_action_tool(get_host, spec) for spec in action_tools().values()]
-    tools += [_query_tool(get_host, q) for q in queries().values()]
+    tools += [_query_tool(get_host, q, horizon) for q in queries().values()]
     tools += [_program_tool(get_host, op) for op in program_ops(set(docs) | {t.name for t in tools})]
 
     def info(name: str, read_only: bool = True) -> Callable[[Callable], Callable]:
@@ -274,9 +275,10 @@ def build_mcp(get_host: Callable[[], Host] | None) -> MCPServer:
                      tools=tools, warn_on_duplicate_tools=True, log_level="WARNING")
 
 
-def tool_surface(server: MCPServer | None = None) -> list[dict[str, Any]]:
-    """Every tool as MCP lists it: name, description, input and output schema, sorted by name."""
-    listing = (server or build_mcp(None)).list_tools()
+def tool_surface(server: MCPServer | None = None, horizon: str = "visible") -> list[dict[str, Any]]:
+    """Every tool as MCP lists it: name, description, input and output schema, sorted by name (of `server`, or
+    the surface a match of `horizon` serves)."""
+    listing = (server or build_mcp(None, horizon)).list_tools()
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -300,18 +302,18 @@ def _canonical(surface: list[dict[str, Any]]) -> str:
     return json.dumps(surface, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def tools_hash(surface: list[dict[str, Any]] | None = None) -> str:
-    """sha256 of the canonical JSON of the tool surface (the served one by default): changes whenever
-    a name, schema or description does."""
+def tools_hash(surface: list[dict[str, Any]] | None = None, horizon: str = "visible") -> str:
+    """sha256 of the canonical JSON of the tool surface (by default the one a match of `horizon` serves):
+    changes whenever a name, schema or description does."""
     if surface is None:
-        return _served_hash()
+        return _served_hash(horizon)
     return hashlib.sha256(_canonical(surface).encode()).hexdigest()
 
 
 @functools.cache
-def _served_hash() -> str:
-    """The served surface is fixed by the code a process runs, so its hash is worked out once."""
-    return tools_hash(tool_surface())
+def _served_hash(horizon: str) -> str:
+    """The served surface is fixed by the code a process runs and the horizon, so its hash is worked out once."""
+    return tools_hash(tool_surface(horizon=horizon))
 
 
 MCP_SESSION_IDLE_S = 600.0  # a session with no request for this long is closed; the client initializes anew

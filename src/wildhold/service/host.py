@@ -22,7 +22,7 @@ from wildhold.service.access import Access, AgentRecord, HostConfig
 from wildhold.service.archives import Archives
 from wildhold.service.clock import Clock
 from wildhold.service.errors import HostError, refuse_unless_running
-from wildhold.service.match import Match
+from wildhold.service.match import Horizon, Match
 from wildhold.service.operations import Operations
 from wildhold.service.program_host import ProgramHost
 from wildhold.store.sqlite import StoreError
@@ -41,6 +41,7 @@ class Host:
         self.world = match.world
         self.content = match.world.content
         self.config = config
+        self.horizon: Horizon = match.horizon  # hidden: no face tells an agent when the match ends
         self.now = now
         self.started_at = now()
         self.counters: Counter[str] = Counter()
@@ -62,8 +63,9 @@ class Host:
 
     @classmethod
     def open(cls, data_dir: Path | str, config: HostConfig, scenario: str = "default", seed: int = 0,
-             content: Content | None = None, manifest_extra: dict[str, Any] | None = None) -> Host:
-        """Start a new match in `data_dir`, or resume the one stored there (scenario, seed and clock must agree)."""
+             content: Content | None = None, manifest_extra: dict[str, Any] | None = None,
+             horizon: Horizon = "visible") -> Host:
+        """Start a new match in `data_dir`, or resume the one stored there (scenario, seed, clock and horizon must agree)."""
         config.check()
         content = content or default_content()
         data_dir = Path(data_dir)
@@ -72,13 +74,13 @@ class Host:
         if db.exists():
             match = Match.resume(db, content)
             meta = match.store.meta()
-            for key, want in (("scenario", scenario), ("seed", seed), ("clock", config.clock)):
-                if meta.get(key) != want:
+            for key, want in (("scenario", scenario), ("seed", seed), ("clock", config.clock), ("horizon", horizon)):
+                if meta.get(key, "visible" if key == "horizon" else None) != want:
                     match.store.close()
                     raise StoreError(f"{db} holds a match with {key} {meta.get(key)!r}, not {want!r}: "
                                      f"pass the same settings to resume it, or another --data folder")
         else:
-            match = Match.create(scenario, seed, db, content, clock=config.clock)
+            match = Match.create(scenario, seed, db, content, clock=config.clock, horizon=horizon)
             match.store.set_meta({"server_config": config.public(), "server_started": False})
         return cls(match, config, data_dir, manifest_extra=manifest_extra)
 
@@ -155,6 +157,16 @@ class Host:
         if code is not None:
             raise HostError("setup_refused", f"Setup command {command!r} was refused ({code}); the world is unchanged.")
         return {"command": command, "tick": self.world.tick}
+
+    def record_spend(self, agent: str, usage: dict[str, Any]) -> None:
+        """The operator's record of one model session of `agent` (its usage and price), kept in the match's
+        inputs so the archive carries it. No agent can write one; once the match is over the archive is rewritten."""
+        if agent not in self.world.chars:
+            raise HostError("not_found", f"No character {agent!r} in this match.")
+        self.match.record_spend(agent, usage)
+        self.match.flush()
+        if self.state == "over":
+            self.archives.export()
 
     def count(self, name: str) -> None:
         """Count one request or error of a face, for the metrics."""

@@ -2,13 +2,18 @@
 
 Every input (join, action, setup, idle, program, end) is recorded before it takes effect. Replaying the inputs
 from the seed, or from the latest snapshot, rebuilds the world exactly; that is how a match
-resumes after a crash and how `wildhold replay` checks an archive.
+resumes after a crash and how `wildhold replay` checks an archive. Records (a model session's spend) are
+inputs the world never sees: kept in the same log, in order, bound into the archive's header by their
+digest, and skipped by every replay.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Literal
+
+import orjson
 
 from wildhold import __version__
 from wildhold.content import Content, default_content
@@ -20,9 +25,18 @@ from wildhold.world.serialize import dumps, loads, state_hash
 from wildhold.world.setup import SetupError, apply_setup
 from wildhold.world.world import World
 
+Horizon = Literal["visible", "hidden"]
+HORIZONS: tuple[str, ...] = ("visible", "hidden")
+# Inputs that are records, not world inputs: what a model session consumed, kept with the match so that the
+# archive alone carries it. They never reach the world, so a match replays the same with or without them.
+SPEND = "spend"
+RECORD_KINDS = frozenset({SPEND})
+
 
 def apply_input(world: World, inp: Input) -> Accepted | Rejected | str | None:
-    """Apply one recorded input to a world standing at the input's tick."""
+    """Apply one recorded input to a world standing at the input's tick; a record changes nothing."""
+    if inp.kind in RECORD_KINDS:
+        return None
     if inp.kind == "join":
         return world.join(inp.args["name"])
     if inp.kind == "action":
@@ -69,6 +83,18 @@ def replay(content: Content, scenario: str, seed: int, inputs: Iterable[Input], 
     return world
 
 
+def records_digest(inputs: Iterable[Input]) -> str | None:
+    """sha256 over the match's records, in order (None when it has none): the header binds it, so an edit of a
+    record fails verification although re-simulation, which skips records, could not see it."""
+    h, seen = hashlib.sha256(), False
+    for inp in inputs:
+        if inp.kind in RECORD_KINDS:
+            seen = True
+            h.update(orjson.dumps([inp.seq, inp.tick, inp.kind, inp.agent, inp.name, inp.args, inp.issuer],
+                                  option=orjson.OPT_SORT_KEYS) + b"\n")
+    return h.hexdigest() if seen else None
+
+
 def joined(world: World, inputs: Iterable[Input]) -> dict[str, dict[str, Any]]:
     """Each character's id and the arguments it joined with, in joining order: the roster an archive carries."""
     by_name = {c.name: c.id for c in world.chars.values()}
@@ -93,12 +119,16 @@ class Match:
         # Sees each batch of events as it is flushed (a server tracks operations with it).
         self.on_events: Callable[[list[tuple[int, int, str, bytes, str]]], None] | None = None
         self._known_events: dict[int, str] = {}
+        self.horizon: Horizon = "visible"
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
     @classmethod
     def create(cls, scenario: str = "default", seed: int = 0, db: Path | str | None = None,
-               content: Content | None = None, clock: str = "fast") -> Match:
+               content: Content | None = None, clock: str = "fast", horizon: Horizon = "visible") -> Match:
+        """A new match; `horizon` says whether its agents are told when it ends (hidden: no face says so)."""
+        if horizon not in HORIZONS:
+            raise StoreError(f"horizon must be one of {', '.join(HORIZONS)}, not {horizon!r}")
         content = content or default_content()
         world = World(content, scenario, seed)
         store = None
@@ -109,9 +139,10 @@ class Match:
                 raise StoreError(f"{db} already holds a match; resume it instead")
             store.set_meta({
                 "wildhold_version": __version__, "scenario": scenario, "seed": seed,
-                "content_digest": content.digest, "clock": clock,
+                "content_digest": content.digest, "clock": clock, "horizon": horizon,
             })
         match = cls(world, store)
+        match.horizon = horizon
         match.flush(snapshot=True)
         return match
 
@@ -134,6 +165,7 @@ class Match:
             _, after_input, _, blob = snap
             world = loads(content, blob)
         match = cls(world, store)
+        match.horizon = meta.get("horizon", "visible")  # a store older than the setting was played visible
         # An end recorded before the snapshot counts too: a finished match resumes finished, and stays as it is.
         match.ended = store.has_input("end")
         match._known_events = store.event_hashes(world.events.seq)
@@ -188,6 +220,11 @@ class Match:
         """Record a program's lifecycle step (save, start, stop, finish, fail): a `program_*` event, replayed like any input."""
         apply_input(self.world, self._record("program", agent, event, args, issuer))
 
+    def record_spend(self, agent: str, args: dict[str, Any]) -> Input:
+        """Record what one model session of `agent` consumed (tokens, dollars, the price): a record, never applied,
+        accepted after the end too (a session that was under way when the match ended still spent)."""
+        return self._record(SPEND, agent, "session", args, "operator")
+
     def end(self, reason: str) -> None:
         if not self.ended:
             apply_input(self.world, self._record("end", None, "end", {"reason": reason}))
@@ -230,12 +267,14 @@ class Match:
             "seed": w.seed,
             "content_digest": w.content.digest,
             "clock": meta.get("clock", "fast"),
+            "horizon": self.horizon,
             "agents": agents,
             "start_tick": w.start_tick,
             "final_tick": w.tick,
             "state_hash": state_hash(w),
             "chain_head": w.events.head,
             "event_count": w.events.seq,
+            "records_digest": records_digest(self.store.inputs(0)) if self.store else None,
             **(extra or {}),
         }
 

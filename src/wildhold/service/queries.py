@@ -21,7 +21,7 @@ from wildhold.service import reads
 from wildhold.service.access import WAIT_MAX_S
 from wildhold.service.errors import HostError
 from wildhold.service.schemas import (EpilogueSaved, Inventory, MapMemory, Observation, OpResult, QuestLog, Recipes,
-                                      RulesEntry, Scoring, WorldInfo)
+                                      RulesEntry, Scoring, WorldInfo, for_horizon)
 from wildhold.world.actions import REGISTRY, did_you_mean
 from wildhold.world.world import describe_validation
 
@@ -101,38 +101,43 @@ class QueryDef:
         except ValidationError as exc:
             raise HostError("bad_request", f"{self.name}: {describe_validation(exc)}") from None
 
-    def answered(self, data: Any) -> dict[str, Any]:
-        return self.answer.model_validate(data).model_dump(mode="json", by_alias=True)
+    def answer_for(self, horizon: str) -> type[BaseModel]:
+        """The answer model served by a match with this horizon (hidden: the clock without its end)."""
+        return for_horizon(self.answer, horizon)
+
+    def answered(self, data: Any, horizon: str = "visible") -> dict[str, Any]:
+        return self.answer_for(horizon).model_validate(data).model_dump(mode="json", by_alias=True)
 
     async def run(self, host: Host, agent: str | None, raw: Any, strings: bool = False) -> dict[str, Any]:
         """Every face's call: check the arguments, ask the host as `agent`, return the answer as JSON data."""
         data = self.ask(host, agent, self.arguments(raw, strings))
         if inspect.isawaitable(data):
             data = await data
-        return self.answered(data)
+        return self.answered(data, host.horizon)
 
     def run_now(self, host: Host, agent: str | None, raw: Any) -> dict[str, Any]:
         """`run` for a caller that cannot wait (a program's turn): only for queries that answer at once."""
         data = self.ask(host, agent, self.arguments(raw))
         if inspect.isawaitable(data):
             raise RuntimeError(f"{self.name} waits; it cannot be asked without an event loop")
-        return self.answered(data)
+        return self.answered(data, host.horizon)
 
 
-_RULES: dict[str, dict[str, Any]] = {}
+_RULES: dict[tuple[str, str], dict[str, Any]] = {}
 
 
-def rules_doc(content: Content) -> dict[str, Any]:
-    """The rules document, built once per content digest (it is a pure function of content and registries)."""
-    doc = _RULES.get(content.digest)
+def rules_doc(content: Content, horizon: str = "visible") -> dict[str, Any]:
+    """The rules document, built once per content digest and horizon (a pure function of both and the registries)."""
+    doc = _RULES.get((content.digest, horizon))
     if doc is None:
-        doc = _RULES[content.digest] = rules_json(content, program_reads())
+        doc = _RULES[content.digest, horizon] = rules_json(content, program_reads(), horizon)
     return doc
 
 
-def rules_lookup(content: Content, section: str | None = None, key: str | None = None) -> Any:
-    """The whole document's table of contents, one section, or one entry of a section."""
-    doc = rules_doc(content)
+def rules_lookup(content: Content, section: str | None = None, key: str | None = None, horizon: str = "visible") -> Any:
+    """The whole document's table of contents, one section, or one entry of a section, as a match of this
+    horizon serves it."""
+    doc = rules_doc(content, horizon)
     if not section:
         return {"version": doc["version"], "sections": sorted(doc),
                 "how": "Ask for one section (and optionally one key in it), for example section='actions', key='craft'."}
@@ -161,7 +166,7 @@ QUERIES: dict[str, QueryDef] = {q.name: q for q in (
              Recipes, lambda host, agent, a: {"recipes": reads.recipes(host, agent)}, program={}),
     QueryDef("rules", "Look up the rules document: with no section, the list of sections; with a section (and a key), that part.",
              RulesEntry, lambda host, agent, a: {"section": a.section, "key": a.key,
-                                                 "value": rules_lookup(host.content, a.section, a.key)},
+                                                 "value": rules_lookup(host.content, a.section, a.key, host.horizon)},
              RulesArgs, caller="public", aliases=("/api/rules/{section}",)),
     QueryDef("quest_log", "The public quest board and your own quests: active, completed, failed.",
              QuestLog, lambda host, agent, a: reads.quest_log(host, agent), program={}, aliases=("/api/quests",)),

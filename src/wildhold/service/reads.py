@@ -3,6 +3,7 @@ of the spectator and the operator. Each is a function of the host; none changes 
 
 Agents ask these through `wildhold.service.queries.QUERIES` (every face is generated from it); the
 spectator's state, the roster and the metrics are the public and admin routes of the HTTP face.
+When the match's horizon is hidden, no read says when it ends, how long it lasts, or that spend is measured.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ if TYPE_CHECKING:
     from wildhold.service.host import Host
 
 
+def shows_end(host: Host) -> bool:
+    """Whether this match tells its agents when it ends (its horizon is visible)."""
+    return host.horizon == "visible"
+
+
 def require_started(host: Host) -> None:
     if host.state == "lobby":
         raise HostError("not_started", "The match is still in its lobby.")
@@ -31,7 +37,7 @@ def require_started(host: Host) -> None:
 
 def observe(host: Host, agent: str, memory: bool = True, memory_since: int | None = None) -> dict[str, Any]:
     require_started(host)
-    return world_observe(host.world, agent, memory, memory_since)
+    return world_observe(host.world, agent, memory, memory_since, shows_end(host))
 
 
 def map_memory(host: Host, agent: str, start: int = 0, limit: int | None = None) -> dict[str, Any]:
@@ -71,7 +77,7 @@ def world_info(host: Host, agent: str) -> dict[str, Any]:
     w, config = host.world, host.config
     cents = {a: wealth_cents(w, a) for a in w.chars}
     return {
-        "time": world_clock(w),
+        "time": world_clock(w, shows_end(host)),
         "status": host.state,
         "clock": config.clock,
         "tick_seconds": config.tick_seconds if config.clock == "realtime" else None,
@@ -85,11 +91,15 @@ def world_info(host: Host, agent: str) -> dict[str, Any]:
 
 
 def scoring_info(host: Host) -> dict[str, Any]:
-    """What is scored and how, stated in full: the same for every agent for the whole match."""
+    """What is scored and how, stated in full: the same for every agent for the whole match. A hidden horizon
+    leaves out the scenario's length and its description (which states the length and how runs are read)."""
     content, scenario = host.content, host.world.scenario_name
     spec = content.scenario(scenario)
+    about = {"name": scenario, "description": spec.description, "days": spec.days, "conflict": spec.conflict}
+    if not shows_end(host):
+        about = {"name": scenario, "conflict": spec.conflict}
     return {
-        "scenario": {"name": scenario, "description": spec.description, "days": spec.days, "conflict": spec.conflict},
+        "scenario": about,
         "wealth": wealth_formula(content),
         "ranking": "Rank is by wealth under the formula above, valued at the moment of ranking. Standard competition "
                    "ranking: characters with exactly equal wealth (in cents) share a rank and the next rank skips "
@@ -111,7 +121,7 @@ def spectator_state(host: Host) -> dict[str, Any]:
         "status": host.state,
         "clock": host.config.clock,
         "scenario": w.scenario_name,
-        "time": world_clock(w) if started else None,
+        "time": world_clock(w, shows_end(host)) if started else None,
         "lobby": [r.name for r in records.values() if r.agent is None],
         "agents": sorted(({"agent": a, "name": c.name, "rank": ranks[a]} for a, c in w.chars.items()),
                          key=lambda row: (row["rank"], row["agent"])) if ranks else [],

@@ -1,10 +1,15 @@
-"""Request and answer models of the served surface: one place, every face (HTTP, MCP, programs)."""
+"""Request and answer models of the served surface: one place, every face (HTTP, MCP, programs).
+
+A match whose horizon is hidden serves the answers that carry the clock without its end (`for_horizon`):
+the same models under the same names, less the one field, so that its published schemas differ from a
+visible match's there and nowhere else.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 
 class Strict(BaseModel):
@@ -207,6 +212,28 @@ class Scoring(Open):
 
 
 # ---- programs: the answers of the lifecycle operations (server/programs_surface.py) -----------
+
+
+HORIZON_FIELDS = ("ends_at_tick",)  # the clock's fields that tell when the match ends
+HiddenClock = create_model("Clock", __module__=__name__, **{
+    name: (field.annotation, field) for name, field in Clock.model_fields.items() if name not in HORIZON_FIELDS})
+
+
+def _hidden(model: type[BaseModel], nullable: bool = False) -> type[BaseModel]:
+    """`model` with its clock hidden: its own name and description, its `time` the clock without the end."""
+    time = (HiddenClock | None, ...) if nullable else (HiddenClock, ...)
+    return create_model(model.__name__, __base__=model, __module__=__name__, __doc__=model.__doc__, time=time)
+
+
+HIDDEN_ANSWERS: dict[type[BaseModel], type[BaseModel]] = {
+    Observation: _hidden(Observation), MapMemory: _hidden(MapMemory), WorldInfo: _hidden(WorldInfo),
+    SpectatorState: _hidden(SpectatorState, nullable=True),
+}
+
+
+def for_horizon(model: type[BaseModel], horizon: str) -> type[BaseModel]:
+    """The answer model a match with this horizon serves in place of `model`."""
+    return HIDDEN_ANSWERS.get(model, model) if horizon == "hidden" else model
 
 
 class ProgramError(BaseModel):

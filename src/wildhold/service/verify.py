@@ -3,7 +3,8 @@
 An archive is scored only when its log and bound header verify, it was played under this content, and
 re-simulating its seed and inputs gives its events, its final state and its roster, with every program run
 re-simulating from its transcript. The chain is unkeyed, so what makes a forgery fail is the re-simulation:
-an edited event no longer follows from the inputs, an edited roster no longer matches the joins. A verdict is
+an edited event no longer follows from the inputs, an edited roster no longer matches the joins, and an edited
+record (a session's spend, which replay skips) no longer has the digest the header binds. A verdict is
 kept in a cache folder by the archive's digest, so scoring the same file again costs one hash of it.
 Archives of format 1 have no header; they re-simulate all the same and are verified as unbound.
 """
@@ -20,7 +21,7 @@ import orjson
 from wildhold import __version__
 from wildhold.content import Content, default_content
 from wildhold.programs.replay import RunCheck, check_archive
-from wildhold.service.match import replay, roster
+from wildhold.service.match import records_digest, replay, roster
 from wildhold.store.archive import Archive, ArchiveError
 from wildhold.store.sqlite import StoreError
 from wildhold.world.serialize import dumps, state_hash
@@ -105,6 +106,7 @@ def resimulate(archive: Archive, content: Content) -> Resimulation:
         Check("start tick", "resimulation_differs", str(m.get("start_tick")), str(world.start_tick)),
         Check("final state", "final_state_differs", final, hashlib.sha256(dumps(world)).hexdigest()),
         Check("roster", "roster_differs", _digest(m.get("agents")), _digest(joins)),
+        Check("records", "records_differ", str(m.get("records_digest")), str(records_digest(inputs))),
     ]
     return Resimulation(world, joins, checks, check_archive(archive, content))
 
@@ -120,6 +122,10 @@ def _refusal(where: Path, sim: Resimulation, manifest: dict[str, Any]) -> Unveri
             which = f"{wrong['id']} joined as {_fields(wrong)}" if wrong else "the list names characters that never joined"
             return Unverified(f"{where.name}: the manifest's agents are not the characters that joined in its inputs "
                               f"({which}; the manifest says {_fields(listed.get(wrong['id'])) if wrong else 'otherwise'})",
+                              check.code)
+        if check.code == "records_differ":
+            return Unverified(f"{where.name}: the records among its inputs (each model session's spend) are not the "
+                              f"ones its manifest binds ({check.replayed[:12]}, the manifest says {check.archived[:12]})",
                               check.code)
         if check.code == "final_state_differs":
             return Unverified(f"{where.name}: final_state.json is not the state its re-simulation ends in", check.code)

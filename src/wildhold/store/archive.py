@@ -1,13 +1,15 @@
 """The match archive: one zip file holding a manifest, its bound header, the inputs, the event log and the final state.
 
 Format 2, members:
-- manifest.json: format, wildhold version, scenario, seed, content digest, clock, agents,
-  start and final tick, final state hash, chain head, event count, the archive head, and whatever
-  a host adds (tool-surface hash, server settings, epilogues);
+- manifest.json: format, wildhold version, scenario, seed, content digest, clock, horizon (whether the agents
+  were told when the match ends), agents, start and final tick, final state hash, chain head, event count,
+  the digest of the records among the inputs (a model session's spend; null without any), the archive head,
+  and whatever a host adds (tool-surface hash, price table, server settings, epilogues);
 - header.json: the manifest's scoring fields (HEADER_FIELDS) as canonical JSON. The archive head is
   this header hashed ahead of the event chain's head, so a published archive head covers the roster,
-  the seed, the ticks and the content as well as every event, while the world's own chain (and every
-  chain head recorded before the header existed) stays as it is;
+  the seed, the ticks, the content and the records as well as every event, while the world's own chain (and
+  every chain head recorded before the header existed) stays as it is. Archives written before the horizon and
+  the records were bound have neither in their header, and read as they were written;
 - inputs.jsonl: one input per line (seq, tick, kind, agent, name, args, issuer);
 - events.jsonl: one event per line, {"event": <payload JSON>, "hash": <chain hash>};
 - final_state.json: the world's full state at the end (the snapshot format);
@@ -37,7 +39,7 @@ FORMAT = 2
 READABLE = frozenset({1, 2})
 HEADER = "header.json"
 HEADER_FIELDS = ("wildhold_version", "scenario", "seed", "content_digest", "clock", "agents", "start_tick", "final_tick",
-                 "state_hash", "chain_head", "event_count")
+                 "state_hash", "chain_head", "event_count", "horizon", "records_digest")
 PROGRAMS = "programs/"
 STAMP = (1980, 1, 1, 0, 0, 0)
 

@@ -15,9 +15,10 @@ if TYPE_CHECKING:
     from wildhold.world.world import World
 
 
-def clock(w: World) -> dict[str, Any]:
+def clock(w: World, show_end: bool = True) -> dict[str, Any]:
+    """The time as a character reads it; without `show_end` (a match whose horizon is hidden) nothing says when it ends."""
     minute = w.tick % w.calendar.ticks_per_day
-    return {
+    out = {
         "tick": w.tick,
         "day": w.day,
         "hour": minute // 60,
@@ -25,8 +26,10 @@ def clock(w: World) -> dict[str, Any]:
         "night": w.is_night(),
         "season": w.season,
         "weather": w.weather,
-        "ends_at_tick": w.end_tick,
     }
+    if show_end:
+        out["ends_at_tick"] = w.end_tick
+    return out
 
 
 def _add_features(tile: dict[str, Any], snapshot: tuple) -> dict[str, Any]:
@@ -64,8 +67,10 @@ def status(w: World, c: Character) -> dict[str, Any]:
     }
 
 
-def observe(w: World, agent: str, memory: bool = True, memory_since: int | None = None) -> dict[str, Any]:
-    """The observation of one character: only what it sees now or has seen before.
+def observe(w: World, agent: str, memory: bool = True, memory_since: int | None = None,
+            show_end: bool = True) -> dict[str, Any]:
+    """The observation of one character: only what it sees now or has seen before (and, with `show_end`, the
+    tick the match ends at).
 
     With `memory_since`, the memory holds only the tiles remembered at or after that tick (and
     `memory_since` says so): a caller that kept what it saw at that tick, view and memory, and lays
@@ -94,7 +99,7 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
         if x0 <= cx <= x1 and y0 <= cy <= y1:
             creatures.append({"id": cr.id, "kind": cr.kind, "x": cx, "y": cy, "hp": cr.hp})
     obs: dict[str, Any] = {
-        "time": clock(w),
+        "time": clock(w, show_end),
         "self": status(w, c),
         "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles, "characters": chars, "creatures": creatures},
         "legend": {w.content.terrain[n].glyph: n for n in w.terrain_names},

@@ -2,11 +2,13 @@
 
 Cost is caching-neutral (seed 001): every input token is priced at the uncached input rate whether or not the
 provider served it from cache, so arms are compared on tokens consumed rather than on each vendor's cache discount.
-Cached tokens are still recorded for the token-denominated view.
+Cached tokens are still recorded for the token-denominated view. Each session's usage and price also goes
+into the match itself (`SessionSpend.record`), so that the archive alone carries the spend.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -32,6 +34,35 @@ class Price:
 
     def dump(self) -> dict[str, float]:
         return {"input_per_mtok": self.input_per_mtok, "output_per_mtok": self.output_per_mtok}
+
+
+def price_table_id(table: dict[str, Any]) -> str:
+    """The identity of a run's price table (arm -> model and pinned prices): sha256 of its canonical JSON."""
+    return hashlib.sha256(json.dumps(table, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass
+class SessionSpend:
+    """What one session consumed: its model calls' tokens and their cost at the pinned price."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, usage: Usage, cost: float) -> None:
+        self.llm_calls += 1
+        self.input_tokens += usage.input_tokens
+        self.cached_input_tokens += usage.cached_input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cost_usd += cost
+
+    def record(self, session: int, model: str, price: Price, table: str) -> dict[str, Any]:
+        """The session as the match records it: usage, dollars, and the price with the table it comes from."""
+        return {"session": session, "model": model, "llm_calls": self.llm_calls, "input_tokens": self.input_tokens,
+                "cached_input_tokens": self.cached_input_tokens, "output_tokens": self.output_tokens,
+                "cost_usd": self.cost_usd, "price": price.dump(), "price_table": table}
 
 
 class Telemetry:
@@ -71,7 +102,8 @@ class ArmLedger:
     `elapsed_s` is the wall-clock time the arm has been alive in earlier processes (each life runs from
     its `run_start` to its last record), so a resumed run's ceiling counts what was already used.
     `ended_session` is the last session with a `session_end`, with the wake it chose (`ended_wake`);
-    `progress_session` and `wake_session` say whether its checkpoint and wake were recorded before a crash.
+    `progress_session` and `wake_session` say whether its checkpoint and wake were recorded before a crash;
+    `ended_sessions` lists every ended session and `by_session` what each consumed, for the match's records.
     """
 
     input_tokens: int = 0
@@ -89,17 +121,25 @@ class ArmLedger:
     ended_wake: int | None = None
     progress_session: int = 0
     wake_session: int = 0
+    ended_sessions: list[int] = field(default_factory=list)
+    by_session: dict[int, SessionSpend] = field(default_factory=dict)
 
     @property
     def tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
-    def add(self, usage: Usage, cost: float) -> None:
+    def add(self, usage: Usage, cost: float, session: int | None = None) -> None:
         self.input_tokens += usage.input_tokens
         self.cached_input_tokens += usage.cached_input_tokens
         self.output_tokens += usage.output_tokens
         self.cost_usd += cost
         self.llm_calls += 1
+        if session is not None:
+            self.session(session).add(usage, cost)
+
+    def session(self, number: int) -> SessionSpend:
+        """What session `number` has consumed so far (earlier processes' calls included)."""
+        return self.by_session.setdefault(number, SessionSpend())
 
 
 @dataclass
@@ -127,7 +167,7 @@ def rebuild(records: list[dict[str, Any]]) -> Ledger:
         elif r["arm"] in lives:
             lives[r["arm"]] = (lives[r["arm"]][0], t)
         if kind == "llm_call":
-            a.add(Usage(r["input_tokens"], r["cached_input_tokens"], r["output_tokens"]), r["cost_usd"])
+            a.add(Usage(r["input_tokens"], r["cached_input_tokens"], r["output_tokens"]), r["cost_usd"], r.get("session"))
             a.replay_position += 1
         elif kind == "session_start":
             a.sessions += 1
@@ -135,6 +175,7 @@ def rebuild(records: list[dict[str, Any]]) -> Ledger:
             a.tool_calls += 1
         elif kind == "session_end":
             a.ended_session, a.ended_wake = r["session"], r.get("wake_minutes")
+            a.ended_sessions.append(r["session"])
         elif kind == "progress":
             a.progress_session = r["session"]
         elif kind == "wake_scheduled":

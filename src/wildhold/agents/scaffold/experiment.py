@@ -4,6 +4,9 @@ Serves the world with the lobby on over uvicorn on 127.0.0.1 (a free port), regi
 MCP exactly as an outside agent would, starts them together, runs until every model arm is done
 (budget, ceiling, cassette, season end), archives, and writes telemetry, the run manifest, the report
 and the spend curve into the out folder. A rerun into the same folder resumes where telemetry stops.
+Each model session's usage and price is recorded in the match as it ends, so the archive carries the spend.
+The horizon is hidden unless the experiment says otherwise: the orientation protocol tells no agent when
+the match ends, how long it lasts or that spend is measured.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rich.console import Console
 
 from wildhold.agents.base import AgentView
-from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, rebuild
+from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, price_table_id, rebuild
 from wildhold.agents.scaffold.adapters import Adapter, ReplayAdapter
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.agents.scaffold.session import (
@@ -34,6 +37,7 @@ from wildhold.agents.scaffold.session import (
 )
 from wildhold.agents.scaffold.workspace import Workspace
 from wildhold.extras import require
+from wildhold.service.match import SPEND
 from wildhold.revision import git_revision
 
 DEFAULT_OBJECTIVE = "Complete as many quests as possible."
@@ -73,6 +77,7 @@ class Experiment(BaseModel):
     clock: Literal["lockstep", "fast", "realtime"] = "lockstep"
     tick_seconds: float = Field(default=1.0, gt=0)  # realtime: wall-clock seconds per world minute
     objective: str = DEFAULT_OBJECTIVE
+    horizon: Literal["hidden", "visible"] = "hidden"  # hidden: no face tells an agent when the match ends
     budget_usd: float = Field(gt=0)  # per arm, unless the arm sets its own
     ceiling_s: float = Field(gt=0)  # per arm, unless the arm sets its own
     turn_deadline_s: float = 5.0
@@ -105,6 +110,11 @@ class Experiment(BaseModel):
     def ceiling(self, arm: ArmSpec) -> float:
         return arm.ceiling_s if arm.ceiling_s is not None else self.ceiling_s
 
+    def price_table(self) -> dict[str, Any]:
+        """Each model arm's provider, model and pinned price: the table its spend is priced by."""
+        return {a.name: {"provider": a.provider, "model": a.model, **a.price.model_dump()}
+                for a in self.arms if a.provider != "scripted" and a.price is not None}
+
 
 def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
     """What pins the run: code, tool surface, rules, and every model string, sampling, price and cap."""
@@ -123,8 +133,11 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
             entry["cassette_sha256"] = hashlib.sha256(data).hexdigest()
             entry.setdefault("model", json.loads(data).get("model", "replay"))
         arms.append(entry)
-    return {"experiment": exp.name, "wildhold_git_sha": git_revision(short=False), "tools_hash": tools_hash(),
-            "rules_digest": rules_digest(default_content(), program_reads()), "scenario": exp.scenario, "seed": exp.seed,
+    table = exp.price_table()
+    return {"experiment": exp.name, "wildhold_git_sha": git_revision(short=False),
+            "tools_hash": tools_hash(horizon=exp.horizon), "horizon": exp.horizon,
+            "rules_digest": rules_digest(default_content(), program_reads(), exp.horizon),
+            "price_table": table, "price_table_sha256": price_table_id(table), "scenario": exp.scenario, "seed": exp.seed,
             "clock": exp.clock, "tick_seconds": exp.tick_seconds if exp.clock == "realtime" else None,
             "turn_deadline_s": exp.turn_deadline_s if exp.clock == "lockstep" else None,
             "objective": exp.objective, "budget_usd": exp.budget_usd, "ceiling_s": exp.ceiling_s,
@@ -152,7 +165,11 @@ class Run:
         config = HostConfig(signup_token=self.signup, admin_token=admin, clock=exp.clock, lobby=True,
                             tick_seconds=exp.tick_seconds, turn_deadline_s=exp.turn_deadline_s, rate_per_s=0.0,
                             wait_max_s=30.0)
-        self.host = Host.open(out / "world", config, exp.scenario, exp.seed, manifest_extra={"tools_hash": tools_hash()})
+        self.price_table = exp.price_table()
+        self.price_table_id = price_table_id(self.price_table)
+        self.host = Host.open(out / "world", config, exp.scenario, exp.seed, horizon=exp.horizon,
+                              manifest_extra={"tools_hash": tools_hash(horizon=exp.horizon), "price_table": self.price_table,
+                                              "price_table_sha256": self.price_table_id})
         self.app = create_app(self.host, scorer=score_archive, render_html=render_html)
         self.telemetry = Telemetry(out / "telemetry.jsonl")
         self.caps = exp.caps
@@ -163,6 +180,8 @@ class Run:
         self.states: dict[str, str] = {}  # each arm's state, for the operator's live view only
         self.lives: dict[str, float] = {}  # when each arm's life in this process began (monotonic)
         self.server: Loopback | None = None
+        self.agents: dict[str, str] = {}  # arm name -> its character, once the match has started
+        self.spent: set[tuple[str, int]] = set()  # (character, session) whose spend the match has recorded
 
     def budget(self, arm: ArmSpec) -> float:
         return self.exp.budget(arm)
@@ -228,6 +247,8 @@ class Run:
         adapter = self.adapters[arm.name]
         price = Price(arm.price.input_per_mtok, arm.price.output_per_mtok) if arm.price else Price(0.0, 0.0)
         ledger = self.ledger.arm(arm.name)  # after a crash: what telemetry says was already spent
+        for number in ledger.ended_sessions:  # a crash right after a session ended: its record is still owed
+            self.record_spend(arm.name, number, ledger, adapter.model, price)
         if ledger.complete:
             self.model_arms_left -= 1
             self.states[arm.name] = f"done: {ledger.complete}"
@@ -254,6 +275,7 @@ class Run:
                                                world=world, adapter=adapter, workspace=workspace,
                                                telemetry=self.telemetry, price=price, caps=self.caps, ledger=ledger,
                                                resumed=state, repeatable=world.read_only)
+                    self.record_spend(arm.name, number, ledger, adapter.model, price)
                     await self.checkpoint(arm.name, world, number, ledger)
                     await self.sleep(arm.name, world, number, result.wake_minutes)
 
@@ -285,6 +307,14 @@ class Run:
                 self.model_arms_left -= 1
                 self.states[arm.name] = "interrupted"
                 self.stop_clock(arm.name)
+
+    def record_spend(self, arm: str, session: int, ledger: ArmLedger, model: str, price: Price) -> None:
+        """The session's usage and price, recorded once as an input of the match (the operator's, never the agent's)."""
+        agent = self.agents[arm]
+        if (agent, session) in self.spent:
+            return
+        self.host.record_spend(agent, ledger.session(session).record(session, model, price, self.price_table_id))
+        self.spent.add((agent, session))
 
     def stop_reason(self, arm: ArmSpec, ledger: ArmLedger, adapter: Adapter) -> str:
         """Why this arm should start no further session ('' while it may go on)."""
@@ -421,6 +451,8 @@ class Run:
                         tokens[arm.name] = await self.register(arm)
                         _write_private(tokens_file, tokens)
                 self.host.start()
+            self.agents = {args["name"]: agent for agent, args in self.host.match.joins().items()}
+            self.spent = {(inp.agent, inp.args["session"]) for inp in self.host.match.store.inputs(0) if inp.kind == SPEND}
             missing = sorted(a.name for a in self.exp.arms if a.name not in tokens)
             if missing:
                 raise ValueError(f"{self.out} holds a started match without tokens for the arms {', '.join(missing)}; "

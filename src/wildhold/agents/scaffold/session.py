@@ -246,7 +246,7 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
             break
         latency = time.monotonic() - started
         cost = price.cost(turn.usage)
-        ledger.add(turn.usage, cost)
+        ledger.add(turn.usage, cost, number)
         telemetry.emit("llm_call", arm, session=number, model=adapter.model, cost_usd=cost, retries=turn.retries,
                        latency_s=round(latency, 4), tool_calls=len(turn.tool_calls), text=turn.text,
                        calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls],

@@ -1,0 +1,76 @@
+"""Spend as the archive records it: each model session's usage and price, and progress against it.
+
+`wildhold run` records every model session of an arm as a `spend` input of the match (tokens, cached
+tokens, dollars at the pinned price, the price table's identity); the world never sees these records,
+and the archive's header binds their digest. Here they are read back and joined, by tick, to what the
+match's metrics say each character had reached: quests, trial stages and wealth against cumulative
+dollars and tokens. An archive without any such record has no spend to show (`None`), never zeros.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from pathlib import Path
+from typing import Any
+
+from wildhold.eval.metrics import AgentMetrics, MatchMetrics
+from wildhold.service.match import SPEND
+from wildhold.store.archive import Archive
+
+USAGE_FIELDS = ("llm_calls", "input_tokens", "cached_input_tokens", "output_tokens")
+
+
+def read_spend(path: Path | str) -> list[dict[str, Any]] | None:
+    """Every session record in the archive, in order ({agent, tick, session, usage, cost_usd, price...}); None
+    when the archive carries none (no model arm, or written before spend was recorded)."""
+    with Archive(path) as archive:
+        sessions = [{"agent": inp.agent, "tick": inp.tick, **inp.args} for inp in archive.inputs() if inp.kind == SPEND]
+    return sessions or None
+
+
+def _count_by(ticks: list[int], tick: int) -> int:
+    return bisect_right(sorted(ticks), tick)
+
+
+def _wealth_at(curve: list[list[int]], tick: int, start: int) -> int:
+    """The wealth the curve shows at `tick`: its last sample at or before it."""
+    value = start
+    for t, cents in curve:
+        if t > tick:
+            break
+        value = cents
+    return value
+
+
+def _point(am: AgentMetrics, record: dict[str, Any], spent: dict[str, Any]) -> dict[str, Any]:
+    tick = record["tick"]
+    return {"session": record["session"], "tick": tick, **spent,
+            "quests": _count_by(am.quest_ticks, tick),
+            "trial_stages": _count_by(list(am.trial_native_ticks.values()), tick),
+            "trial_stages_independent": _count_by(list(am.trial_stages.values()), tick),
+            "wealth_cents": _wealth_at(am.wealth_curve, tick, am.wealth_start_cents)}
+
+
+def spend_curves(sessions: list[dict[str, Any]] | None, metrics: MatchMetrics) -> tuple[Any, Any]:
+    """(tokens, dollars) per character that spent: its totals and one point per session, each point the
+    cumulative spend after that session with the quests, trial stages and wealth reached by its tick.
+    (None, None) when nothing was recorded."""
+    if not sessions:
+        return None, None
+    tokens: dict[str, dict[str, Any]] = {}
+    dollars: dict[str, dict[str, Any]] = {}
+    for record in sessions:
+        agent = record["agent"]
+        am = metrics.agents[agent]
+        t = tokens.setdefault(agent, {"sessions": 0, "tokens": 0, **dict.fromkeys(USAGE_FIELDS, 0), "points": []})
+        d = dollars.setdefault(agent, {"sessions": 0, "dollars": 0.0, "price": record["price"],
+                                       "price_table": record["price_table"], "points": []})
+        t["sessions"] += 1
+        d["sessions"] += 1
+        for key in USAGE_FIELDS:
+            t[key] += record[key]
+        t["tokens"] = t["input_tokens"] + t["output_tokens"]
+        d["dollars"] += record["cost_usd"]
+        t["points"].append(_point(am, record, {"tokens": t["tokens"], "cached_input_tokens": t["cached_input_tokens"]}))
+        d["points"].append(_point(am, record, {"dollars": d["dollars"]}))
+    return tokens, dollars
