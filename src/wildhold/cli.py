@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional
@@ -83,6 +84,19 @@ def _width() -> int | None:
 def _say(text: str) -> None:
     """A plain line (paths, hashes, tokens): printed as is, never wrapped, so it can be copied or grepped whole."""
     console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+
+@contextmanager
+def _owner_only() -> Iterator[None]:
+    """While a command serves or runs a match, whatever it creates is its owner's only (the data folder holds every
+    agent's programs, logs and whispers): the store sets those modes itself, this covers anything else."""
+    from wildhold.store.private import OTHERS
+
+    before = os.umask(OTHERS)
+    try:
+        yield
+    finally:
+        os.umask(before)
 
 
 def _output_format(format: Enum | None, json_out: bool, default: str) -> str:
@@ -306,6 +320,7 @@ def rules(
 
 
 @app.command()
+@_owner_only()
 def serve(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8765,
     data: Annotated[Path, typer.Option(help="Folder for the match database and archive; an existing match there resumes.")] = Path("runs/serve"),
@@ -465,6 +480,7 @@ def export_cmd(
 
 
 @app.command("run")
+@_owner_only()
 def run_cmd(
     experiment: Annotated[Path, typer.Argument(help="An experiment file (`wildhold examples DIR` copies some out).")],
     out: Annotated[Path, typer.Option(help="Folder for the archive, telemetry, manifest, report and spend curve; a crashed run there resumes.")] = Path("runs/experiment"),

@@ -1,6 +1,7 @@
 """Re-simulate recorded program runs: a fresh sandbox, fed the answers each run received, must make the
 same calls in the same order and end the same way. The world's own replay needs none of this (a
-program's actions are recorded inputs); this checks that the transcript explains the program.
+program's actions are recorded inputs); this checks that the transcript explains the program. The
+programs run in the runner process, isolated as `serve` runs them (programs.isolated), never here.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 import orjson
-import pydantic_monty as pm
 
 from wildhold.content import Content
-from wildhold.programs.sandbox import Sandbox, Settings, error_of
+from wildhold.programs.isolated import RunnerSandbox
+from wildhold.programs.sandbox import Settings
 
 # Failures a fresh sandbox reproduces exactly; the others (wall clock, a dead runner, a refused frame,
 # an oversized state) came from outside the program, so only the calls before them are compared.
@@ -35,7 +36,7 @@ def _same(a: Any, b: Any) -> bool:
     return orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS)
 
 
-def _check_run(sandbox: Sandbox, run: dict[str, Any], source: str, rows: list[dict[str, Any]]) -> RunCheck:
+def _check_run(sandbox: RunnerSandbox, run: dict[str, Any], source: str, rows: list[dict[str, Any]]) -> RunCheck:
     def verdict(problem: str | None, calls: int) -> RunCheck:
         return RunCheck(run["run"], run["agent"], run["name"], run["revision"], calls, problem is None, problem)
 
@@ -49,7 +50,7 @@ def _check_run(sandbox: Sandbox, run: dict[str, Any], source: str, rows: list[di
                 return verdict(f"the transcript skips from call {i} to {row['seq']}", i)
             if i and row["tick"] != rows[i - 1]["tick"] and step["kind"] == "call":
                 # a new turn: the live program was paused and restored here, so the re-simulation is too
-                step = sandbox.load(key, sandbox.park(key), run["seed"])
+                step = sandbox.restore(key, run["seed"])
             if step["kind"] != "call":
                 return verdict(f"call {row['seq']}: the program ended ({step['kind']}) where it called {row['call']}", i)
             if not _same(step["call"], row["args"]):
@@ -76,26 +77,24 @@ def _check_run(sandbox: Sandbox, run: dict[str, Any], source: str, rows: list[di
         sandbox.drop(key)
 
 
-def _snapshot_failure(sandbox: Sandbox, key: str, step: dict[str, Any], error: dict[str, Any]) -> str | None:
+def _snapshot_failure(sandbox: RunnerSandbox, key: str, step: dict[str, Any], error: dict[str, Any]) -> str | None:
     """A run that failed while the runner kept its snapshot (paused in `error["call"]`): the re-simulation must be
     paused in that call and fail to keep its snapshot the same way (the problem, or None when it does)."""
     call = error.get("call") or {}
     if step["kind"] != "call" or not _same(step["call"], call):
         return (f"the run failed keeping its snapshot in {call.get('fn')}; the re-simulation is not paused there "
                 f"({step['kind']} {(step.get('call') or {}).get('fn', '')})")
-    try:
-        sandbox.snapshot(key)
-    except pm.MontyError as exc:
-        got = error_of(exc)
-        if got["type"] == error.get("type"):
-            return None
-        return f"the run failed keeping its snapshot with {error.get('type')}; the re-simulation met {got['type']}"
-    return f"the run failed keeping its snapshot with {error.get('type')}; the re-simulation kept it"
+    got = sandbox.snapshot_error(key)
+    if got is None:
+        return f"the run failed keeping its snapshot with {error.get('type')}; the re-simulation kept it"
+    if got.get("type") == error.get("type"):
+        return None
+    return f"the run failed keeping its snapshot with {error.get('type')}; the re-simulation met {got.get('type')}"
 
 
 def resimulate(content: Content, sources: Iterable[dict[str, Any]], runs: Iterable[dict[str, Any]],
                calls: Iterable[dict[str, Any]]) -> list[RunCheck]:
-    """Check every run against its transcript in a fresh sandbox; one verdict per run, in run order."""
+    """Check every run against its transcript in a fresh runner; one verdict per run, in run order."""
     text = {(s["agent"], s["name"], s["revision"]): s["source"] for s in sources}
     by_run: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for row in calls:
@@ -103,7 +102,7 @@ def resimulate(content: Content, sources: Iterable[dict[str, Any]], runs: Iterab
     runs = sorted(runs, key=lambda r: r["run"])
     if not runs:
         return []
-    sandbox = Sandbox(Settings.from_spec(content.programs))
+    sandbox = RunnerSandbox(Settings.from_spec(content.programs))
     try:
         out = []
         for run in runs:

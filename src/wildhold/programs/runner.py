@@ -103,6 +103,8 @@ def handle(sandbox: Sandbox, request: dict[str, Any]) -> dict[str, Any]:
         return with_snapshot(sandbox, key, sandbox.resume(key, request["answer"]), request)
     if op == "park":
         return {"kind": "parked", "dump": pack_bytes(sandbox.park(key))}
+    if op == "snapshot":
+        return keep(sandbox, key)
     if op == "drop":
         sandbox.drop(key)
         return {"kind": "dropped"}
@@ -123,6 +125,16 @@ def load(sandbox: Sandbox, key: str, cap: str, request: dict[str, Any]) -> dict[
     after = sandbox.resume(key, request["answer"])
     return {**after, "answered": True, "out": step["out"] + after["out"],
             "out_dropped": step["out_dropped"] + after["out_dropped"]}
+
+
+def keep(sandbox: Sandbox, key: str) -> dict[str, Any]:
+    """Whether the held program's snapshot can be taken, and its size (a re-simulation's check of a run that
+    failed keeping it): the program stays paused; taking it failed is the program's error, and lets it go."""
+    try:
+        return {"kind": "kept", "bytes": len(sandbox.snapshot(key))}
+    except pm.MontyError as exc:
+        sandbox.drop(key)
+        return {"kind": "error", "error": {**error_of(exc), "at": "snapshot"}}
 
 
 def with_snapshot(sandbox: Sandbox, key: str, step: dict[str, Any], request: dict[str, Any]) -> dict[str, Any]:

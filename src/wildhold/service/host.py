@@ -12,6 +12,7 @@ what it answers about the world is in `wildhold.service.reads`, served through t
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,6 +26,7 @@ from wildhold.service.errors import HostError, refuse_unless_running
 from wildhold.service.match import Horizon, Match
 from wildhold.service.operations import Operations
 from wildhold.service.program_host import ProgramHost
+from wildhold.store.private import private_folder, tighten
 from wildhold.store.sqlite import StoreError
 from wildhold.world.errors import Rejected
 
@@ -65,11 +67,16 @@ class Host:
     def open(cls, data_dir: Path | str, config: HostConfig, scenario: str = "default", seed: int = 0,
              content: Content | None = None, manifest_extra: dict[str, Any] | None = None,
              horizon: Horizon = "visible") -> Host:
-        """Start a new match in `data_dir`, or resume the one stored there (scenario, seed, clock and horizon must agree)."""
+        """Start a new match in `data_dir`, or resume the one stored there (scenario, seed, clock and horizon must agree).
+        The folder and all it holds are its owner's only; a folder that others could read is made so, once said."""
         config.check()
         content = content or default_content()
         data_dir = Path(data_dir)
-        data_dir.mkdir(parents=True, exist_ok=True)
+        loose = tighten(data_dir) if data_dir.is_dir() else []
+        private_folder(data_dir)
+        if loose:
+            print(f"wildhold: {data_dir} was open to other users ({len(loose)} of its paths); its folders are now 0700 "
+                  "and its files 0600, its owner's only", file=sys.stderr)
         db = data_dir / DB_NAME
         if db.exists():
             match = Match.resume(db, content)

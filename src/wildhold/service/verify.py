@@ -23,6 +23,7 @@ from wildhold.content import Content, default_content
 from wildhold.programs.replay import RunCheck, check_archive
 from wildhold.service.match import records_digest, replay, roster
 from wildhold.store.archive import Archive, ArchiveError
+from wildhold.store.private import private_folder, write_private
 from wildhold.store.sqlite import StoreError
 from wildhold.world.serialize import dumps, state_hash
 from wildhold.world.world import World
@@ -166,9 +167,8 @@ def _keep(cache: Path, verdict: Verdict, content: Content) -> None:
     entry = {"archive_sha256": verdict.archive_sha256, "bound": verdict.bound, "archive_head": verdict.archive_head,
              "content_digest": content.digest, "wildhold_version": __version__}
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = cache / f"{verdict.archive_sha256}.json.tmp"
-        tmp.write_bytes(orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
+        tmp = private_folder(cache) / f"{verdict.archive_sha256}.json.tmp"
+        write_private(tmp, orjson.dumps(entry, option=orjson.OPT_SORT_KEYS))
         tmp.replace(cache / f"{verdict.archive_sha256}.json")
     except OSError:
         pass

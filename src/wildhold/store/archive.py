@@ -32,6 +32,7 @@ from typing import Any, Iterator
 
 import orjson
 
+from wildhold.store.private import opener, private_folder
 from wildhold.store.sqlite import Input, MatchStore
 from wildhold.world.events import GENESIS, link
 
@@ -71,11 +72,11 @@ def _member(name: str) -> zipfile.ZipInfo:
 
 def export_archive(store: MatchStore, manifest: dict[str, Any], final_state: bytes, path: Path | str) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     tmp = path.with_suffix(path.suffix + ".tmp")
     header = header_bytes(manifest)
     manifest = {"format": FORMAT, **manifest, "archive_head": archive_head(header, manifest["chain_head"])}
-    with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
+    with open(tmp, "wb", opener=opener) as raw, zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as z:
         z.writestr(_member("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
         z.writestr(_member(HEADER), header)
         z.writestr(_member("inputs.jsonl"), b"".join(orjson.dumps(asdict(i)) + b"\n" for i in store.inputs(0)))

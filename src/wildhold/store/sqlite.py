@@ -18,6 +18,8 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
+from wildhold.store.private import private_file
+
 SCHEMA_VERSION = 1
 
 SCHEMA = """
@@ -76,7 +78,7 @@ class Input:
 
 class MatchStore:
     def __init__(self, path: Path | str):
-        self.path = Path(path)
+        self.path = private_file(Path(path))  # its -wal and -shm files take its mode
         self.db = sqlite3.connect(self.path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")

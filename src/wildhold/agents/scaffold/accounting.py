@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wildhold.agents.scaffold.adapters import Usage
+from wildhold.store.private import opener, private_folder
 
 EVENT_KINDS = ("run_start", "session_start", "session_resumed", "llm_call", "tool_call", "workspace_write",
                "wake_scheduled", "session_end", "progress", "run_complete")
@@ -70,13 +71,13 @@ class Telemetry:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.path.parent)
 
     def emit(self, kind: str, arm: str | None = None, **data: Any) -> dict[str, Any]:
         if kind not in EVENT_KINDS:
             raise ValueError(f"unknown telemetry kind {kind!r}")
         record = {"kind": kind, "arm": arm, "t": round(time.time(), 3), **data}
-        with self.path.open("a", encoding="utf-8") as f:
+        with open(self.path, "a", encoding="utf-8", opener=opener) as f:
             f.write(json.dumps(record, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())

@@ -39,6 +39,7 @@ from wildhold.agents.scaffold.workspace import Workspace
 from wildhold.extras import require
 from wildhold.service.match import SPEND
 from wildhold.revision import git_revision
+from wildhold.store.private import private_folder, write_private
 
 DEFAULT_OBJECTIVE = "Complete as many quests as possible."
 PROGRAM_POLL_S = 0.05  # how often a sleeping arm looks whether its programs still run
@@ -160,7 +161,7 @@ class Run:
         for arm in exp.arms:  # a provider SDK that is not installed fails here, before anything is written
             if arm.provider in ("openai", "anthropic", "google"):
                 require(arm.provider, f"the {arm.provider} arm {arm.name!r}")
-        out.mkdir(parents=True, exist_ok=True)
+        private_folder(out)
         self.signup, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         config = HostConfig(signup_token=self.signup, admin_token=admin, clock=exp.clock, lobby=True,
                             tick_seconds=exp.tick_seconds, turn_deadline_s=exp.turn_deadline_s, rate_per_s=0.0,
@@ -541,16 +542,13 @@ def spend_curve(records: list[dict[str, Any]], stages: dict[str, dict[str, list[
 
 
 def _write(path: Path, data: Any) -> Path:
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
-    return path
+    return write_private(path, (json.dumps(data, indent=2, sort_keys=True, default=str) + "\n").encode())
 
 
 def _write_private(path: Path, data: Any) -> None:
     """Bearer tokens: written whole (a crash leaves the old file or the new one), readable by the owner only."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data))
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    write_private(tmp, json.dumps(data).encode()).replace(path)
 
 
 def run_experiment(path: Path, out: Path, *, quiet: bool = False, console: Console | None = None) -> dict[str, Path]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+from wildhold.store.private import private_folder, write_private
+
 
 class WorkspaceError(Exception):
     """A refused workspace operation, read by the model as "code: sentence"."""
@@ -18,7 +20,7 @@ class Workspace:
 
     def __init__(self, root: Path, quota_bytes: int):
         self.root = Path(root).resolve()
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_folder(self.root)
         self.quota_bytes = quota_bytes
 
     def _path(self, path: str) -> Path:
@@ -44,8 +46,7 @@ class Workspace:
                                  f"{used} bytes; it holds at most {self.quota_bytes}. Delete or shorten files first.")
         if full.is_dir():
             raise WorkspaceError("is_a_folder", f"{path!r} is a folder.")
-        full.parent.mkdir(parents=True, exist_ok=True)
-        full.write_bytes(data)
+        write_private(private_folder(full.parent) / full.name, data)
         return {"path": path, "bytes": len(data), "workspace_bytes": used, "quota_bytes": self.quota_bytes}
 
     def read(self, path: str) -> dict:
