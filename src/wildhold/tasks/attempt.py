@@ -13,6 +13,7 @@ from wildhold.service.match import Match
 from wildhold.store.archive import Archive
 from wildhold.tasks.evaluate import Tracker
 from wildhold.tasks.spec import Task
+from wildhold.world.parts.farming import farm
 from wildhold.world.setup import SETUP
 
 AGENT_NAME = "tasker"
@@ -22,15 +23,23 @@ class SetupFailed(Exception):
     """A set-up step the world refused: the task's fault, never the agent's."""
 
 
-def _beside(match: Match, agent: str) -> tuple[int, int]:
-    """A free tile next to the character for a structure the set-up puts there."""
+NEAR = ("place_structure", "place_resource", "plant_crop")  # the set-up commands `near: true` may put beside the character
+
+
+def _beside(match: Match, agent: str, command: str) -> tuple[int, int]:
+    """A free tile next to the character (the nearer ring first) for what the set-up puts there: a crop needs soil."""
     w = match.world
     x, y = w.chars[agent].pos % w.width, w.chars[agent].pos // w.width
-    for dx, dy in ((1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (1, -1), (-1, -1)):
+    soil = set(w.content.farming.soil)
+    ring = ((1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (1, -1), (-1, -1))
+    for dx, dy in ring + tuple((2 * a, 2 * b) for a, b in ring):
         p = w.pos(x + dx, y + dy)
-        if p is not None and w.is_walkable(p) and p not in w.structures and p not in w.nodes:
-            return x + dx, y + dy
-    raise SetupFailed("no free tile beside the character")
+        if p is None or not w.is_walkable(p) or p in w.structures or p in w.nodes or p in w.occupants or p in farm(w).plots:
+            continue
+        if command == "plant_crop" and w.terrain_names[w.terrain[p]] not in soil:
+            continue
+        return x + dx, y + dy
+    raise SetupFailed(f"no free tile beside the character for {command}")
 
 
 def set_up(match: Match, agent: str, task: Task) -> None:
@@ -39,7 +48,7 @@ def set_up(match: Match, agent: str, task: Task) -> None:
         if "agent" in SETUP[step.command].args.model_fields:
             args.setdefault("agent", agent)
         if step.near:
-            args["x"], args["y"] = _beside(match, agent)
+            args["x"], args["y"] = _beside(match, agent, step.command)
         code = match.setup(step.command, args)
         if code is not None:
             raise SetupFailed(f"set-up step {i} ({step.command}) was refused: {code}")

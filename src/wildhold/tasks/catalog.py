@@ -7,13 +7,14 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from wildhold.content import Content, default_content
 from wildhold.content.loader import ContentError, validated as _model
+from wildhold.tasks.attempt import NEAR
 from wildhold.tasks.evaluators import EVALUATORS
 from wildhold.tasks.spec import HandWritten, Task, TemplateFile
 from wildhold.world.setup import SETUP
@@ -23,13 +24,33 @@ TASKS_DIR = Path(__file__).parents[1] / "content" / "data" / "tasks"
 
 # ---- the content entries templates run over ----------------------------------------------------
 
+RARE_DENSITY = 0.05  # nodes scarcer than this may lie beyond a short task's reach on a small map: set-ups put one beside
+
+
+def _seeded(c: Content, items: Iterable[str]) -> list[dict[str, Any]]:
+    """Set-up steps that put a node of each rare item (one only rare nodes yield) beside the character."""
+    steps = []
+    for item in items:
+        nodes = [k for k, n in c.nodes.items() if n.item == item]
+        if nodes and all(c.nodes[k].density < RARE_DENSITY for k in nodes):
+            steps.append({"command": "place_resource", "args": {"node": nodes[0]}, "near": True})
+    return steps
+
+
+def _unlocks(c: Content, recipe: str) -> list[dict[str, Any]]:
+    """Set-up steps that raise the friendship a recipe is unlocked at (the task is the recipe, not the friendship)."""
+    return [{"command": "set_friendship", "args": {"npc": name, "level": u.level}}
+            for name, npc in c.npcs.items() for u in npc.unlocks if recipe in u.recipes]
+
+
 def _gatherables(c: Content) -> Iterator[dict[str, Any]]:
     seen: set[str] = set()
     for name, node in c.nodes.items():
         if node.item in seen:
             continue
         seen.add(node.item)
-        yield {"key": node.item, "item": node.item, "node": name, "tool": node.requires_tool or "none"}
+        yield {"key": node.item, "item": node.item, "node": name, "tool": node.requires_tool or "none",
+               "seeded": _seeded(c, [node.item])}
 
 
 def _recipes(kind: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
@@ -39,14 +60,18 @@ def _recipes(kind: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
                 continue
             inputs = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in r.inputs.items()]
             raw = all(any(n.item == i for n in c.nodes.values()) for i in r.inputs)
+            station = [] if r.station is None else [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]
             yield {"key": name, "recipe": name, "item": next(iter(r.outputs)), "station": r.station or "none",
-                   "inputs": inputs, "raw": raw, "half": inputs[: max(1, len(inputs) // 2)]}
+                   "inputs": inputs, "raw": raw, "half": inputs[: max(1, len(inputs) // 2)],
+                   "unlock": _unlocks(c, name), "beside": station, "seeded": _seeded(c, r.inputs)}
     return entries
 
 
 def _crops(c: Content) -> Iterator[dict[str, Any]]:
     for name, crop in c.crops.items():
-        yield {"key": name, "crop": name, "seed": crop.seed, "product": crop.product}
+        season = next(s for s in c.calendar.seasons if s in crop.seasons)
+        yield {"key": name, "crop": name, "seed": crop.seed, "product": crop.product, "season": season,
+               "in_season": [{"command": "set_season", "args": {"season": season}}]}
 
 
 def _animals(c: Content) -> Iterator[dict[str, Any]]:
@@ -185,7 +210,7 @@ def check_task(file: str, key: str, task: Task, content: Content) -> None:
     if task.scenario not in content.scenarios:
         refuse("scenario", f"unknown scenario {task.scenario!r}")
     tables = {"items": content.items, "structures": content.structures, "weather": content.calendar.weathers,
-              "node": content.nodes}
+              "node": content.nodes, "npcs": content.npcs, "crops": content.crops}
     for i, step in enumerate(task.setup):
         spec = SETUP.get(step.command)
         if spec is None:
@@ -194,14 +219,15 @@ def check_task(file: str, key: str, task: Task, content: Content) -> None:
         if "agent" in spec.args.model_fields:
             args.setdefault("agent", "a1")
         if step.near:
-            if step.command != "place_structure":
-                refuse(f"setup.{i}.near", "only place_structure can be put beside the character")
+            if step.command not in NEAR:
+                refuse(f"setup.{i}.near", f"only {', '.join(NEAR)} can be put beside the character")
             args.update(x=0, y=0)
         try:
             spec.args.model_validate(args)
         except ValidationError as exc:
             refuse(f"setup.{i}.args", exc.errors()[0]["msg"])
-        for arg, table in (("item", "items"), ("structure", "structures"), ("weather", "weather"), ("node", "node")):
+        for arg, table in (("item", "items"), ("structure", "structures"), ("weather", "weather"), ("node", "node"),
+                           ("npc", "npcs"), ("crop", "crops")):
             if arg in args and args[arg] not in tables[table]:
                 refuse(f"setup.{i}.args.{arg}", f"unknown {arg} {args[arg]!r}")
     cls = EVALUATORS.get(task.evaluator)

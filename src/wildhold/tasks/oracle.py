@@ -25,7 +25,7 @@ class Oracle(Expedition):
         g = self.goal
         if g == "obtain":
             if p.get("via") in ("craft", "cook"):
-                return self.make(view, self.recipe_for(p["item"], p["via"])) or self.explore_here(view)
+                return self.make(view, self.recipe_for(view, p["item"], p["via"])) or self.explore_here(view)
             return self.with_tool_for(view, p["item"]) or self.forage(view, p["item"])
         if g == "plant":
             return self.farm(view, p["crop"])
@@ -43,8 +43,17 @@ class Oracle(Expedition):
             return g, args
         return None
 
-    def recipe_for(self, item: str, via: str) -> str:
-        return next(k for k, r in self.content.recipes.items() if item in r.outputs and r.kind == via)
+    def recipe_for(self, view: AgentView, item: str, via: str) -> str:
+        """The recipe for `item`: one whose inputs it carries, else one whose inputs the land yields, else the first."""
+        inv = view.status()["inventory"]
+        ways = [k for k, r in self.content.recipes.items() if item in r.outputs and r.kind == via]
+
+        def rank(name: str) -> tuple[bool, bool]:
+            inputs = self.content.recipes[name].inputs
+            return (any(inv.get(i, 0) < q for i, q in inputs.items()),
+                    any(i not in self.node_items and i not in self.content.recipes for i in inputs))
+
+        return min(ways, key=rank)
 
     def explore_here(self, view: AgentView) -> Decision:
         obs = view.observation()

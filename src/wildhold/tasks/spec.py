@@ -21,7 +21,8 @@ class Limits(Frozen):
 
 class SetupStep(Frozen):
     """One set-up command of the world's (`world.setup`); `agent` is filled in with the attempt's
-    character. `near: true` puts a `place_structure` beside the character instead of at `x, y`."""
+    character. `near: true` puts what a `place_structure`, `place_resource` or `plant_crop` puts beside the
+    character instead of at `x, y`."""
 
     command: str
     args: dict[str, Any] = Field(default_factory=dict)
