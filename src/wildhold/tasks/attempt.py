@@ -27,19 +27,33 @@ NEAR = ("place_structure", "place_resource", "plant_crop")  # the set-up command
 
 
 def _beside(match: Match, agent: str, command: str) -> tuple[int, int]:
-    """A free tile next to the character (the nearer ring first) for what the set-up puts there: a crop needs soil."""
+    """The nearest free tile to the character for what the set-up puts there (a crop needs soil); when it
+    is not next to the character, the character is moved next to it, so that it stands within reach."""
     w = match.world
-    x, y = w.chars[agent].pos % w.width, w.chars[agent].pos // w.width
+    x, y = w.xy(w.chars[agent].pos)
     soil = set(w.content.farming.soil)
-    ring = ((1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (1, -1), (-1, -1))
-    for dx, dy in ring + tuple((2 * a, 2 * b) for a, b in ring):
-        p = w.pos(x + dx, y + dy)
-        if p is None or not w.is_walkable(p) or p in w.structures or p in w.nodes or p in w.occupants or p in farm(w).plots:
-            continue
-        if command == "plant_crop" and w.terrain_names[w.terrain[p]] not in soil:
-            continue
-        return x + dx, y + dy
-    raise SetupFailed(f"no free tile beside the character for {command}")
+
+    def free(p: int | None) -> bool:
+        return (p is not None and w.is_walkable(p) and p not in w.structures and p not in w.nodes
+                and p not in w.occupants and p not in farm(w).plots)
+
+    for r in range(1, 7):
+        ring = sorted(((dx, dy) for dx in range(-r, r + 1) for dy in range(-r, r + 1) if max(abs(dx), abs(dy)) == r),
+                      key=lambda d: (abs(d[0]) + abs(d[1]), d[1], d[0]))
+        for dx, dy in ring:
+            p = w.pos(x + dx, y + dy)
+            if not free(p) or (command == "plant_crop" and w.terrain_names[w.terrain[p]] not in soil):
+                continue
+            if r > 1:
+                stand = next((q for q in (w.pos(x + dx + ex, y + dy + ey) for ex in (-1, 0, 1) for ey in (-1, 0, 1))
+                              if q != p and free(q)), None)
+                if stand is None:
+                    continue
+                code = match.setup("move_character", {"agent": agent, "x": w.xy(stand)[0], "y": w.xy(stand)[1]})
+                if code is not None:
+                    raise SetupFailed(f"could not move the character beside ({x + dx}, {y + dy}): {code}")
+            return x + dx, y + dy
+    raise SetupFailed(f"no free tile near the character for {command}")
 
 
 def set_up(match: Match, agent: str, task: Task) -> None:

@@ -75,6 +75,7 @@ class Template(Frozen):
 
 class TemplateFile(Frozen):
     limits: dict[Literal[DIFFICULTIES], Limits]  # type: ignore[valid-type]
+    max_quantity_share: float = Field(ge=0, le=1)  # of tasks that differ from another only in a quantity
     templates: dict[str, Template]
 
 
