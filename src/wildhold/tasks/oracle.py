@@ -147,13 +147,14 @@ class Oracle(Expedition):
         return self.walk(known, here, entrance) or self.seek(view, known, here)
 
     def survive(self, view: AgentView) -> Decision:
-        """Eat, shelter at dusk (putting down a carried shelter), keep food in the pack, rest."""
+        """Eat, shelter at dusk (putting down a carried shelter), keep food in the pack, rest (long: turns are few)."""
         me = view.status()
         for item in me["inventory"]:
             places = self.content.items[item].places
             if places and self.content.structures[places].shelter:
                 return self.nearby(view, "place", {"item": item})
-        return Survivor.decide(self, view)
+        decision = Survivor.decide(self, view)
+        return ("rest", {"ticks": 60}) if decision and decision[0] == "rest" else decision
 
     def recipe_for(self, view: AgentView, item: str, via: str) -> str:
         """The recipe for `item`: one whose inputs it carries, else one whose inputs the land yields, else the first."""
