@@ -40,6 +40,12 @@ def test_give_and_take_items_emit_item_events(world):
     ("place_resource", {"x": 0, "y": 0, "node": "mithril"}, "unknown_node"),
     ("teleport", {}, "unknown_command"),
     ("set_needs", {"agent": "a1", "health": "lots"}, "bad_arguments"),
+    ("set_season", {"season": "monsoon"}, "unknown_season"),
+    ("set_friendship", {"agent": "a1", "npc": "zed", "level": 1}, "unknown_npc"),
+    ("set_friendship", {"agent": "a1", "npc": "mara", "level": 99}, "bad_level"),
+    ("unlock_tier", {"agent": "a1", "tier": 9}, "unknown_tier"),
+    ("plant_crop", {"agent": "a1", "x": 0, "y": 0, "crop": "cactus"}, "unknown_crop"),
+    ("plant_crop", {"agent": "a1", "x": 0, "y": 0, "crop": "wheat", "stage": 9}, "bad_stage"),
 ])
 def test_a_bad_setup_command_changes_nothing(world, command, args, code):
     before = state_hash(world)
@@ -88,3 +94,51 @@ def test_recorded_setup_commands_replay_to_the_same_state(tmp_path):
     assert again.events.head == match.world.events.head
     assert state_hash(again) == state_hash(match.world)
     match.close()
+
+
+def test_set_season_jumps_forward_to_the_seasons_first_day(world):
+    apply_setup(world, "set_season", {"season": "autumn", "hour": 9})
+    assert world.season == "autumn" and world.day == 2 * world.calendar.days_per_season + 1 and world.tick % 1440 == 540
+    apply_setup(world, "set_season", {"season": "autumn", "hour": 10})
+    assert world.day == 2 * world.calendar.days_per_season + 1  # already in it: the same day, later
+    apply_setup(world, "set_season", {"season": "spring"})
+    assert world.season == "spring" and world.day == 4 * world.calendar.days_per_season + 1
+
+
+def test_set_friendship_opens_what_the_level_unlocks(world):
+    from wildhold.world.parts import PARTS
+    from wildhold.world.parts.settlement import friendship
+
+    def locked() -> bool:
+        return any(part.recipe_locked(world, world.chars["a1"], "cloth_from_fiber") for part in PARTS)
+
+    assert locked()
+    apply_setup(world, "set_friendship", {"agent": "a1", "npc": "ines", "level": 3})
+    assert friendship(world, "a1", "ines")[1] == 3
+    assert [e[2] for e in world.events.drain()][-2:] == ["friendship_level", "setup"]
+    assert not locked()
+
+
+def test_unlock_tier_opens_it_and_every_tier_before(world):
+    from wildhold.world.parts.dungeon import unlocked_tiers
+
+    assert unlocked_tiers(world, "a1") == [1]
+    apply_setup(world, "unlock_tier", {"agent": "a1", "tier": 3})
+    assert unlocked_tiers(world, "a1") == [1, 2, 3]
+
+
+def test_plant_crop_puts_a_grown_crop_on_a_new_plot_and_refuses_a_taken_tile(world):
+    from wildhold.world.parts.farming import farm, is_mature
+
+    soil = world.content.farming.soil
+    p = next(q for q in range(world.width * world.height) if world.terrain_names[world.terrain[q]] in soil
+             and q not in world.nodes and q not in world.structures)
+    x, y = world.xy(p)
+    spec = world.content.crops["wheat"]
+    apply_setup(world, "plant_crop", {"agent": "a1", "x": x, "y": y, "crop": "wheat", "stage": len(spec.stage_days)})
+    plot = farm(world).plots[p]
+    assert (plot.owner, plot.crop) == ("a1", "wheat") and is_mature(spec, plot.growth)
+    before = state_hash(world)
+    with pytest.raises(SetupError) as err:
+        apply_setup(world, "plant_crop", {"agent": "a1", "x": x, "y": y, "crop": "turnip"})
+    assert err.value.code == "occupied" and state_hash(world) == before

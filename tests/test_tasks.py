@@ -98,3 +98,41 @@ def test_tasks_score_reproduces_results_json_and_a_rerun_resumes(tmp_path):
     before = archive.stat().st_mtime_ns
     assert run_suite(tasks, "oracle", 2, 1, tmp_path) == results
     assert archive.stat().st_mtime_ns == before
+
+
+def test_validate_refuses_a_suite_where_too_many_tasks_differ_only_in_a_quantity(tmp_path):
+    root = _copy(tmp_path)
+    suite = load_suite(root)
+    groups = suite.quantity_variants()
+    assert ["exploration/gather-wood-many-v1", "exploration/gather-wood-v1"] in groups
+    suite.check_breadth()
+    templates = root / "templates.yaml"
+    templates.write_text(templates.read_text().replace("max_quantity_share: 0.3", "max_quantity_share: 0.01"))
+    with pytest.raises(ContentError) as err:
+        load_suite(root).check_breadth()
+    assert err.value.key == "max_quantity_share"
+
+
+def test_the_failures_file_names_only_tasks_of_the_suite(tmp_path):
+    root = _copy(tmp_path)
+    (root / "oracle_failures.yaml").write_text("failures: {farming/plant-wheet-v1: too slow}\n")
+    with pytest.raises(ContentError, match="did you mean farming/plant-wheat-v1"):
+        load_suite(root)
+
+
+ACROSS = ["combat/defeat-skeleton-v1", "survival/survive-day-clear-none-v1", "farming/harvest-turnip-v1",
+          "farming/feed-chicken-v1", "social/befriend-oskar-with-milk-v1", "construction/build-chest-v1",
+          "economy/sell-coal-made-to-bram-v1", "exploration/gather-coal-v1", "crafting/craft-iron_pickaxe-v1"]
+
+
+def test_the_oracle_fails_exactly_the_listed_tasks_among_a_sample_across_the_cells(tmp_path):
+    content, suite = default_content(), default_suite()
+    listed = ["combat/defeat-cultist-v1", "economy/buy-hoe-from-bram-earned-v1"]
+    assert set(listed) <= set(suite.oracle_failures)
+    failed = []
+    for task_id in ACROSS + listed:
+        task = suite.get(task_id)
+        result = run_attempt(task, Oracle(content, task.evaluator, task.params), "oracle", 0, tmp_path, content)
+        if result["status"] != "success":
+            failed.append(task_id)
+    assert failed == listed

@@ -635,7 +635,14 @@ def tasks_show(task_id: str) -> None:
 def tasks_validate() -> None:
     """Load every task file and check every reference."""
     suite = _suite()
-    typer.echo(f"{len(suite.tasks)} tasks and a Lite list of {len(suite.lite)}: valid")
+    try:
+        suite.check_breadth()
+    except ContentError as exc:
+        _say(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(1) from None
+    variants = sum(map(len, suite.quantity_variants()))
+    typer.echo(f"{len(suite.tasks)} tasks and a Lite list of {len(suite.lite)}: valid; "
+               f"{variants} ({variants / max(1, len(suite.tasks)):.0%}) differ from another only in a quantity")
 
 
 @tasks_app.command("run")

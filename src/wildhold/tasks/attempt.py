@@ -13,6 +13,7 @@ from wildhold.service.match import Match
 from wildhold.store.archive import Archive
 from wildhold.tasks.evaluate import Tracker
 from wildhold.tasks.spec import Task
+from wildhold.world.parts.farming import farm
 from wildhold.world.setup import SETUP
 
 AGENT_NAME = "tasker"
@@ -22,15 +23,37 @@ class SetupFailed(Exception):
     """A set-up step the world refused: the task's fault, never the agent's."""
 
 
-def _beside(match: Match, agent: str) -> tuple[int, int]:
-    """A free tile next to the character for a structure the set-up puts there."""
+NEAR = ("place_structure", "place_resource", "plant_crop")  # the set-up commands `near: true` may put beside the character
+
+
+def _beside(match: Match, agent: str, command: str) -> tuple[int, int]:
+    """The nearest free tile to the character for what the set-up puts there (a crop needs soil); when it
+    is not next to the character, the character is moved next to it, so that it stands within reach."""
     w = match.world
-    x, y = w.chars[agent].pos % w.width, w.chars[agent].pos // w.width
-    for dx, dy in ((1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (1, -1), (-1, -1)):
-        p = w.pos(x + dx, y + dy)
-        if p is not None and w.is_walkable(p) and p not in w.structures and p not in w.nodes:
+    x, y = w.xy(w.chars[agent].pos)
+    soil = set(w.content.farming.soil)
+
+    def free(p: int | None) -> bool:
+        return (p is not None and w.is_walkable(p) and p not in w.structures and p not in w.nodes
+                and p not in w.occupants and p not in farm(w).plots)
+
+    for r in range(1, 7):
+        ring = sorted(((dx, dy) for dx in range(-r, r + 1) for dy in range(-r, r + 1) if max(abs(dx), abs(dy)) == r),
+                      key=lambda d: (abs(d[0]) + abs(d[1]), d[1], d[0]))
+        for dx, dy in ring:
+            p = w.pos(x + dx, y + dy)
+            if not free(p) or (command == "plant_crop" and w.terrain_names[w.terrain[p]] not in soil):
+                continue
+            if r > 1:
+                stand = next((q for q in (w.pos(x + dx + ex, y + dy + ey) for ex in (-1, 0, 1) for ey in (-1, 0, 1))
+                              if q != p and free(q)), None)
+                if stand is None:
+                    continue
+                code = match.setup("move_character", {"agent": agent, "x": w.xy(stand)[0], "y": w.xy(stand)[1]})
+                if code is not None:
+                    raise SetupFailed(f"could not move the character beside ({x + dx}, {y + dy}): {code}")
             return x + dx, y + dy
-    raise SetupFailed("no free tile beside the character")
+    raise SetupFailed(f"no free tile near the character for {command}")
 
 
 def set_up(match: Match, agent: str, task: Task) -> None:
@@ -39,7 +62,7 @@ def set_up(match: Match, agent: str, task: Task) -> None:
         if "agent" in SETUP[step.command].args.model_fields:
             args.setdefault("agent", agent)
         if step.near:
-            args["x"], args["y"] = _beside(match, agent)
+            args["x"], args["y"] = _beside(match, agent, step.command)
         code = match.setup(step.command, args)
         if code is not None:
             raise SetupFailed(f"set-up step {i} ({step.command}) was refused: {code}")

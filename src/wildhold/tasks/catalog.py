@@ -7,13 +7,14 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from wildhold.content import Content, default_content
 from wildhold.content.loader import ContentError, validated as _model
+from wildhold.tasks.attempt import NEAR
 from wildhold.tasks.evaluators import EVALUATORS
 from wildhold.tasks.spec import HandWritten, Task, TemplateFile
 from wildhold.world.setup import SETUP
@@ -23,13 +24,49 @@ TASKS_DIR = Path(__file__).parents[1] / "content" / "data" / "tasks"
 
 # ---- the content entries templates run over ----------------------------------------------------
 
+RARE_DENSITY = 0.05  # nodes scarcer than this may lie beyond a short task's reach on a small map: set-ups put one beside
+
+
+def _seeded(c: Content, items: Iterable[str]) -> list[dict[str, Any]]:
+    """Set-up steps that put a node of each rare item (one only rare nodes yield) beside the character."""
+    steps = []
+    for item in items:
+        nodes = [k for k, n in c.nodes.items() if n.item == item]
+        if nodes and all(c.nodes[k].density < RARE_DENSITY for k in nodes):
+            steps.append({"command": "place_resource", "args": {"node": nodes[0]}, "near": True})
+    return steps
+
+
+def _unlocks(c: Content, recipe: str) -> list[dict[str, Any]]:
+    """Set-up steps that raise the friendship a recipe is unlocked at (the task is the recipe, not the friendship)."""
+    return [{"command": "set_friendship", "args": {"npc": name, "level": u.level}}
+            for name, npc in c.npcs.items() for u in npc.unlocks if recipe in u.recipes]
+
+
+TOOLS = ("stone_pickaxe", "wooden_axe", "fishing_rod")  # what a from-the-land set-up hands over
+
+
+def _sourcing(c: Content, item: str) -> list[dict[str, Any]] | None:
+    """Set-up steps that let a character get `item` from the land (the tools, a rare node, the one recipe's
+    station and friendship beside or given), or None when the land cannot give it in one step."""
+    tools = [{"command": "give_items", "args": {"item": t}} for t in TOOLS]
+    if any(n.item == item for n in c.nodes.values()):
+        return tools + _seeded(c, [item])
+    for name, r in c.recipes.items():
+        if item in r.outputs and all(any(n.item == i for n in c.nodes.values()) for i in r.inputs):
+            station = [] if r.station is None else [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]
+            return tools + _seeded(c, r.inputs) + _unlocks(c, name) + station
+    return None
+
+
 def _gatherables(c: Content) -> Iterator[dict[str, Any]]:
     seen: set[str] = set()
     for name, node in c.nodes.items():
         if node.item in seen:
             continue
         seen.add(node.item)
-        yield {"key": node.item, "item": node.item, "node": name, "tool": node.requires_tool or "none"}
+        yield {"key": node.item, "item": node.item, "node": name, "tool": node.requires_tool or "none",
+               "seeded": _seeded(c, [node.item])}
 
 
 def _recipes(kind: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
@@ -39,14 +76,18 @@ def _recipes(kind: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
                 continue
             inputs = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in r.inputs.items()]
             raw = all(any(n.item == i for n in c.nodes.values()) for i in r.inputs)
+            station = [] if r.station is None else [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]
             yield {"key": name, "recipe": name, "item": next(iter(r.outputs)), "station": r.station or "none",
-                   "inputs": inputs, "raw": raw, "half": inputs[: max(1, len(inputs) // 2)]}
+                   "inputs": inputs, "raw": raw, "half": inputs[: max(1, len(inputs) // 2)],
+                   "unlock": _unlocks(c, name), "beside": station, "seeded": _seeded(c, r.inputs)}
     return entries
 
 
 def _crops(c: Content) -> Iterator[dict[str, Any]]:
     for name, crop in c.crops.items():
-        yield {"key": name, "crop": name, "seed": crop.seed, "product": crop.product}
+        season = next(s for s in c.calendar.seasons if s in crop.seasons)
+        yield {"key": name, "crop": name, "seed": crop.seed, "product": crop.product, "season": season,
+               "ripe": len(crop.stage_days), "in_season": [{"command": "set_season", "args": {"season": season}}]}
 
 
 def _animals(c: Content) -> Iterator[dict[str, Any]]:
@@ -55,17 +96,22 @@ def _animals(c: Content) -> Iterator[dict[str, Any]]:
 
 
 def _villagers(c: Content) -> Iterator[dict[str, Any]]:
+    s = c.social
     for name, npc in c.npcs.items():
-        for opinion in ("loves", "likes"):
+        for opinion, felt in (("loves", "loved"), ("likes", "liked")):
             for item in getattr(npc, opinion):
-                yield {"key": f"{name}_{item}", "npc": name, "item": item, "opinion": opinion}
+                source = _sourcing(c, item)
+                yield {"key": f"{name}_{item}", "npc": name, "item": item, "opinion": opinion,
+                       "points": s.talk_points + s.gift_points[felt], "source": source or [], "sourced": source is not None}
 
 
 def _shop(side: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
     def entries(c: Content) -> Iterator[dict[str, Any]]:
         for name, npc in c.npcs.items():
             for item, price in (getattr(npc.shop, side) if npc.shop else {}).items():
-                yield {"key": f"{item}_{name}", "npc": name, "item": item, "price": price, "coin": c.economy.coin}
+                source = _sourcing(c, item)
+                yield {"key": f"{item}_{name}", "npc": name, "item": item, "price": price, "coin": c.economy.coin,
+                       "source": source or [], "sourced": source is not None}
     return entries
 
 
@@ -84,32 +130,76 @@ def _buildables(c: Content) -> Iterator[dict[str, Any]]:
     for name, s in c.structures.items():
         if s.build:
             give = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in s.build.materials.items()]
-            yield {"key": name, "structure": name, "materials": give}
+            raw = all(any(n.item == i for n in c.nodes.values()) for i in s.build.materials)
+            yield {"key": name, "structure": name, "materials": give, "raw": raw}
 
 
 def _tiers(c: Content) -> Iterator[dict[str, Any]]:
     for name, tier in c.dungeon.tiers.items():
-        yield {"key": name, "tier": tier.level, "boss": tier.boss}
+        yield {"key": name, "name": name, "tier": tier.level, "boss": tier.boss,
+               "unlock": [{"command": "unlock_tier", "args": {"tier": tier.level}}]}
 
 
 def _enemies(c: Content) -> Iterator[dict[str, Any]]:
     for name, tier in c.dungeon.tiers.items():
         for enemy in [*tier.enemies, tier.boss]:
-            yield {"key": enemy, "enemy": enemy, "tier": tier.level}
+            yield {"key": enemy, "enemy": enemy, "tier": tier.level, "boss": enemy == tier.boss,
+                   "unlock": [{"command": "unlock_tier", "args": {"tier": tier.level}}]}
+
+
+def _hardships(c: Content) -> Iterator[dict[str, Any]]:
+    """Weathers to live through, each with each shelter a character can put down (and with none)."""
+    shelters = [k for k, i in c.items.items() if i.places and c.structures[i.places].shelter]
+    for weather in c.calendar.weathers:
+        for shelter in [*shelters, "none"]:
+            give = [] if shelter == "none" else [{"command": "give_items", "args": {"item": shelter}}]
+            yield {"key": f"{weather}_{shelter}", "weather": weather, "shelter": shelter, "give": give}
 
 
 ENTRIES: dict[str, Callable[[Content], Iterator[dict[str, Any]]]] = {
     "gatherables": _gatherables, "recipes": _recipes("craft"), "dishes": _recipes("cook"), "crops": _crops,
     "animals": _animals, "gifts": _villagers, "wares": _shop("sells"), "purchases": _shop("buys"), "villagers": _npcs,
     "placeables": _placeables, "buildables": _buildables, "tiers": _tiers, "enemies": _enemies,
+    "hardships": _hardships,
 }
 
 
 # ---- loading -----------------------------------------------------------------------------------
 
+QUANTITIES = ("qty", "ticks")  # the argument and parameter names that hold a quantity
+
+
+def _shape(value: Any) -> Any:
+    """A value with every quantity blanked, so that two tasks differing only in quantities compare equal."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, None if k in QUANTITIES else _shape(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_shape(v) for v in value)
+    return value
+
+
 class Suite(BaseModel):
     tasks: dict[str, Task]
     lite: tuple[str, ...]
+    max_quantity_share: float = 1.0
+    oracle_failures: dict[str, str] = {}  # task id -> why the oracle fails it
+
+    def quantity_variants(self) -> list[list[str]]:
+        """Groups of tasks that differ from each other only in a quantity (and in their id, text and limits)."""
+        groups: dict[Any, list[str]] = {}
+        for t in self.tasks.values():
+            key = (t.category, t.scenario, t.evaluator, _shape(t.params), _shape([s.model_dump() for s in t.setup]), t.clock)
+            groups.setdefault(key, []).append(t.id)
+        return [sorted(ids) for ids in groups.values() if len(ids) > 1]
+
+    def check_breadth(self) -> None:
+        """At most `max_quantity_share` of the tasks may differ from another only in a quantity."""
+        groups = self.quantity_variants()
+        share = sum(map(len, groups)) / max(1, len(self.tasks))
+        if share > self.max_quantity_share:
+            raise ContentError("tasks/templates.yaml", "max_quantity_share",
+                               f"{share:.0%} of the tasks differ from another only in a quantity (at most "
+                               f"{self.max_quantity_share:.0%}); for example {', '.join(groups[0])}")
 
     def get(self, task_id: str) -> Task:
         """The task with this id; an unknown id names the closest ones."""
@@ -185,7 +275,7 @@ def check_task(file: str, key: str, task: Task, content: Content) -> None:
     if task.scenario not in content.scenarios:
         refuse("scenario", f"unknown scenario {task.scenario!r}")
     tables = {"items": content.items, "structures": content.structures, "weather": content.calendar.weathers,
-              "node": content.nodes}
+              "node": content.nodes, "npcs": content.npcs, "crops": content.crops}
     for i, step in enumerate(task.setup):
         spec = SETUP.get(step.command)
         if spec is None:
@@ -194,14 +284,15 @@ def check_task(file: str, key: str, task: Task, content: Content) -> None:
         if "agent" in spec.args.model_fields:
             args.setdefault("agent", "a1")
         if step.near:
-            if step.command != "place_structure":
-                refuse(f"setup.{i}.near", "only place_structure can be put beside the character")
+            if step.command not in NEAR:
+                refuse(f"setup.{i}.near", f"only {', '.join(NEAR)} can be put beside the character")
             args.update(x=0, y=0)
         try:
             spec.args.model_validate(args)
         except ValidationError as exc:
             refuse(f"setup.{i}.args", exc.errors()[0]["msg"])
-        for arg, table in (("item", "items"), ("structure", "structures"), ("weather", "weather"), ("node", "node")):
+        for arg, table in (("item", "items"), ("structure", "structures"), ("weather", "weather"), ("node", "node"),
+                           ("npc", "npcs"), ("crop", "crops")):
             if arg in args and args[arg] not in tables[table]:
                 refuse(f"setup.{i}.args.{arg}", f"unknown {arg} {args[arg]!r}")
     cls = EVALUATORS.get(task.evaluator)
@@ -258,7 +349,15 @@ def load_suite(root: Path = TASKS_DIR, content: Content | None = None) -> Suite:
         if task_id not in tasks:
             close = difflib.get_close_matches(str(task_id), list(tasks), n=1)
             raise ContentError(file, f"tasks.{i}", f"unknown task {task_id!r}" + (f"; did you mean {close[0]}?" if close else ""))
-    return Suite(tasks=tasks, lite=tuple(lite))
+    file, raw = _yaml(root / "oracle_failures.yaml", root)
+    failures = raw.get("failures") if isinstance(raw, dict) else None
+    if not isinstance(failures, dict) or not all(isinstance(v, str) and v for v in failures.values()):
+        raise ContentError(file, "failures", "expected a mapping of task ids to the reason the oracle fails each")
+    for task_id in failures:
+        if task_id not in tasks:
+            close = difflib.get_close_matches(str(task_id), list(tasks), n=1)
+            raise ContentError(file, f"failures.{task_id}", "unknown task" + (f"; did you mean {close[0]}?" if close else ""))
+    return Suite(tasks=tasks, lite=tuple(lite), max_quantity_share=spec.max_quantity_share, oracle_failures=failures)
 
 
 @lru_cache(maxsize=1)

@@ -21,7 +21,8 @@ class Limits(Frozen):
 
 class SetupStep(Frozen):
     """One set-up command of the world's (`world.setup`); `agent` is filled in with the attempt's
-    character. `near: true` puts a `place_structure` beside the character instead of at `x, y`."""
+    character. `near: true` puts what a `place_structure`, `place_resource` or `plant_crop` puts beside the
+    character instead of at `x, y`."""
 
     command: str
     args: dict[str, Any] = Field(default_factory=dict)
@@ -74,6 +75,7 @@ class Template(Frozen):
 
 class TemplateFile(Frozen):
     limits: dict[Literal[DIFFICULTIES], Limits]  # type: ignore[valid-type]
+    max_quantity_share: float = Field(ge=0, le=1)  # of tasks that differ from another only in a quantity
     templates: dict[str, Template]
 
 

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from wildhold.world.parts.dungeon import state as dungeon_state
+from wildhold.world.parts.farming import Plot, farm
+from wildhold.world.parts.settlement import _set_points
 from wildhold.world.state import Node
 
 if TYPE_CHECKING:
@@ -72,6 +75,30 @@ class SetNeeds(SetupArgs):
     satiety: int | None = None
 
 
+class SetSeason(SetupArgs):
+    season: str
+    hour: int = Field(default=8, ge=0, le=23)
+
+
+class SetFriendship(SetupArgs):
+    agent: str
+    npc: str
+    level: int = Field(ge=0)
+
+
+class UnlockTier(SetupArgs):
+    agent: str
+    tier: int = Field(ge=1)
+
+
+class PlantCrop(SetupArgs):
+    agent: str
+    x: int
+    y: int
+    crop: str
+    stage: int = Field(default=0, ge=0)
+
+
 @dataclass(frozen=True)
 class SetupDef:
     name: str
@@ -126,6 +153,53 @@ def set_time(w: World, a: SetTime) -> None:
     w.tick = tick
 
 
+def set_season(w: World, a: SetSeason) -> None:
+    seasons, length = w.calendar.seasons, w.calendar.days_per_season
+    if a.season not in seasons:
+        raise SetupError("unknown_season", f"There is no season {a.season!r}; seasons are {', '.join(seasons)}.")
+    day = w.day
+    while seasons[((day - 1) // length) % len(seasons)] != a.season or (day - 1) * w.calendar.ticks_per_day + a.hour * 60 < w.tick:
+        day += 1
+    set_time(w, SetTime(day=day, hour=a.hour))
+
+
+def set_friendship(w: World, a: SetFriendship) -> None:
+    _char(w, a.agent)
+    _known(w.content.npcs, "npc", a.npc)
+    social = w.content.social
+    if a.level > social.max_level:
+        raise SetupError("bad_level", f"Friendship levels run from 0 to {social.max_level}; {a.level} is beyond them.")
+    _set_points(w, a.agent, a.npc, a.level * social.points_per_level)
+
+
+def unlock_tier(w: World, a: UnlockTier) -> None:
+    _char(w, a.agent)
+    levels = sorted(t.level for t in w.content.dungeon.tiers.values())
+    if a.tier not in levels:
+        raise SetupError("unknown_tier", f"There is no dungeon tier {a.tier}; tiers are {', '.join(map(str, levels))}.")
+    cleared = dungeon_state(w).cleared.setdefault(a.agent, [])
+    cleared[:] = sorted({*cleared, *(t for t in levels if t < a.tier)})
+    if not cleared:
+        del dungeon_state(w).cleared[a.agent]
+
+
+def plant_crop(w: World, a: PlantCrop) -> None:
+    _char(w, a.agent)
+    p = _tile(w, a.x, a.y)
+    _known(w.content.crops, "crop", a.crop)
+    spec = w.content.crops[a.crop]
+    if a.stage > len(spec.stage_days):
+        raise SetupError("bad_stage", f"{a.crop} has stages 0 to {len(spec.stage_days)} (ripe); {a.stage} is beyond them.")
+    terrain = w.terrain_names[w.terrain[p]]
+    if terrain not in w.content.farming.soil:
+        raise SetupError("not_soil", f"({a.x}, {a.y}) is {terrain}; crops grow only on {', '.join(w.content.farming.soil)}.")
+    if p in farm(w).plots or p in w.structures or p in w.nodes:
+        raise SetupError("occupied", f"({a.x}, {a.y}) already holds a plot, a structure or a node.")
+    farm(w).plots[p] = Plot(a.agent, a.crop, sum(spec.stage_days[: a.stage]))
+    w.emit("plot_tilled", agent=a.agent, x=a.x, y=a.y)
+    w.emit("crop_planted", agent=a.agent, x=a.x, y=a.y, crop=a.crop)
+
+
 def set_weather(w: World, a: SetWeather) -> None:
     _known(w.calendar.weathers, "weather", a.weather)
     w.weather = a.weather
@@ -178,6 +252,10 @@ SETUP: dict[str, SetupDef] = {
         SetupDef("give_items", AgentItems, "Give a character items.", give_items),
         SetupDef("take_items", AgentItems, "Take items a character carries.", take_items),
         SetupDef("set_time", SetTime, "Jump forward to a day and time (time never runs backwards).", set_time),
+        SetupDef("set_season", SetSeason, "Jump forward to the first day of a season that is not past, at an hour (8 unless given).", set_season),
+        SetupDef("set_friendship", SetFriendship, "Set a character's friendship with a villager to the start of a level.", set_friendship),
+        SetupDef("unlock_tier", UnlockTier, "Open a dungeon tier to a character, as if it had defeated the bosses of the tiers before.", unlock_tier),
+        SetupDef("plant_crop", PlantCrop, "Till a soil tile for a character and plant a crop there, grown to a stage (0 just sown).", plant_crop),
         SetupDef("set_weather", SetWeather, "Set today's weather.", set_weather),
         SetupDef("place_structure", PlaceStructure, "Put a structure on an empty tile, owned by a character or no one.", place_structure),
         SetupDef("place_resource", PlaceResource, "Put a resource node on an empty tile (full unless an amount is given).", place_resource),
