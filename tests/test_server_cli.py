@@ -43,22 +43,32 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_serve_starts_on_loopback_prints_how_to_connect_and_archives_on_stop(tmp_path):
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "wildhold.cli", "serve", "--port", str(port), "--data", str(tmp_path), "--scenario", "tiny",
+def _serve_tiny(port: int, data: Path) -> subprocess.Popen:
+    """`wildhold serve` of a tiny lockstep match, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "wildhold.cli", "serve", "--port", str(port), "--data", str(data), "--scenario", "tiny",
          "--clock", "lockstep", "--signup-token", SIGNUP, "--admin-token", ADMIN],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"},
     )
+
+
+def _until_healthy(http: httpx.Client) -> None:
+    for _ in range(600):  # at most 60 s for the process to come up
+        try:
+            if http.get("/api/health").status_code == 200:
+                return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError("serve did not come up")
+
+
+def test_serve_starts_on_loopback_prints_how_to_connect_and_archives_on_stop(tmp_path):
+    port = _free_port()
+    proc = _serve_tiny(port, tmp_path)
     base = f"http://127.0.0.1:{port}"
     try:
         with httpx.Client(base_url=base, timeout=5) as http:
-            for _ in range(300):  # at most 30 s for the process to come up
-                try:
-                    if http.get("/api/health").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+            _until_healthy(http)
             r = http.post("/api/agents", json={"name": "cli-agent"}, headers={"Authorization": f"Bearer {SIGNUP}"})
             assert r.status_code == 201 and r.json()["mcp_url"] == f"{base}/mcp"
             token = r.json()["token"]
@@ -87,20 +97,10 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_ends_serve_cleanly_store_closed_runner_folder_removed_match_resumable(tmp_path, sig):
     port, data = _free_port(), tmp_path / "m"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "wildhold.cli", "serve", "--port", str(port), "--data", str(data), "--scenario", "tiny",
-         "--clock", "lockstep", "--signup-token", SIGNUP, "--admin-token", ADMIN],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "200"},
-    )
-    base = f"http://127.0.0.1:{port}"
+    proc = _serve_tiny(port, data)
     try:
-        with httpx.Client(base_url=base, timeout=30) as http:
-            for _ in range(600):  # at most 60 s for the process to come up
-                try:
-                    if http.get("/api/health").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.1)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+            _until_healthy(http)
             token = http.post("/api/agents", json={"name": "signalled"}, headers={"Authorization": f"Bearer {SIGNUP}"}).json()["token"]
             agent = {"Authorization": f"Bearer {token}"}
             saved = http.post("/api/programs/idler", json={"source": "while True:\n    wait(ticks=1)\n"}, headers=agent)
