@@ -558,6 +558,26 @@ def bench_server(json_out: Annotated[bool, typer.Option("--json", help="Also pri
     run(as_json=json_out, quick=quick)
 
 
+@bench_app.command("hardening")
+def bench_hardening(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+                    quick: Annotated[bool, typer.Option(help="Small sizes: 3 kills, 400 requests, 16 agents, a 1-minute soak.")] = False,
+                    only: Annotated[Optional[list[str]], typer.Option(help="Run only this measurement: crash, fuzz, load or soak (repeatable).")] = None,
+                    kills: Annotated[Optional[int], typer.Option(help="SIGKILLs of serve (default 100).")] = None,
+                    requests: Annotated[Optional[int], typer.Option(help="Fuzzed requests, HTTP and MCP together (default 100,000).")] = None,
+                    agents: Annotated[Optional[int], typer.Option(help="Agents of the load run (default 256).")] = None,
+                    soak_minutes: Annotated[Optional[float], typer.Option(help="Minutes of the realtime soak (default 60).")] = None,
+                    seed: Annotated[int, typer.Option(help="Seed of the kill moments and the fuzzing.")] = 1) -> None:
+    """A real `wildhold serve` under abuse: SIGKILLs (nothing acknowledged lost), fuzzing (no 5xx), load (p99), soak (memory)."""
+    from wildhold.bench.hardening import MEASUREMENTS
+    from wildhold.bench.hardening import bench_hardening as run
+
+    chosen = tuple(only or MEASUREMENTS)
+    if set(chosen) - set(MEASUREMENTS):
+        _fail(f"--only takes {', '.join(MEASUREMENTS)}, not {', '.join(sorted(set(chosen) - set(MEASUREMENTS)))}")
+    run(as_json=json_out, quick=quick, only=chosen, seed=seed, kills=kills, requests=requests, agents=agents,
+        soak_minutes=soak_minutes, console=console)
+
+
 @bench_app.command("programs")
 def bench_programs(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
                    quick: Annotated[bool, typer.Option(help="Fewer actions and calls: a rough figure, fast.")] = False) -> None:
