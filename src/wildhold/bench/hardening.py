@@ -23,8 +23,8 @@ import orjson
 from rich.console import Console
 
 from wildhold.bench import PASS, figures_table
-from wildhold.bench.served import (CALL_TIMEOUT_S, HttpAgent, McpAgent, Serve, agent_for, end_match, percentile,
-                                   replay_verifies)
+from wildhold.bench.served import (CALL_TIMEOUT_S, HttpAgent, McpAgent, Serve, agent_for, end_match, failure,
+                                   percentile, replay_verifies)
 
 MEASUREMENTS = ("crash", "fuzz", "load", "soak")
 FULL = {"kills": 100, "requests": 100_000, "agents": 256, "soak_minutes": 60.0}
@@ -41,6 +41,7 @@ ACTIVE_S = (0.0, 2.0)  # how long agents act after the first accepted action bef
 PACED_OPTIONS = ["--scenario", "default", "--clock", "realtime", "--tick-seconds", "1", "--rate", "0",
                  "--idle-after", "100000"]
 LOAD_SECONDS, QUICK_LOAD_SECONDS = 30.0, 4.0
+RAMP_S = 5.0  # the agents open their sessions spread over this long
 WARMUP_S = 2.0  # after every agent's session is open and its first observation made
 SOAK_AGENTS = 50
 RSS_SAMPLES = 120
@@ -80,7 +81,7 @@ async def _act_until(agent_face: str, base: str, token: str, name: str, ledger: 
                     await agent.act("cancel", {})
     except Exception as exc:  # noqa: BLE001 - the server is killed under it; only failures before count
         if not dead.is_set():
-            ledger.errors.append(f"{name}: {type(exc).__name__}: {exc}"[:300])
+            ledger.errors.append(failure(name, exc))
 
 
 async def _cycle(serve: Serve, tokens: list[str], ledger: Ledger, active_s: float) -> None:
@@ -187,10 +188,11 @@ class Pace:
 
 
 async def _paced(agent: HttpAgent | McpAgent, period: float, phase: float, pace: Pace, name: str) -> None:
-    """Observe (the memory's changes since the last look) and act, once a period, through the pace's span;
-    the calls after its warm-up are timed."""
+    """Open a session at the agent's place in the ramp; then observe (the memory's changes since the last look)
+    and act, once a period, through the pace's span; the calls after its warm-up are timed."""
     lat = pace.ms[agent.face]
     arrived = False
+    await asyncio.sleep(phase * RAMP_S)  # a fleet connects over a few seconds, not in one instant
     try:
         async with agent:
             seen = await agent.read("observe", {})
@@ -218,7 +220,7 @@ async def _paced(agent: HttpAgent | McpAgent, period: float, phase: float, pace:
                 i += 1
                 next_at = max(next_at + period, time.monotonic())
     except Exception as exc:  # noqa: BLE001 - counted and shown: the figure's invariant is none
-        pace.errors.append(f"{name}: {type(exc).__name__}: {exc}"[:300])
+        pace.errors.append(failure(name, exc))
         if not arrived:
             pace.arrive()
 

@@ -224,6 +224,13 @@ def agent_for(face: str, base: str, token: str) -> HttpAgent | McpAgent:
     return HttpAgent(base, token) if face == "http" else McpAgent(base, token)
 
 
+def failure(name: str, exc: BaseException) -> str:
+    """One line for a failed call: the innermost first exception of a task group, which says what happened."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{name}: {type(exc).__name__}: {exc}"[:300]
+
+
 def percentile(values: list[float], q: float) -> float:
     """The q-quantile (0..1) of the values by rank; NaN when there are none."""
     if not values:
