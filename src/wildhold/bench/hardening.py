@@ -153,11 +153,12 @@ async def crash(kills: int, seed: int, work: Path) -> dict[str, Any]:
     serve.start()
     await serve.ready()
     async with HttpAgent(serve.base, tokens[-1]) as programmer:
-        program_state = await programmer.program_state("sayer")
+        program = await programmer.program_status("sayer")
     archive, exit_code = await end_match(serve)
     figures = _tally(serve.data / "match.sqlite", ledger.acked)
     return {"kills": kills, "kills_while_starting": startup_kills, **figures, "errors": ledger.errors[:10],
-            "error_count": len(ledger.errors), "program_state_after": program_state, "sigterm_exit_code": exit_code,
+            "error_count": len(ledger.errors), "program_state_after": program.get("state"),
+            "program_error": program.get("error"), "sigterm_exit_code": exit_code,
             "replay_verifies": replay_verifies(archive), "seconds": round(time.perf_counter() - t0, 1)}
 
 

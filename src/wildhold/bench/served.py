@@ -179,8 +179,8 @@ class HttpAgent:
         saved = await self._timed("POST", f"/api/programs/{name}", json={"source": source})
         return await self._timed("POST", f"/api/programs/{name}/start", json={}) if saved.ok else saved
 
-    async def program_state(self, name: str) -> str:
-        return (await self._timed("GET", f"/api/programs/{name}")).body.get("state", "unknown")
+    async def program_status(self, name: str) -> dict[str, Any]:
+        return (await self._timed("GET", f"/api/programs/{name}")).body
 
 
 class McpAgent:
