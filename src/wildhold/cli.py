@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Annotated, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Callable, Iterable, Iterator, Optional
 
 import typer
 from rich.console import Console, Group
@@ -336,6 +337,8 @@ def serve(
     rate: Annotated[float, typer.Option(help="Requests a second per token (0: no limit).")] = 20.0,
     idle_after: Annotated[int, typer.Option(help="Ticks of silence after which an agent is logged as idle.")] = 120,
     horizon: Annotated[Horizon, typer.Option(help="visible: agents are told when the match ends; hidden: no face says when, or how long it lasts.")] = Horizon.visible,
+    max_agents: Annotated[int, typer.Option(help="Agents the match takes at most.")] = 64,
+    wait_max: Annotated[float, typer.Option(help="The longest a wait_operation long poll holds, in seconds.")] = 30.0,
 ) -> None:
     """Serve one world to remote agents: HTTP API and MCP (streamable HTTP) on 127.0.0.1."""
     import secrets
@@ -352,7 +355,8 @@ def serve(
 
     config = HostConfig(signup_token=signup_token or secrets.token_urlsafe(16), admin_token=admin_token or secrets.token_urlsafe(16),
                         clock=clock.value, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
-                        late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after)
+                        late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after, max_agents=max_agents,
+                        wait_max_s=wait_max)
     try:
         host = Host.open(data, config, scenario, seed, manifest_extra={"tools_hash": tools_hash(horizon=horizon.value)},
                          horizon=horizon.value)
@@ -367,13 +371,46 @@ def serve(
                   "-H 'Content-Type: application/json' -d '{\"name\": \"my-agent\"}'", soft_wrap=True)
     if lobby:
         console.print(f"start the match:    curl -s -X POST {base}/api/admin/start -H 'Authorization: Bearer {config.admin_token}'", soft_wrap=True)
-    try:
-        uvicorn.run(create_app(host, scorer=score_archive, render_html=render_html), host="127.0.0.1", port=port,
-                    log_level="warning")
-    finally:
+    served = create_app(host, scorer=score_archive, render_html=render_html)
+
+    def close() -> None:
         host.close()
         if host.archives.path:
             _say(f"archive: {host.archives.path}")
+
+    with _closed_on_stop(close):
+        uvicorn.run(served, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+SHUTDOWN_GRACE_S = 5.0  # open long polls and MCP streams are cut after this
+
+
+class _Stop(Exception):
+    """A stop signal reached `serve`: unwind to its close, then exit 0."""
+
+
+@contextmanager
+def _closed_on_stop(close: Callable[[], None]) -> Iterator[None]:
+    """Run the server, then `close`, however it ends; SIGTERM and SIGINT end it with exit code 0. uvicorn
+    handles them while it serves, shuts down, then raises them again: that second delivery (or one that
+    comes before uvicorn took over) lands here. Once closing, further signals wait for the close."""
+    def stop(sig: int, _frame: object) -> None:
+        raise _Stop(sig)
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    except _Stop:
+        pass
+    finally:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            close()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 @app.command()
@@ -562,6 +599,26 @@ def bench_server(json_out: Annotated[bool, typer.Option("--json", help="Also pri
     from wildhold.bench.server import bench_server as run
 
     run(as_json=json_out, quick=quick)
+
+
+@bench_app.command("hardening")
+def bench_hardening(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+                    quick: Annotated[bool, typer.Option(help="Small sizes: 3 kills, 400 requests, 16 agents, a 1-minute soak.")] = False,
+                    only: Annotated[Optional[list[str]], typer.Option(help="Run only this measurement: crash, fuzz, load or soak (repeatable).")] = None,
+                    kills: Annotated[Optional[int], typer.Option(help="SIGKILLs of serve (default 100).")] = None,
+                    requests: Annotated[Optional[int], typer.Option(help="Fuzzed requests, HTTP and MCP together (default 100,000).")] = None,
+                    agents: Annotated[Optional[int], typer.Option(help="Agents of the load run (default 256).")] = None,
+                    soak_minutes: Annotated[Optional[float], typer.Option(help="Minutes of the realtime soak (default 60).")] = None,
+                    seed: Annotated[int, typer.Option(help="Seed of the kill moments and the fuzzing.")] = 1) -> None:
+    """A real `wildhold serve` under abuse: SIGKILLs (nothing acknowledged lost), fuzzing (no 5xx), load (p99), soak (memory)."""
+    from wildhold.bench.hardening import MEASUREMENTS
+    from wildhold.bench.hardening import bench_hardening as run
+
+    chosen = tuple(only or MEASUREMENTS)
+    if set(chosen) - set(MEASUREMENTS):
+        _fail(f"--only takes {', '.join(MEASUREMENTS)}, not {', '.join(sorted(set(chosen) - set(MEASUREMENTS)))}")
+    run(as_json=json_out, quick=quick, only=chosen, seed=seed, kills=kills, requests=requests, agents=agents,
+        soak_minutes=soak_minutes, console=console)
 
 
 @bench_app.command("programs")

@@ -1,0 +1,62 @@
+"""`wildhold bench hardening` at small sizes, on a real `wildhold serve`: the figures' invariants (nothing
+acknowledged lost or duplicated across SIGKILLs, no 5xx under fuzzing, replay verifies, no failed call
+under load or in the soak), never their timings."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from wildhold.bench.fuzz import fuzz
+from wildhold.bench.hardening import bench_hardening, crash, soak
+from wildhold.cli import app
+
+
+@pytest.mark.slow(seconds=40)
+def test_sigkills_while_agents_and_a_program_act_lose_and_duplicate_nothing_and_the_archive_replays(tmp_path):
+    figures = asyncio.run(crash(kills=2, seed=3, work=tmp_path))
+    assert figures["acknowledged"] > 0
+    assert figures["lost"] == 0 and figures["duplicated"] == 0 and figures["program_actions_repeated"] == 0
+    assert figures["errors"] == []
+    # The program runs on across the kills; only the runner's wall-clock safety net (a machine too slow) may stop it.
+    assert figures["program_state_after"] in ("running", "waiting") or figures["program_error"]["reason"] == "wall_clock"
+    assert figures["sigterm_exit_code"] == 0 and figures["replay_verifies"] is True
+
+
+@pytest.mark.slow(seconds=40)
+def test_fuzzed_http_and_mcp_requests_get_no_5xx_and_the_match_replays_afterwards(tmp_path):
+    figures = fuzz(requests=240, seed=3, work=tmp_path)
+    http, mcp = figures["http"], figures["mcp"]
+    assert http["requests"] > 0 and http["stateful"] > 0 and mcp["requests"] > 0
+    assert (http["server_errors"], mcp["server_errors"]) == (0, 0), http["examples"] + mcp["examples"]
+    assert (http["transport_errors"], mcp["transport_errors"]) == (0, 0)
+    assert figures["sigterm_exit_code"] == 0 and figures["replay_verifies"] is True
+
+
+@pytest.mark.slow(seconds=30)
+def test_load_times_both_faces_and_prints_one_json_line_last(capsys):
+    returned = bench_hardening(as_json=True, quick=True, only=("load",), agents=6)
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures == json.loads(json.dumps(returned))
+    load = figures["load"]
+    assert load["errors"] == [] and load["agents"] == 6
+    for face in ("http", "mcp"):
+        assert load["faces"][face]["requests"] > 0 and math.isfinite(load["faces"][face]["p99_ms"])
+    assert load["pass"] is (load["p99_ms"] < load["target_p99_ms"])
+
+
+@pytest.mark.slow(seconds=30)
+def test_a_short_soak_samples_the_server_memory_with_no_failed_call(tmp_path):
+    figures = asyncio.run(soak(minutes=0.2, work=tmp_path))
+    assert figures["errors"] == [] and figures["requests"] > 0
+    assert len(figures["samples"]) > 2 and all(rss > 0 for _, rss in figures["samples"])
+    assert figures["pass"] is (figures["growth"] < figures["target_growth"])
+
+
+def test_an_unknown_measurement_is_refused_with_the_names():
+    result = CliRunner().invoke(app, ["bench", "hardening", "--only", "crahs"])
+    assert result.exit_code == 2 and "crash, fuzz, load, soak" in result.output
