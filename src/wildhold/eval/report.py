@@ -39,6 +39,7 @@ from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
 from wildhold.eval.scoring import Card
 
 REPORT_FORMAT = 1
+PROGRAM_METRICS = ("program_actions", "program_revisions", "program_failures", "program_share")  # printed only under the programs block
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -213,7 +214,7 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
     if am.raids:
         notable.append(f"Attacked other characters or their structures {_times(am.raids)}.")
     notable.append(f"Saw {round(100 * am.tiles_seen / mm.map_tiles)}% of the map ({regions}).")
-    if am.program_actions or am.program_revisions or am.program_failures:
+    if "programs" in rubric.blocks and (am.program_actions or am.program_revisions or am.program_failures):
         failures = sum(am.program_failures.values())
         why = f" ({', '.join(f'{n} {reason}' for reason, n in am.program_failures.items())})" if failures else ""
         notable.append(f"Programs: {am.program_actions} of {plural(am.actions, 'action')} ({round(100 * am.program_share)}%) "
@@ -233,7 +234,8 @@ def _card(card: Card, ties: list[str]) -> dict[str, Any]:
     archetype, why = _archetype(card, comps["adaptation"]["exploration"])
     strengths, weaknesses, notable = _lines(card, raw, ties, archetype)
     dark = card.dark
-    return {
+    programs = {"programs": _programs(am)} if "programs" in rubric.blocks else {}
+    return programs | {
         "agent": am.agent,
         "name": am.name,
         "config": am.config,
@@ -251,7 +253,6 @@ def _card(card: Card, ties: list[str]) -> dict[str, Any]:
         "notable": notable,
         "idle": {"went_dark": bool(dark), "dark_spans": dark, "dark_ticks": sum(e - s for s, e in dark),
                  "threshold_ticks": rubric.idle_threshold_ticks},
-        "programs": _programs(am),
     }
 
 
@@ -267,7 +268,7 @@ def _programs(am: AgentMetrics) -> dict[str, Any]:
 def _agent_summary(am: AgentMetrics, rubric: Rubric) -> dict[str, Any]:
     """The metrics, with the measures of folds beyond them only where the rubric scores them."""
     d = am.to_dict()
-    for key in ("wealth_curve", "quest_ticks"):
+    for key in ("wealth_curve", "quest_ticks", *(() if "programs" in rubric.blocks else PROGRAM_METRICS)):
         del d[key]
     placed = rubric.measures()
     scored = {name: v for name, v in am.measures.items() if name in placed}
@@ -292,7 +293,8 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
     cards.sort(key=lambda c: (c["rank"], agents[c["agent"]].join_index))
     m = record.manifest
     day = mm.ticks_per_day
-    return {
+    programs = {"programs": _match_programs(mm)} if "programs" in rb.blocks else {}
+    return programs | {
         "report_format": REPORT_FORMAT,
         "rubric_version": rb.version,
         "rubric": rb.describe(),
@@ -317,7 +319,6 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
         "season_table": _season_table(mm),
         "trial": _trial_table(mm),
         "dungeon": _dungeon_table(mm),
-        "programs": _match_programs(mm),
         "activity": {a: {"counts": {c: am.by_category.get(c, 0) for c in (*CATEGORIES, *sorted(set(am.by_category) - set(CATEGORIES)))},
                          "total": am.actions} for a, am in agents.items()},
         "curves": {
@@ -471,8 +472,8 @@ def report_markdown(report: dict[str, Any]) -> str:
     for r in trial["rows"]:
         cells = [str(r["stages"][s["stage"]]["tick"]) if r["stages"][s["stage"]] else "-" for s in trial["stages"]]
         out.append(f"| {r['name']} | " + " | ".join(cells) + f" | {r['native']}/{len(trial['stages'])} |")
-    p = report["programs"]
-    if p["actions"] or p["revisions"]:
+    p = report.get("programs")
+    if p and (p["actions"] or p["revisions"]):
         failed = ", ".join(f"{n} {reason}" for reason, n in p["failures"].items()) or "none"
         out += ["", f"Programs: {p['actions']} actions ({round(100 * p['share'])}% of all) issued by agents' programs; "
                     f"{p['revisions']} revisions saved; failures: {failed}."]

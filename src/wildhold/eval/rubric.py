@@ -16,6 +16,10 @@ History:
 - 2.1: exact wealth ties share a rank (standard competition ranking, 1, 1, 3), everywhere.
 - 2.2: exploration read from the map record (tiles and regions seen under fog of war, derived from
   spawn, move and knockdown events and the seed's worldgen) instead of the move count.
+- 2.3: 2.2 with the programs block (program metrics on each card, the match and the metrics).
+
+A version's report blocks (`BLOCKS`) are part of its frozen data: a block added to the report is
+printed only under the versions that list it, so an old version's report keeps its bytes.
 
 Archetypes, first rule that holds (rates per 100 ticks alive under rate-normalised versions,
 lifetime counts under 1.0):
@@ -48,6 +52,11 @@ ARCHETYPES = ("Trader", "Producer", "Explorer", "Raider", "Survivor", "Drifter",
 Scale = Literal["share", "rate", "count", "fewer", "centred", "discount"]
 # How a component turns its measure x into [0, 1], given its reference r and the rubric's rate
 # (x per 100 ticks alive when rate-normalised, else x itself); capped means clipped to [0, 1]:
+# What a report prints beyond the blocks every version has, under the versions that list it:
+BLOCKS: dict[str, str] = {
+    "programs": "program metrics: each card's and the match's programs block, the program_* metrics, a card's "
+                "Programs line",
+}
 SCALES: dict[str, str] = {
     "share": "x as it is (already a share in [0, 1])",
     "rate": "rate(x) / r, capped: full marks at the reference rate",
@@ -141,12 +150,16 @@ class Rubric:
     strength_at: float = 70.0  # a dimension at or above this is named a strength
     weakness_below: float = 35.0  # a dimension below this is named a weakness
     rejected_share_weakness: float = 0.25  # rejected share of issued actions named a weakness
+    blocks: frozenset[str] = frozenset()  # of BLOCKS
     _references: Mapping[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if tuple(d.name for d in self.dimensions) != DIMENSIONS:
             raise ValueError(f"rubric {self.version}: the dimensions are {', '.join(DIMENSIONS)}, in that order")
         _check_weights(f"rubric {self.version}", self.dimensions)  # type: ignore[arg-type]
+        unknown = sorted(set(self.blocks) - set(BLOCKS))
+        if unknown:
+            raise ValueError(f"rubric {self.version}: no report block {', '.join(unknown)}; blocks: {', '.join(BLOCKS)}")
         refs: dict[str, float] = {}
 
         def collect(path: str, c: Component) -> None:
@@ -262,8 +275,12 @@ V2_2 = replace(V2_1, version="2.2", summary="Rate-normalised per 100 ticks alive
                "exploration read from the map record (tiles and regions seen under fog of war).", exploration="map",
                dimensions=_RATES_MAP)
 
-RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2)}
-PUBLISHED_RUBRIC = "2.2"
+V2_3 = replace(V2_2, version="2.3", summary="Rate-normalised per 100 ticks alive, breadth-graded; exact wealth ties share a "
+               "rank (1, 1, 3); exploration read from the map record; program metrics reported (never scored).",
+               blocks=frozenset({"programs"}))
+
+RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2, V2_3)}
+PUBLISHED_RUBRIC = "2.3"
 
 
 class UnknownRubric(ValueError):

@@ -1,0 +1,60 @@
+"""A rubric's history never changes: each released version's golden report is held by its digest, so
+regenerating one fails here, and an old version's report carries only the blocks it published with
+(the programs block, the composite's stated cohort, belong to 2.3 on)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from wildhold.eval.metrics import compute_metrics, load_match
+from wildhold.eval.report import build_report, report_json
+from wildhold.eval.rubric import RUBRICS
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+
+# sha256 of each golden as its version first published it. 1.0 to 2.2 are the bytes of commit 8436440
+# (the first evaluation), before the programs block was wrongly written into them; 2.3 from its release.
+RELEASED = {
+    "delve_seed11.report-2.2.json": "e674295a1c0cc7806127bbdd0bef467449ae5342842bfa593763e74f8e8c9801",
+    "famine_seed2.report-2.2.json": "308d5638a782c0acd84488fab293206c909b229bb0704d7735c1ba387ae2a284",
+    "ties_seed5.report-1.0.json": "3fc89ab0fb9968c83dea207a708f071c531e6198f37e8ef01e21a154b36c71d0",
+    "ties_seed5.report-2.0.json": "3c6cfb7d1170377badf52aae2d02cf6201e4648e24361ec398c47f43762ec4ed",
+    "ties_seed5.report-2.1.json": "d6266e87b8b5757620fd207ef98734dae718f9ec3f42bc7b8877bd1c6bfb247f",
+    "ties_seed5.report-2.2.json": "1069ec46d62134191bc55040167fdc22a235eb67033b244d8b03248733a8583f",
+    "tiny_seed3.report-2.2.json": "11488ff505054666d533ae126bbe0445e4a78d924c5f19a6424ba213e32ac186",
+    "delve_seed11.report-2.3.json": "70cf11c9b3407a1729faa5841b11e7b91142145ccf55190ca45f95210276d245",
+    "famine_seed2.report-2.3.json": "bc9bebd7df1dacb31725462f17bfcbddde458a0370c16eaff0aabc6d3141b88d",
+    "ties_seed5.report-2.3.json": "3f3cc86943a7c85fa1dd725ffe3a7b86470b73d0e34da18f882349efd472e7a8",
+    "tiny_seed3.report-2.3.json": "b4db1f2a911fa3df0079481f875f8f049bbea75ac61be459f5091a0cec801453",
+}
+
+
+def test_every_golden_report_is_of_a_released_version_and_held_by_its_digest():
+    goldens = sorted(p.name for p in FIXTURES.glob("*.report-*.json"))
+    assert goldens == sorted(RELEASED), "a new golden is pinned here when its version is released"
+    changed = [name for name, digest in RELEASED.items() if hashlib.sha256((FIXTURES / name).read_bytes()).hexdigest() != digest]
+    assert changed == [], f"released goldens rewritten: {', '.join(changed)}; a change of output is a new rubric version"
+
+
+def test_every_released_version_has_a_golden():
+    assert {name.removesuffix(".json").split(".report-")[1] for name in RELEASED} == set(RUBRICS)
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0", "2.1", "2.2"])
+def test_versions_before_programs_print_no_programs_block(version):
+    record = load_match(FIXTURES / "ties_seed5.wildhold.zip")
+    report = build_report(record, compute_metrics(record), version)
+    text = report_json(report)
+    assert b"program" not in text
+    assert "programs" not in report and all("programs" not in card for card in report["agents"])
+
+
+def test_the_programs_block_is_printed_from_2_3():
+    record = load_match(FIXTURES / "ties_seed5.wildhold.zip")
+    report = build_report(record, compute_metrics(record), "2.3")
+    assert report["programs"] == {"actions": 0, "share": 0.0, "revisions": 0, "failures": {}}
+    assert all(card["programs"]["actions"] == 0 for card in report["agents"])
+    assert all(m["program_share"] == 0.0 for m in report["metrics"].values())
