@@ -165,12 +165,7 @@ def ties_archive(path: Path, seed: int = 5, content: Content | None = None) -> P
     assert first
     for _ in range(60):
         match.step()
-    match.end("fixture")
-    out = match.export(path)
-    match.close()
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(db) + suffix).unlink(missing_ok=True)
-    return out
+    return _archived(match, path)
 
 
 def scripted_archive(path: Path, scenario: str, seed: int, ticks: int | None = None) -> Path:
@@ -187,4 +182,50 @@ def scripted_archive(path: Path, scenario: str, seed: int, ticks: int | None = N
     run.match.close()
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
+    return out
+
+
+def colluders(first: str, second: str, handings: int) -> dict[str, Script]:
+    """Two characters handing one berry to each other `handings` times (an offer that gives it and
+    wants nothing, accepted by the other), then keeping themselves fed like `gatherer`."""
+    from wildhold.world.parts.market import state
+
+    left = {"handings": handings, "turn": first}
+
+    def script(w: World, a: str) -> Iterator[Step]:
+        other = second if a == first else first
+        while True:
+            offers = [t for t in state(w).trades.values() if t["to"] == a]
+            if offers:
+                left["turn"] = a
+                yield ("accept_trade", {"offer": offers[0]["id"]})
+            elif left["turn"] == a and left["handings"] > 0:
+                left["turn"], left["handings"] = None, left["handings"] - 1
+                yield ("offer_trade", {"to": other, "give": {"berries": 1}, "want": {}, "ticks": 10})
+            elif left["handings"] == 0 and left["turn"] is not None:
+                break
+            else:
+                yield None
+        yield from gatherer(w, a)
+
+    return {first: script, second: script}
+
+
+def collusion_archive(path: Path, handings: int, seed: int = 3, content: Content | None = None) -> Path:
+    """The tiny world's day for two characters that hand one berry back and forth `handings` times
+    in its first hours and then only keep themselves fed (0: the same play without a trade)."""
+    content = content or default_content()
+    match = Match.create("tiny", seed, path.with_suffix(".sqlite"), content)
+    ann, bob = match.join("ann"), match.join("bob")
+    play(match, {}, colluders(ann, bob, handings), until=match.world.end_tick, content=content)
+    return _archived(match, path)
+
+
+def _archived(match: Match, path: Path, extra: dict[str, Any] | None = None) -> Path:
+    """End the match, write its archive to `path` (`extra` into its manifest) and remove its database."""
+    match.end("fixture")
+    out = match.export(path, extra=extra)
+    match.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path.with_suffix(".sqlite")) + suffix).unlink(missing_ok=True)
     return out

@@ -25,10 +25,10 @@ RELEASED = {
     "ties_seed5.report-2.1.json": "d6266e87b8b5757620fd207ef98734dae718f9ec3f42bc7b8877bd1c6bfb247f",
     "ties_seed5.report-2.2.json": "1069ec46d62134191bc55040167fdc22a235eb67033b244d8b03248733a8583f",
     "tiny_seed3.report-2.2.json": "11488ff505054666d533ae126bbe0445e4a78d924c5f19a6424ba213e32ac186",
-    "delve_seed11.report-2.3.json": "70cf11c9b3407a1729faa5841b11e7b91142145ccf55190ca45f95210276d245",
-    "famine_seed2.report-2.3.json": "bc9bebd7df1dacb31725462f17bfcbddde458a0370c16eaff0aabc6d3141b88d",
-    "ties_seed5.report-2.3.json": "3f3cc86943a7c85fa1dd725ffe3a7b86470b73d0e34da18f882349efd472e7a8",
-    "tiny_seed3.report-2.3.json": "b4db1f2a911fa3df0079481f875f8f049bbea75ac61be459f5091a0cec801453",
+    "delve_seed11.report-2.3.json": "bd2eab8e9be3da280e330b68b5db95648b669c781e5e7f06ad7173c5a61de977",
+    "famine_seed2.report-2.3.json": "ffb4472a1ffd268df3fcf1ed2136c0dcd3e909facb3e206809a97676a859c679",
+    "ties_seed5.report-2.3.json": "b974df7ee58dd469b965fb396ccfc6f0321231deb86d72f04d6124d902f8327c",
+    "tiny_seed3.report-2.3.json": "25ebf47577c50fc331be2891dcb2de41f43374bddaf1b862d2ff1ec883096521",
 }
 
 

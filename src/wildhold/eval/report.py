@@ -15,7 +15,8 @@ alive (lifetime under 1.0), each capped at its reference:
 - Social = reliability x (0.35 exchanges + 0.2 partners + 0.15 villagers and quests + 0.2
   reputation + 0.1 messages): reputation counts only for an agent that engaged anyone, from 0 at
   minus the reference to 1 at the reference; reliability is 1 - half its defaulted share of
-  delivery contracts. Message content is never scored.
+  delivery contracts. Message content is never scored. From 2.3 exchanges are partner-days: once per
+  pair of characters per calendar day, however many.
 - Adaptation = 0.35 exploration + 0.25 validity (accepted share of issued actions) + 0.25 breadth
   (action categories used, of six) + 0.15 recovery (knockdowns not followed by going dark).
   Exploration is the move rate up to 2.1, and from 2.2 half tiles seen (rate) and half the share of
@@ -106,7 +107,11 @@ def _archetype(card: Card, exploration: float) -> tuple[str, str]:
         return "Drifter", f"{round(100 * am.rejected / issued)}% of what it issued was rejected"
     if rate(am.raids) >= r.raider_raids:
         return "Raider", f"{plural(am.raids, 'attack')} on other characters or their structures"
-    if rate(am.exchanges) >= r.trader_trades:
+    if r.trader_partner_days:
+        days = card.measure("exchange_pair_days")
+        if card.daily(days) >= r.trader_trades:
+            return "Trader", f"exchanged with other characters on {plural(days, 'partner-day')} ({round(card.daily(days), 2)} a day)"
+    elif rate(am.exchanges) >= r.trader_trades:
         return "Trader", f"{plural(am.exchanges, 'exchange')} with other characters ({_r1(rate(am.exchanges))} {per})"
     if rate(am.knockdowns) >= r.casualty_knockdowns:
         return "Casualty", f"knocked down {_times(am.knockdowns)}"

@@ -16,7 +16,10 @@ History:
 - 2.1: exact wealth ties share a rank (standard competition ranking, 1, 1, 3), everywhere.
 - 2.2: exploration read from the map record (tiles and regions seen under fog of war, derived from
   spawn, move and knockdown events and the seed's worldgen) instead of the move count.
-- 2.3: 2.2 with the programs block (program metrics on each card, the match and the metrics).
+- 2.3: exchanges counted once per pair of characters per calendar day (partner-days, as reputation
+  counts trades) and scored per day alive, so handing one item back and forth with one partner
+  scores what one hand-over does; the Trader archetype reads them too. The programs block (program
+  metrics on each card, the match and the metrics) is printed.
 
 A version's report blocks (`BLOCKS`) are part of its frozen data: a block added to the report is
 printed only under the versions that list it, so an old version's report keeps its bytes.
@@ -27,7 +30,7 @@ lifetime counts under 1.0):
    `drifter_actions` actions, or had at least `drifter_rejected_share` of what it issued rejected.
 2. Raider: at least `raider_raids` attacks on other characters or their structures.
 3. Trader: at least `trader_trades` completed exchanges with other characters (trades accepted
-   either way, market orders filled, delivery contracts fulfilled).
+   either way, market orders filled, delivery contracts fulfilled); from 2.3 partner-days of them a day.
 4. Casualty: at least `casualty_knockdowns` knockdowns.
 5. Producer: production is at least `producer_share` of its executed actions other than movement
    (walking dominates every agent's log) and it produced at least `producer_goods` goods.
@@ -49,7 +52,7 @@ from wildhold.world.actions.registry import did_you_mean
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 ARCHETYPES = ("Trader", "Producer", "Explorer", "Raider", "Survivor", "Drifter", "Casualty")
 
-Scale = Literal["share", "rate", "count", "fewer", "centred", "discount"]
+Scale = Literal["share", "rate", "count", "fewer", "centred", "discount", "daily"]
 # How a component turns its measure x into [0, 1], given its reference r and the rubric's rate
 # (x per 100 ticks alive when rate-normalised, else x itself); capped means clipped to [0, 1]:
 # What a report prints beyond the blocks every version has, under the versions that list it:
@@ -64,6 +67,7 @@ SCALES: dict[str, str] = {
     "fewer": "1 - rate(x) / r, capped: full at none, empty at the reference rate",
     "centred": "1/2 + x / 2r, capped: empty at -r, half at 0, full at r",
     "discount": "1 - r x: a share x that costs r of the whole",
+    "daily": "x per day alive / r, capped, a life shorter than a day counting as one day: for counts a day bounds",
 }
 
 
@@ -134,6 +138,7 @@ class ArchetypeRules:
     explorer_exploration: float
     explorer_movement_share: float
     explorer_depth: int = 1
+    trader_partner_days: bool = False  # the Trader rule counts partner-days a day, not exchanges at the rubric's rate
 
 
 @dataclass(frozen=True)
@@ -275,8 +280,14 @@ V2_2 = replace(V2_1, version="2.2", summary="Rate-normalised per 100 ticks alive
                "exploration read from the map record (tiles and regions seen under fog of war).", exploration="map",
                dimensions=_RATES_MAP)
 
+# Partner-days: full marks at three a day alive (three partners every day); a Trader at one and a half.
+_RATES_PAIR_DAYS = tuple(replace(d, components=tuple(
+    Component("exchanges", c.weight, "daily", 3, reads=(("exchange_pair_days", 1),)) if c.name == "exchanges" else c
+    for c in d.components)) if d.name == "social" else d for d in _RATES_MAP)
 V2_3 = replace(V2_2, version="2.3", summary="Rate-normalised per 100 ticks alive, breadth-graded; exact wealth ties share a "
-               "rank (1, 1, 3); exploration read from the map record; program metrics reported (never scored).",
+               "rank (1, 1, 3); exploration read from the map record; exchanges counted once per partner per day; "
+               "program metrics reported (never scored).", dimensions=_RATES_PAIR_DAYS,
+               archetypes=replace(_ARCH_RATES, trader_trades=1.5, trader_partner_days=True),
                blocks=frozenset({"programs"}))
 
 RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2, V2_3)}
