@@ -221,6 +221,30 @@ def collusion_archive(path: Path, handings: int, seed: int = 3, content: Content
     return _archived(match, path)
 
 
+def crafter(recipe: str, times: int) -> Script:
+    """Craft the recipe `times` times (its inputs carried), then stop."""
+
+    def script(w: World, a: str) -> Iterator[Step]:
+        for _ in range(times):
+            yield ("craft", {"recipe": recipe})
+
+    return script
+
+
+def cohort_archive(path: Path, cohort: list[str] | None = None, seed: int = 3, content: Content | None = None) -> Path:
+    """The tiny world's day for ann, an evaluated character that crafts two workbenches, beside the
+    producer baseline, which crafts far more; `cohort` is what an experiment names as its cohort
+    (into the manifest), none when absent."""
+    content = content or default_content()
+    match = Match.create("tiny", seed, path.with_suffix(".sqlite"), content)
+    ann = match.join("ann")
+    producer = match.join("producer", policy="producer")
+    match.setup("give_items", {"agent": ann, "item": "wood", "qty": 4})
+    play(match, {producer: "producer"}, {ann: chain(crafter("workbench", 2), gatherer)}, until=match.world.end_tick,
+         content=content)
+    return _archived(match, path, {"cohort": cohort} if cohort is not None else None)
+
+
 def _archived(match: Match, path: Path, extra: dict[str, Any] | None = None) -> Path:
     """End the match, write its archive to `path` (`extra` into its manifest) and remove its database."""
     match.end("fixture")

@@ -25,10 +25,10 @@ RELEASED = {
     "ties_seed5.report-2.1.json": "d6266e87b8b5757620fd207ef98734dae718f9ec3f42bc7b8877bd1c6bfb247f",
     "ties_seed5.report-2.2.json": "1069ec46d62134191bc55040167fdc22a235eb67033b244d8b03248733a8583f",
     "tiny_seed3.report-2.2.json": "11488ff505054666d533ae126bbe0445e4a78d924c5f19a6424ba213e32ac186",
-    "delve_seed11.report-2.3.json": "bd2eab8e9be3da280e330b68b5db95648b669c781e5e7f06ad7173c5a61de977",
-    "famine_seed2.report-2.3.json": "ffb4472a1ffd268df3fcf1ed2136c0dcd3e909facb3e206809a97676a859c679",
-    "ties_seed5.report-2.3.json": "b974df7ee58dd469b965fb396ccfc6f0321231deb86d72f04d6124d902f8327c",
-    "tiny_seed3.report-2.3.json": "25ebf47577c50fc331be2891dcb2de41f43374bddaf1b862d2ff1ec883096521",
+    "delve_seed11.report-2.3.json": "a6a8e7e96d7433e6887aef55403482d68c0638e3b8d9a42b946af3930fac8128",
+    "famine_seed2.report-2.3.json": "065b91b4508c1b9eb6cf558762b96acf139af37a9e93c62b273d8d1abe6f21d5",
+    "ties_seed5.report-2.3.json": "ff86a483c2809aa675c77703b137b1dd9bc46bb579f1c47e22ae87f6e89a5bbd",
+    "tiny_seed3.report-2.3.json": "0f3e6bc36873bfcc8b3d65f92f90dd0cf100a7f70c6813461a2e0bae371c2f0e",
 }
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from wildhold.eval.composite import COMPOSITE, composite_scores
+from wildhold.eval.composite import COMPOSITE, cohort_of, composite_scores
 from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord
 from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
 from wildhold.eval.scoring import Card
@@ -320,7 +320,7 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
             "map": {"width": mm.width, "height": mm.height, "tiles": mm.map_tiles, "regions": mm.map_regions},
         },
         "agents": cards,
-        "composite": composite_scores(mm, COMPOSITE),
+        "composite": composite_scores(mm, COMPOSITE, cohort_of(m, mm) if "cohort" in rb.blocks else None),
         "season_table": _season_table(mm),
         "trial": _trial_table(mm),
         "dungeon": _dungeon_table(mm),
@@ -471,6 +471,8 @@ def report_markdown(report: dict[str, Any]) -> str:
         cells = ["Y" if r["outfit"] else "N", r["depth"], "Y" if r["hero"] else "N", r["kills"], r["bosses"], r["crafts"], r["coins"],
                  f"{r['trial']}/{r['trial_of']}", r["downs"]]
         out.append(f"| {c['rank']} | {r['name']} | " + " | ".join(str(x) for x in cells) + f" | {c['score']:.1f} |")
+    if "statement" in report["composite"]["cohort"]:
+        out += ["", report["composite"]["cohort"]["statement"]]
     trial = report["trial"]
     out += ["", "## The trial", "", "| agent | " + " | ".join(s["name"] for s in trial["stages"]) + " | native |",
             "|---|" + "---:|" * (len(trial["stages"]) + 1)]

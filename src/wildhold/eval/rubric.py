@@ -19,7 +19,8 @@ History:
 - 2.3: exchanges counted once per pair of characters per calendar day (partner-days, as reputation
   counts trades) and scored per day alive, so handing one item back and forth with one partner
   scores what one hand-over does; the Trader archetype reads them too. The programs block (program
-  metrics on each card, the match and the metrics) is printed.
+  metrics on each card, the match and the metrics) is printed. The composite's cohort is stated, and
+  a match may name it (its evaluated characters), so a scripted baseline no longer sets the maxima.
 
 A version's report blocks (`BLOCKS`) are part of its frozen data: a block added to the report is
 printed only under the versions that list it, so an old version's report keeps its bytes.
@@ -59,6 +60,8 @@ Scale = Literal["share", "rate", "count", "fewer", "centred", "discount", "daily
 BLOCKS: dict[str, str] = {
     "programs": "program metrics: each card's and the match's programs block, the program_* metrics, a card's "
                 "Programs line",
+    "cohort": "the composite's cohort stated, and named by the match's manifest when it names one (every character "
+              "otherwise); without it the cohort is every character, unstated",
 }
 SCALES: dict[str, str] = {
     "share": "x as it is (already a share in [0, 1])",
@@ -286,9 +289,9 @@ _RATES_PAIR_DAYS = tuple(replace(d, components=tuple(
     for c in d.components)) if d.name == "social" else d for d in _RATES_MAP)
 V2_3 = replace(V2_2, version="2.3", summary="Rate-normalised per 100 ticks alive, breadth-graded; exact wealth ties share a "
                "rank (1, 1, 3); exploration read from the map record; exchanges counted once per partner per day; "
-               "program metrics reported (never scored).", dimensions=_RATES_PAIR_DAYS,
+               "the composite's cohort stated and nameable; program metrics reported (never scored).", dimensions=_RATES_PAIR_DAYS,
                archetypes=replace(_ARCH_RATES, trader_trades=1.5, trader_partner_days=True),
-               blocks=frozenset({"programs"}))
+               blocks=frozenset({"programs", "cohort"}))
 
 RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2, V2_3)}
 PUBLISHED_RUBRIC = "2.3"
