@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from wildhold.eval.metrics import compute_metrics, load_match
-from wildhold.eval.report import build_report, report_json
+from wildhold.eval.html import render_html
+from wildhold.eval.report import build_report, report_json, report_markdown
 from wildhold.eval.rubric import RUBRICS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -50,6 +51,7 @@ def test_versions_before_programs_print_no_programs_block(version):
     text = report_json(report)
     assert b"program" not in text
     assert "programs" not in report and all("programs" not in card for card in report["agents"])
+    assert "Programs:" not in report_markdown(report) and "by programs" not in render_html(report)
 
 
 def test_the_programs_block_is_printed_from_2_3():

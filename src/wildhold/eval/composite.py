@@ -7,9 +7,8 @@ progress / stages (5). Count components are normalised by the cohort maximum (0 
 cohort has none). The cohort is every character, unless it is named (`Cohort`, from rubric 2.3): the
 characters a match's manifest names as the ones it evaluates, so a scripted baseline outside it no
 longer sets the maxima; one outside it scores at most full marks. Kills, coins and knockdowns are
-reported, never scored. Agents are ranked by
-the unrounded score, computed exactly in fractions, so equal scores share a rank
-(`rank_standard`); the displayed score is rounded to one decimal.
+reported, never scored. Agents are ranked by the unrounded score, computed exactly in fractions, so
+equal scores share a rank (`rank_standard`); the displayed score is rounded to one decimal.
 """
 
 from __future__ import annotations

@@ -56,13 +56,6 @@ ARCHETYPES = ("Trader", "Producer", "Explorer", "Raider", "Survivor", "Drifter",
 Scale = Literal["share", "rate", "count", "fewer", "centred", "discount", "daily"]
 # How a component turns its measure x into [0, 1], given its reference r and the rubric's rate
 # (x per 100 ticks alive when rate-normalised, else x itself); capped means clipped to [0, 1]:
-# What a report prints beyond the blocks every version has, under the versions that list it:
-BLOCKS: dict[str, str] = {
-    "programs": "program metrics: each card's and the match's programs block, the program_* metrics, a card's "
-                "Programs line",
-    "cohort": "the composite's cohort stated, and named by the match's manifest when it names one (every character "
-              "otherwise); without it the cohort is every character, unstated",
-}
 SCALES: dict[str, str] = {
     "share": "x as it is (already a share in [0, 1])",
     "rate": "rate(x) / r, capped: full marks at the reference rate",
@@ -71,6 +64,13 @@ SCALES: dict[str, str] = {
     "centred": "1/2 + x / 2r, capped: empty at -r, half at 0, full at r",
     "discount": "1 - r x: a share x that costs r of the whole",
     "daily": "x per day alive / r, capped, a life shorter than a day counting as one day: for counts a day bounds",
+}
+# What a report prints beyond the blocks every version has, under the versions that list it:
+BLOCKS: dict[str, str] = {
+    "programs": "program metrics: each card's and the match's programs block, the program_* metrics, a card's "
+                "Programs line",
+    "cohort": "the composite's cohort stated, and named by the match's manifest when it names one (every character "
+              "otherwise); without it the cohort is every character, unstated",
 }
 
 
