@@ -165,12 +165,7 @@ def ties_archive(path: Path, seed: int = 5, content: Content | None = None) -> P
     assert first
     for _ in range(60):
         match.step()
-    match.end("fixture")
-    out = match.export(path)
-    match.close()
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(db) + suffix).unlink(missing_ok=True)
-    return out
+    return _archived(match, path)
 
 
 def scripted_archive(path: Path, scenario: str, seed: int, ticks: int | None = None) -> Path:
@@ -187,4 +182,74 @@ def scripted_archive(path: Path, scenario: str, seed: int, ticks: int | None = N
     run.match.close()
     for suffix in ("", "-wal", "-shm"):
         Path(str(db) + suffix).unlink(missing_ok=True)
+    return out
+
+
+def colluders(first: str, second: str, handings: int) -> dict[str, Script]:
+    """Two characters handing one berry to each other `handings` times (an offer that gives it and
+    wants nothing, accepted by the other), then keeping themselves fed like `gatherer`."""
+    from wildhold.world.parts.market import state
+
+    left = {"handings": handings, "turn": first}
+
+    def script(w: World, a: str) -> Iterator[Step]:
+        other = second if a == first else first
+        while True:
+            offers = [t for t in state(w).trades.values() if t["to"] == a]
+            if offers:
+                left["turn"] = a
+                yield ("accept_trade", {"offer": offers[0]["id"]})
+            elif left["turn"] == a and left["handings"] > 0:
+                left["turn"], left["handings"] = None, left["handings"] - 1
+                yield ("offer_trade", {"to": other, "give": {"berries": 1}, "want": {}, "ticks": 10})
+            elif left["handings"] == 0 and left["turn"] is not None:
+                break
+            else:
+                yield None
+        yield from gatherer(w, a)
+
+    return {first: script, second: script}
+
+
+def collusion_archive(path: Path, handings: int, seed: int = 3, content: Content | None = None) -> Path:
+    """The tiny world's day for two characters that hand one berry back and forth `handings` times
+    in its first hours and then only keep themselves fed (0: the same play without a trade)."""
+    content = content or default_content()
+    match = Match.create("tiny", seed, path.with_suffix(".sqlite"), content)
+    ann, bob = match.join("ann"), match.join("bob")
+    play(match, {}, colluders(ann, bob, handings), until=match.world.end_tick, content=content)
+    return _archived(match, path)
+
+
+def crafter(recipe: str, times: int) -> Script:
+    """Craft the recipe `times` times (its inputs carried), then stop."""
+
+    def script(w: World, a: str) -> Iterator[Step]:
+        for _ in range(times):
+            yield ("craft", {"recipe": recipe})
+
+    return script
+
+
+def cohort_archive(path: Path, cohort: list[str] | None = None, seed: int = 3, content: Content | None = None) -> Path:
+    """The tiny world's day for ann, an evaluated character that crafts two workbenches, beside the
+    producer baseline, which crafts far more; `cohort` is what an experiment names as its cohort
+    (into the manifest), none when absent."""
+    content = content or default_content()
+    match = Match.create("tiny", seed, path.with_suffix(".sqlite"), content)
+    ann = match.join("ann")
+    producer = match.join("producer", policy="producer")
+    match.setup("give_items", {"agent": ann, "item": "wood", "qty": 4})
+    play(match, {producer: "producer"}, {ann: chain(crafter("workbench", 2), gatherer)}, until=match.world.end_tick,
+         content=content)
+    return _archived(match, path, {"cohort": cohort} if cohort is not None else None)
+
+
+def _archived(match: Match, path: Path, extra: dict[str, Any] | None = None) -> Path:
+    """End the match, write its archive to `path` (`extra` into its manifest) and remove its database."""
+    match.end("fixture")
+    out = match.export(path, extra=extra)
+    match.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path.with_suffix(".sqlite")) + suffix).unlink(missing_ok=True)
     return out

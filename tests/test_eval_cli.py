@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from wildhold.cli import app
 from wildhold.eval.report import report_json
+from wildhold.eval.rubric import PUBLISHED_RUBRIC
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 # The committed archives were played under earlier content files: scoring them takes --trust (verification is
@@ -21,12 +22,12 @@ def test_report_json_prints_one_document_with_each_agents_headline():
     result = runner.invoke(app, ["report", str(FIXTURES / "ties_seed5.wildhold.zip"), "--format", "json", "--trust"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["rubric_version"] == "2.2"
+    assert doc["rubric_version"] == PUBLISHED_RUBRIC
     assert [(c["name"], c["rank"]) for c in doc["agents"]] == [("second", 1), ("third", 1), ("first", 3)]
     for card in doc["agents"]:
         assert isinstance(card["fitness_index"], float) and card["grade"] and card["archetype"]
     assert doc.pop("verification")["status"] == "trusted"
-    assert report_json(doc) == (FIXTURES / "ties_seed5.report-2.2.json").read_bytes()
+    assert report_json(doc) == (FIXTURES / f"ties_seed5.report-{PUBLISHED_RUBRIC}.json").read_bytes()
 
 
 def test_report_under_an_old_rubric_and_one_agents_card():
@@ -61,7 +62,7 @@ def test_leaderboard_table_and_json():
     table = runner.invoke(app, ["leaderboard", *archives, "--trust"])
     assert table.exit_code == 0 and "Leaderboard over 2 matches" in table.output
     doc = json.loads(runner.invoke(app, ["leaderboard", *archives, "--json", "--trust"]).stdout)
-    assert doc["rubric_version"] == "2.2" and {r["config"] for r in doc["rows"]} >= {"second", "producer"}
+    assert doc["rubric_version"] == PUBLISHED_RUBRIC and {r["config"] for r in doc["rows"]} >= {"second", "producer"}
 
 
 def test_export_writes_the_four_files(tmp_path):

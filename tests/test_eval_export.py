@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 
 from wildhold.eval.export import export_match
 from wildhold.eval.metrics import load_match
+from wildhold.eval.rubric import PUBLISHED_RUBRIC
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 # The committed archives were played under earlier content files: scoring them takes trust (verification is
@@ -37,6 +38,6 @@ def test_agent_rows_hold_the_card_and_the_metrics(tmp_path):
     assert len(rows) == len(table) == 6
     for row, flat in zip(rows, table):
         assert row["agent"] == flat["agent"] and row["fitness_index"] == flat["fitness_index"]
-        assert row["rubric_version"] == "2.2" and row["seed"] == 2 and row["scenario"] == "famine"
+        assert row["rubric_version"] == PUBLISHED_RUBRIC and row["seed"] == 2 and row["scenario"] == "famine"
         assert orjson.loads(flat["by_category"]) == row["by_category"]
         assert {"score_survival", "score_economy", "score_social", "score_adaptation", "score_competitiveness"} <= set(row)

@@ -23,7 +23,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 GOLDENS = sorted(p.name for p in FIXTURES.glob("*.report-*.json"))
 
 # What each version published for two agents at exactly equal wealth. A new version must say.
-TIE_RULES = {"1.0": "stable", "2.0": "stable", "2.1": "shared", "2.2": "shared"}
+TIE_RULES = {"1.0": "stable", "2.0": "stable", "2.1": "shared", "2.2": "shared", "2.3": "shared"}
 
 
 def fixture(name: str) -> Path:
@@ -119,7 +119,7 @@ def test_every_report_stamps_its_rubric_and_the_published_one_is_the_default():
 
 
 def test_an_unknown_rubric_names_the_versions():
-    with pytest.raises(UnknownRubric, match=r"no rubric '2\.9'; versions: 1\.0, 2\.0, 2\.1, 2\.2\. Did you mean"):
+    with pytest.raises(UnknownRubric, match=r"no rubric '2\.9'; versions: 1\.0, 2\.0, 2\.1, 2\.2, 2\.3\. Did you mean"):
         get_rubric("2.9")
 
 
@@ -129,6 +129,7 @@ def test_rubric_versions_differ_only_where_they_say():
     assert v21.ties != v20.ties and v21.exploration == v20.exploration
     assert v22.exploration == "map" and v21.exploration == "moves" and v22.ties == v21.ties
     assert not RUBRICS["1.0"].rate_normalised and v20.rate_normalised
+    assert all(not r.blocks for r in (RUBRICS["1.0"], v20, v21, v22)) and "programs" in RUBRICS["2.3"].blocks
 
 
 def test_the_scorer_ignores_stored_ranks_and_derives_them_from_wealth(ties, tmp_path):

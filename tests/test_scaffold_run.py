@@ -260,6 +260,23 @@ def test_an_arm_may_carry_its_own_budget_and_ceiling_and_the_manifest_records_wh
     assert (manifest["budget_usd"], manifest["ceiling_s"]) == (5.0, 600.0)
 
 
+def test_an_experiment_may_name_its_evaluated_arms_as_the_cohort_and_both_manifests_carry_it(tmp_path):
+    from wildhold.agents.scaffold.experiment import manifest
+    from wildhold.store.archive import Archive
+
+    data = yaml.safe_load(EXAMPLE.read_text())
+    assert "cohort" not in manifest(Experiment.model_validate(data), EXAMPLE.parent)
+    exp = Experiment.model_validate({**data, "cohort": ["explorer", "stumbler"]})
+    assert manifest(exp, EXAMPLE.parent)["cohort"] == ["explorer", "stumbler"]
+    run = Run(exp, tmp_path, EXAMPLE.parent)
+    try:
+        with Archive(run.host.archives.export()) as archive:
+            assert archive.manifest["cohort"] == ["explorer", "stumbler"] and archive.verify()
+            assert json.loads(archive.zip.read("header.json"))["cohort"] == ["explorer", "stumbler"]
+    finally:
+        run.host.close()
+
+
 @pytest.mark.parametrize(("change", "message"), [
     (lambda d: d["arms"][0].update(budget_usd=0), "budget_usd"),
     (lambda d: d["arms"][0].pop("price"), "pinned price"),
@@ -269,6 +286,7 @@ def test_an_arm_may_carry_its_own_budget_and_ceiling_and_the_manifest_records_wh
     (lambda d: d.update(arms=d["arms"][2:]), "at least one model arm"),
     (lambda d: d["caps"].update(max_tool_cals=5), "max_tool_cals"),
     (lambda d: d["caps"].update(max_tokens="lots"), "max_tokens"),
+    (lambda d: d.update(cohort=["explorer", "ghost"]), "the cohort names arms the experiment does not have: ghost"),
 ])
 def test_a_bad_experiment_file_is_refused_naming_the_problem(change, message):
     data = yaml.safe_load(EXAMPLE.read_text())

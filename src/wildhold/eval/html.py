@@ -305,7 +305,7 @@ def _log_highlights(report: dict[str, Any], agent: str, limit: int = 14) -> list
     shown = [f"{clock(t, per_day)}: {text}" for t, text in lines[:limit]]
     if len(lines) > limit:
         shown.append(f"... and {len(lines) - limit} more")
-    by_programs = f", {m['program_actions']} by programs" if m["program_actions"] else ""
+    by_programs = f", {m['program_actions']} by programs" if m.get("program_actions") else ""
     totals = (f"{m['actions']} actions ({m['rejected']} rejected{by_programs}), {m['goods']} goods, {m['crafts']} crafts, "
               f"{m['exchanges']} exchanges, {m['messages']} messages; tiles walked: {m['moves']}; "
               f"wealth {money(m['wealth_start_cents'])} -> {money(m['wealth_cents'])}")

@@ -15,7 +15,8 @@ alive (lifetime under 1.0), each capped at its reference:
 - Social = reliability x (0.35 exchanges + 0.2 partners + 0.15 villagers and quests + 0.2
   reputation + 0.1 messages): reputation counts only for an agent that engaged anyone, from 0 at
   minus the reference to 1 at the reference; reliability is 1 - half its defaulted share of
-  delivery contracts. Message content is never scored.
+  delivery contracts. Message content is never scored. From 2.3 exchanges are partner-days: once per
+  pair of characters per calendar day, however many.
 - Adaptation = 0.35 exploration + 0.25 validity (accepted share of issued actions) + 0.25 breadth
   (action categories used, of six) + 0.15 recovery (knockdowns not followed by going dark).
   Exploration is the move rate up to 2.1, and from 2.2 half tiles seen (rate) and half the share of
@@ -33,13 +34,14 @@ from typing import Any
 
 import orjson
 
-from wildhold.eval.composite import COMPOSITE, composite_scores
+from wildhold.eval.composite import COMPOSITE, cohort_of, composite_scores
 from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord
 from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
 from wildhold.eval.scoring import Card
 from wildhold.eval.spend import spend_curves
 
 REPORT_FORMAT = 1
+PROGRAM_METRICS = ("program_actions", "program_revisions", "program_failures", "program_share")  # printed only under the programs block
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -106,7 +108,11 @@ def _archetype(card: Card, exploration: float) -> tuple[str, str]:
         return "Drifter", f"{round(100 * am.rejected / issued)}% of what it issued was rejected"
     if rate(am.raids) >= r.raider_raids:
         return "Raider", f"{plural(am.raids, 'attack')} on other characters or their structures"
-    if rate(am.exchanges) >= r.trader_trades:
+    if r.trader_partner_days:
+        days = card.measure("exchange_pair_days")
+        if card.daily(days) >= r.trader_trades:
+            return "Trader", f"exchanged with other characters on {plural(days, 'partner-day')} ({round(card.daily(days), 2)} a day)"
+    elif rate(am.exchanges) >= r.trader_trades:
         return "Trader", f"{plural(am.exchanges, 'exchange')} with other characters ({_r1(rate(am.exchanges))} {per})"
     if rate(am.knockdowns) >= r.casualty_knockdowns:
         return "Casualty", f"knocked down {_times(am.knockdowns)}"
@@ -214,7 +220,7 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
     if am.raids:
         notable.append(f"Attacked other characters or their structures {_times(am.raids)}.")
     notable.append(f"Saw {round(100 * am.tiles_seen / mm.map_tiles)}% of the map ({regions}).")
-    if am.program_actions or am.program_revisions or am.program_failures:
+    if "programs" in rubric.blocks and (am.program_actions or am.program_revisions or am.program_failures):
         failures = sum(am.program_failures.values())
         why = f" ({', '.join(f'{n} {reason}' for reason, n in am.program_failures.items())})" if failures else ""
         notable.append(f"Programs: {am.program_actions} of {plural(am.actions, 'action')} ({round(100 * am.program_share)}%) "
@@ -234,7 +240,8 @@ def _card(card: Card, ties: list[str]) -> dict[str, Any]:
     archetype, why = _archetype(card, comps["adaptation"]["exploration"])
     strengths, weaknesses, notable = _lines(card, raw, ties, archetype)
     dark = card.dark
-    return {
+    programs = {"programs": _programs(am)} if "programs" in rubric.blocks else {}
+    return programs | {
         "agent": am.agent,
         "name": am.name,
         "config": am.config,
@@ -252,7 +259,6 @@ def _card(card: Card, ties: list[str]) -> dict[str, Any]:
         "notable": notable,
         "idle": {"went_dark": bool(dark), "dark_spans": dark, "dark_ticks": sum(e - s for s, e in dark),
                  "threshold_ticks": rubric.idle_threshold_ticks},
-        "programs": _programs(am),
     }
 
 
@@ -268,7 +274,7 @@ def _programs(am: AgentMetrics) -> dict[str, Any]:
 def _agent_summary(am: AgentMetrics, rubric: Rubric) -> dict[str, Any]:
     """The metrics, with the measures of folds beyond them only where the rubric scores them."""
     d = am.to_dict()
-    for key in ("wealth_curve", "quest_ticks"):
+    for key in ("wealth_curve", "quest_ticks", *(() if "programs" in rubric.blocks else PROGRAM_METRICS)):
         del d[key]
     placed = rubric.measures()
     scored = {name: v for name, v in am.measures.items() if name in placed}
@@ -296,7 +302,8 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
     cards.sort(key=lambda c: (c["rank"], agents[c["agent"]].join_index))
     m = record.manifest
     day = mm.ticks_per_day
-    return {
+    programs = {"programs": _match_programs(mm)} if "programs" in rb.blocks else {}
+    return programs | {
         "report_format": REPORT_FORMAT,
         "rubric_version": rb.version,
         "rubric": rb.describe(),
@@ -317,11 +324,10 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
             "map": {"width": mm.width, "height": mm.height, "tiles": mm.map_tiles, "regions": mm.map_regions},
         },
         "agents": cards,
-        "composite": composite_scores(mm, COMPOSITE),
+        "composite": composite_scores(mm, COMPOSITE, cohort_of(m, mm) if "cohort" in rb.blocks else None),
         "season_table": _season_table(mm),
         "trial": _trial_table(mm),
         "dungeon": _dungeon_table(mm),
-        "programs": _match_programs(mm),
         "activity": {a: {"counts": {c: am.by_category.get(c, 0) for c in (*CATEGORIES, *sorted(set(am.by_category) - set(CATEGORIES)))},
                          "total": am.actions} for a, am in agents.items()},
         "curves": {
@@ -471,14 +477,16 @@ def report_markdown(report: dict[str, Any]) -> str:
         cells = ["Y" if r["outfit"] else "N", r["depth"], "Y" if r["hero"] else "N", r["kills"], r["bosses"], r["crafts"], r["coins"],
                  f"{r['trial']}/{r['trial_of']}", r["downs"]]
         out.append(f"| {c['rank']} | {r['name']} | " + " | ".join(str(x) for x in cells) + f" | {c['score']:.1f} |")
+    if "statement" in report["composite"]["cohort"]:
+        out += ["", report["composite"]["cohort"]["statement"]]
     trial = report["trial"]
     out += ["", "## The trial", "", "| agent | " + " | ".join(s["name"] for s in trial["stages"]) + " | native |",
             "|---|" + "---:|" * (len(trial["stages"]) + 1)]
     for r in trial["rows"]:
         cells = [str(r["stages"][s["stage"]]["tick"]) if r["stages"][s["stage"]] else "-" for s in trial["stages"]]
         out.append(f"| {r['name']} | " + " | ".join(cells) + f" | {r['native']}/{len(trial['stages'])} |")
-    p = report["programs"]
-    if p["actions"] or p["revisions"]:
+    p = report.get("programs")
+    if p and (p["actions"] or p["revisions"]):
         failed = ", ".join(f"{n} {reason}" for reason, n in p["failures"].items()) or "none"
         out += ["", f"Programs: {p['actions']} actions ({round(100 * p['share'])}% of all) issued by agents' programs; "
                     f"{p['revisions']} revisions saved; failures: {failed}."]

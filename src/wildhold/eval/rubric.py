@@ -16,6 +16,14 @@ History:
 - 2.1: exact wealth ties share a rank (standard competition ranking, 1, 1, 3), everywhere.
 - 2.2: exploration read from the map record (tiles and regions seen under fog of war, derived from
   spawn, move and knockdown events and the seed's worldgen) instead of the move count.
+- 2.3: exchanges counted once per pair of characters per calendar day (partner-days, as reputation
+  counts trades) and scored per day alive, so handing one item back and forth with one partner
+  scores what one hand-over does; the Trader archetype reads them too. The programs block (program
+  metrics on each card, the match and the metrics) is printed. The composite's cohort is stated, and
+  a match may name it (its evaluated characters), so a scripted baseline no longer sets the maxima.
+
+A version's report blocks (`BLOCKS`) are part of its frozen data: a block added to the report is
+printed only under the versions that list it, so an old version's report keeps its bytes.
 
 Archetypes, first rule that holds (rates per 100 ticks alive under rate-normalised versions,
 lifetime counts under 1.0):
@@ -23,7 +31,7 @@ lifetime counts under 1.0):
    `drifter_actions` actions, or had at least `drifter_rejected_share` of what it issued rejected.
 2. Raider: at least `raider_raids` attacks on other characters or their structures.
 3. Trader: at least `trader_trades` completed exchanges with other characters (trades accepted
-   either way, market orders filled, delivery contracts fulfilled).
+   either way, market orders filled, delivery contracts fulfilled); from 2.3 partner-days of them a day.
 4. Casualty: at least `casualty_knockdowns` knockdowns.
 5. Producer: production is at least `producer_share` of its executed actions other than movement
    (walking dominates every agent's log) and it produced at least `producer_goods` goods.
@@ -45,7 +53,7 @@ from wildhold.world.actions.registry import did_you_mean
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
 ARCHETYPES = ("Trader", "Producer", "Explorer", "Raider", "Survivor", "Drifter", "Casualty")
 
-Scale = Literal["share", "rate", "count", "fewer", "centred", "discount"]
+Scale = Literal["share", "rate", "count", "fewer", "centred", "discount", "daily"]
 # How a component turns its measure x into [0, 1], given its reference r and the rubric's rate
 # (x per 100 ticks alive when rate-normalised, else x itself); capped means clipped to [0, 1]:
 SCALES: dict[str, str] = {
@@ -55,6 +63,14 @@ SCALES: dict[str, str] = {
     "fewer": "1 - rate(x) / r, capped: full at none, empty at the reference rate",
     "centred": "1/2 + x / 2r, capped: empty at -r, half at 0, full at r",
     "discount": "1 - r x: a share x that costs r of the whole",
+    "daily": "x per day alive / r, capped, a life shorter than a day counting as one day: for counts a day bounds",
+}
+# What a report prints beyond the blocks every version has, under the versions that list it:
+BLOCKS: dict[str, str] = {
+    "programs": "program metrics: each card's and the match's programs block, the program_* metrics, a card's "
+                "Programs line",
+    "cohort": "the composite's cohort stated, and named by the match's manifest when it names one (every character "
+              "otherwise); without it the cohort is every character, unstated",
 }
 
 
@@ -125,6 +141,7 @@ class ArchetypeRules:
     explorer_exploration: float
     explorer_movement_share: float
     explorer_depth: int = 1
+    trader_partner_days: bool = False  # the Trader rule counts partner-days a day, not exchanges at the rubric's rate
 
 
 @dataclass(frozen=True)
@@ -141,12 +158,16 @@ class Rubric:
     strength_at: float = 70.0  # a dimension at or above this is named a strength
     weakness_below: float = 35.0  # a dimension below this is named a weakness
     rejected_share_weakness: float = 0.25  # rejected share of issued actions named a weakness
+    blocks: frozenset[str] = frozenset()  # of BLOCKS
     _references: Mapping[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if tuple(d.name for d in self.dimensions) != DIMENSIONS:
             raise ValueError(f"rubric {self.version}: the dimensions are {', '.join(DIMENSIONS)}, in that order")
         _check_weights(f"rubric {self.version}", self.dimensions)  # type: ignore[arg-type]
+        unknown = sorted(set(self.blocks) - set(BLOCKS))
+        if unknown:
+            raise ValueError(f"rubric {self.version}: no report block {', '.join(unknown)}; blocks: {', '.join(BLOCKS)}")
         refs: dict[str, float] = {}
 
         def collect(path: str, c: Component) -> None:
@@ -262,8 +283,18 @@ V2_2 = replace(V2_1, version="2.2", summary="Rate-normalised per 100 ticks alive
                "exploration read from the map record (tiles and regions seen under fog of war).", exploration="map",
                dimensions=_RATES_MAP)
 
-RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2)}
-PUBLISHED_RUBRIC = "2.2"
+# Partner-days: full marks at three a day alive (three partners every day); a Trader at one and a half.
+_RATES_PAIR_DAYS = tuple(replace(d, components=tuple(
+    Component("exchanges", c.weight, "daily", 3, reads=(("exchange_pair_days", 1),)) if c.name == "exchanges" else c
+    for c in d.components)) if d.name == "social" else d for d in _RATES_MAP)
+V2_3 = replace(V2_2, version="2.3", summary="Rate-normalised per 100 ticks alive, breadth-graded; exact wealth ties share a "
+               "rank (1, 1, 3); exploration read from the map record; exchanges counted once per partner per day; "
+               "the composite's cohort stated and nameable; program metrics reported (never scored).", dimensions=_RATES_PAIR_DAYS,
+               archetypes=replace(_ARCH_RATES, trader_trades=1.5, trader_partner_days=True),
+               blocks=frozenset({"programs", "cohort"}))
+
+RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2, V2_3)}
+PUBLISHED_RUBRIC = "2.3"
 
 
 class UnknownRubric(ValueError):

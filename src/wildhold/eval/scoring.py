@@ -41,6 +41,11 @@ class Card:
         """Per 100 ticks alive under a rate-normalised rubric, else the lifetime total."""
         return self.am.rate(x) if self.rubric.rate_normalised else float(x)
 
+    def daily(self, x: float) -> float:
+        """Per day alive, a life shorter than a day counting as one: a count that each day bounds (a
+        partner a day) is not inflated by a short match."""
+        return x / max(self.am.ticks_alive / self.mm.ticks_per_day, 1)
+
     @cached_property
     def dark(self) -> list[list[int]]:
         """The agent's silences long enough to count as going dark under this rubric."""
@@ -130,6 +135,7 @@ SCALED: dict[str, Callable[[Card, Any, float], float]] = {
     "fewer": lambda card, x, r: 1 - cap(card.rate(x) / r),
     "centred": lambda card, x, r: cap(0.5 + x / (2 * r)),
     "discount": lambda card, x, r: 1 - r * x,
+    "daily": lambda card, x, r: cap(card.daily(x) / r),
 }
 
 

@@ -4,8 +4,9 @@ Format 2, members:
 - manifest.json: format, wildhold version, scenario, seed, content digest, clock, horizon (whether the agents
   were told when the match ends), agents, start and final tick, final state hash, chain head, event count,
   the digest of the records among the inputs (a model session's spend; null without any), the archive head,
-  and whatever a host adds (tool-surface hash, price table, server settings, epilogues);
-- header.json: the manifest's scoring fields (HEADER_FIELDS) as canonical JSON. The archive head is
+  and whatever a host adds (tool-surface hash, price table, server settings, epilogues, the named cohort);
+- header.json: the manifest's scoring fields (HEADER_FIELDS, and those of BOUND_IF_PRESENT it has) as canonical
+  JSON. The archive head is
   this header hashed ahead of the event chain's head, so a published archive head covers the roster,
   the seed, the ticks, the content and the records as well as every event, while the world's own chain (and
   every chain head recorded before the header existed) stays as it is. Archives written before the horizon and
@@ -41,6 +42,7 @@ READABLE = frozenset({1, 2})
 HEADER = "header.json"
 HEADER_FIELDS = ("wildhold_version", "scenario", "seed", "content_digest", "clock", "agents", "start_tick", "final_tick",
                  "state_hash", "chain_head", "event_count", "horizon", "records_digest")
+BOUND_IF_PRESENT = ("cohort",)  # scoring fields a manifest may carry; absent, the header is as it was before them
 PROGRAMS = "programs/"
 STAMP = (1980, 1, 1, 0, 0, 0)
 
@@ -55,7 +57,8 @@ class ArchiveError(ValueError):
 
 def header_bytes(manifest: dict[str, Any]) -> bytes:
     """The header record of a manifest: its scoring fields, canonical."""
-    return orjson.dumps({k: manifest.get(k) for k in HEADER_FIELDS}, option=orjson.OPT_SORT_KEYS)
+    fields = {k: manifest.get(k) for k in HEADER_FIELDS} | {k: manifest[k] for k in BOUND_IF_PRESENT if k in manifest}
+    return orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 
 def archive_head(header: bytes, chain_head: str) -> str:
@@ -201,7 +204,7 @@ class Archive:
             header = orjson.loads(raw)
         except (KeyError, orjson.JSONDecodeError):
             raise ArchiveError(f"{self.path}: a format {self.manifest['format']} archive without its header", "header_mismatch") from None
-        differ = [k for k in HEADER_FIELDS if header.get(k) != self.manifest.get(k)]
+        differ = [k for k in (*HEADER_FIELDS, *BOUND_IF_PRESENT) if header.get(k) != self.manifest.get(k)]
         if differ:
             raise ArchiveError(f"{self.path}: the manifest's {', '.join(differ)} differ from the header it was archived with",
                                "header_mismatch")

@@ -84,6 +84,7 @@ class Experiment(BaseModel):
     turn_deadline_s: float = 5.0
     caps: Caps = Field(default_factory=Caps)
     arms: list[ArmSpec] = Field(min_length=1)
+    cohort: list[str] | None = None  # the arms it evaluates: the composite's maxima are theirs, not a baseline's
 
     @model_validator(mode="after")
     def _arms_are_complete(self) -> Experiment:
@@ -99,6 +100,9 @@ class Experiment(BaseModel):
                 raise ValueError(f"arm {a.name!r}: a replay arm needs a cassette")
         if all(a.provider == "scripted" for a in self.arms):
             raise ValueError("an experiment needs at least one model arm (scripted arms play only while one does)")
+        strangers = sorted(set(self.cohort or ()) - set(names))
+        if strangers:
+            raise ValueError(f"the cohort names arms the experiment does not have: {', '.join(strangers)}")
         return self
 
     @classmethod
@@ -143,7 +147,12 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
             "turn_deadline_s": exp.turn_deadline_s if exp.clock == "lockstep" else None,
             "objective": exp.objective, "budget_usd": exp.budget_usd, "ceiling_s": exp.ceiling_s,
             "caps": asdict(exp.caps), "cost_formula": "caching-neutral: (input_tokens incl. cached * input "
-            "price + output_tokens * output price) / 1e6", "arms": arms}
+            "price + output_tokens * output price) / 1e6", "arms": arms, **cohort(exp)}
+
+
+def cohort(exp: Experiment) -> dict[str, Any]:
+    """The cohort as a manifest carries it (the archive's, bound into its head, and the run's); none unnamed."""
+    return {"cohort": exp.cohort} if exp.cohort is not None else {}
 
 
 class Run:
@@ -170,7 +179,7 @@ class Run:
         self.price_table_id = price_table_id(self.price_table)
         self.host = Host.open(out / "world", config, exp.scenario, exp.seed, horizon=exp.horizon,
                               manifest_extra={"tools_hash": tools_hash(horizon=exp.horizon), "price_table": self.price_table,
-                                              "price_table_sha256": self.price_table_id})
+                                              "price_table_sha256": self.price_table_id, **cohort(exp)})
         self.app = create_app(self.host, scorer=score_archive, render_html=render_html)
         self.telemetry = Telemetry(out / "telemetry.jsonl")
         self.caps = exp.caps

@@ -55,6 +55,46 @@ class Exchanges(Fold):
 
 
 @fold
+class ExchangeDays(Fold):
+    """Exchanges counted once per pair of characters per calendar day, as reputation counts trades: a
+    partner it completed any exchange with that day, however many. Handing one item back and forth
+    with one partner cannot raise it; only more partners, or more days, can."""
+
+    name = "exchange_days"
+    writes = ("exchange_pair_days",)
+
+    def __init__(self, match: MatchInfo) -> None:
+        super().__init__(match)
+        self.ticks_per_day = match.content.calendar.ticks_per_day
+        self.pairs: set[tuple[str, str, int]] = set()  # (character, partner, day), both ways
+
+    def _exchange(self, tick: int, a: str, b: str) -> None:
+        if a != b:
+            day = tick // self.ticks_per_day
+            self.pairs.update(((a, b, day), (b, a, day)))
+
+    @on("trade_completed")
+    def traded(self, tick: int, ev: TradeCompleted) -> None:
+        self._exchange(tick, ev.agent, ev.to)
+
+    @on("contract_fulfilled")
+    def fulfilled(self, tick: int, ev: ContractFulfilled) -> None:
+        self._exchange(tick, ev.payer, ev.deliverer)
+
+    @on("order_filled")
+    def filled(self, tick: int, ev: OrderFilled) -> None:
+        self._exchange(tick, ev.agent, ev.by)
+
+    def finish(self) -> None:
+        counts = dict.fromkeys(self.agents, 0)
+        for a, _, _ in self.pairs:
+            if a in counts:
+                counts[a] += 1
+        for a, am in self.agents.items():
+            am.measures["exchange_pair_days"] = counts[a]
+
+
+@fold
 class Partners(Fold):
     """The other characters each one engaged: trade offers and trades either way, contracts offered,
     orders filled, messages heard or whispered."""
