@@ -371,3 +371,24 @@ def test_markdown_lists_every_card():
     for name in ("trader-1", "raider-2", "producer-3", "survivor-4", "trader-5", "producer-6"):
         assert f"## {name} (" in text
     assert "| rank | agent | Outfit | Depth | Hero |" in text
+
+
+def test_the_markdown_report_writes_agent_supplied_text_as_text():
+    """A model string, a name or an epilogue cannot inject a heading, a link, a table cell or raw HTML."""
+    import json
+    from pathlib import Path
+
+    from wildhold.eval.report import md_text, report_markdown
+
+    report = json.loads((Path(__file__).parent / "fixtures" / "eval" / "tiny_seed3.report-2.3.json").read_text())
+    hostile = "gpt\n# Winner <script>alert(1)</script> | [x](http://e) *"
+    first = report["agents"][0]
+    first["config"] = hostile
+    report["epilogues"][first["agent"]] = {"text": "fine\n## also a heading <img src=x>"}
+    md = report_markdown(report)
+    assert "<script>" not in md and "<img" not in md and "\n# Winner" not in md and "\n## also" not in md
+    assert md_text(hostile) in md and "&lt;script&gt;" in md
+    row = next(line for line in md.splitlines() if md_text(hostile) in line)
+    header = next(line for line in md.splitlines() if line.startswith("| rank | agent | config"))
+    assert row.count(" | ") == header.count(" | ")  # the cell did not split the table row
+    assert md_text("producer-1 a_b.c") == "producer-1 a_b.c"  # names as the server allows them are unchanged

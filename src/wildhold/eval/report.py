@@ -445,6 +445,16 @@ def verification_line(stamp: dict[str, Any] | None) -> str | None:
     return "Archive verified by re-simulation; unbound (format 1: its manifest has no header in the archive head)."
 
 
+_MD_SPECIAL = str.maketrans({"\\": "\\\\", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]", "|": "\\|", "#": "\\#",
+                             "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " "})
+
+
+def md_text(value: Any) -> str:
+    """Agent-supplied text (a name, a model string, an epilogue line) as Markdown that stays text: no heading,
+    link, emphasis, table cell break or raw HTML can come of it."""
+    return str(value).translate(_MD_SPECIAL)
+
+
 def report_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: standings, each card, the season table with the composite score, the trial."""
     m = report["match"]
@@ -457,17 +467,17 @@ def report_markdown(report: dict[str, Any]) -> str:
            "|---:|---|---|---:|---:|:-:|---|---:|---:|---:|---:|---:|"]
     for c in report["agents"]:
         s = c["scores"]
-        out.append(f"| {c['rank']} | {c['name']} | {c['config']} | {c['wealth']} | {c['fitness_index']:.1f} | {c['grade']} | {c['archetype']} | "
+        out.append(f"| {c['rank']} | {md_text(c['name'])} | {md_text(c['config'])} | {c['wealth']} | {c['fitness_index']:.1f} | {c['grade']} | {c['archetype']} | "
                    + " | ".join(f"{s[d]:.1f}" for d in DIMENSIONS) + " |")
     for c in report["agents"]:
-        out += ["", f"## {c['name']} ({c['agent']}): {c['grade']}, fitness {c['fitness_index']:.1f}, {c['archetype']}", "",
+        out += ["", f"## {md_text(c['name'])} ({c['agent']}): {c['grade']}, fitness {c['fitness_index']:.1f}, {c['archetype']}", "",
                 f"Archetype: {c['archetype_reason']}."]
         for title, key in (("Strengths", "strengths"), ("Weaknesses", "weaknesses"), ("Notable", "notable")):
             if c[key]:
                 out += ["", f"{title}:", *[f"- {line}" for line in c[key]]]
         epilogue = report["epilogues"].get(c["agent"])
         if epilogue:
-            out += ["", "In its own words (unscored):", "", *[f"> {line}" for line in epilogue["text"].splitlines()]]
+            out += ["", "In its own words (unscored):", "", *[f"> {md_text(line)}" for line in epilogue["text"].splitlines()]]
     t = report["season_table"]
     rows = {r["agent"]: r for r in t["rows"]}
     out += ["", f"## Tasks and activity (seed 000 Table 3) and the composite score ({report['composite']['scorer']['name']})", "",
@@ -476,7 +486,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         r = rows[c["agent"]]
         cells = ["Y" if r["outfit"] else "N", r["depth"], "Y" if r["hero"] else "N", r["kills"], r["bosses"], r["crafts"], r["coins"],
                  f"{r['trial']}/{r['trial_of']}", r["downs"]]
-        out.append(f"| {c['rank']} | {r['name']} | " + " | ".join(str(x) for x in cells) + f" | {c['score']:.1f} |")
+        out.append(f"| {c['rank']} | {md_text(r['name'])} | " + " | ".join(str(x) for x in cells) + f" | {c['score']:.1f} |")
     if "statement" in report["composite"]["cohort"]:
         out += ["", report["composite"]["cohort"]["statement"]]
     trial = report["trial"]
@@ -484,7 +494,7 @@ def report_markdown(report: dict[str, Any]) -> str:
             "|---|" + "---:|" * (len(trial["stages"]) + 1)]
     for r in trial["rows"]:
         cells = [str(r["stages"][s["stage"]]["tick"]) if r["stages"][s["stage"]] else "-" for s in trial["stages"]]
-        out.append(f"| {r['name']} | " + " | ".join(cells) + f" | {r['native']}/{len(trial['stages'])} |")
+        out.append(f"| {md_text(r['name'])} | " + " | ".join(cells) + f" | {r['native']}/{len(trial['stages'])} |")
     p = report.get("programs")
     if p and (p["actions"] or p["revisions"]):
         failed = ", ".join(f"{n} {reason}" for reason, n in p["failures"].items()) or "none"
@@ -505,6 +515,6 @@ def _md_spend(report: dict[str, Any]) -> list[str]:
     out = ["", "## Tokens and dollars", "", "| agent | sessions | model calls | input tokens | cached | output tokens | dollars |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     for agent, t in tokens.items():
-        out.append(f"| {names[agent]} | {t['sessions']} | {t['llm_calls']} | {t['input_tokens']:,} | {t['cached_input_tokens']:,} | "
+        out.append(f"| {md_text(names[agent])} | {t['sessions']} | {t['llm_calls']} | {t['input_tokens']:,} | {t['cached_input_tokens']:,} | "
                    f"{t['output_tokens']:,} | {dollars[agent]['dollars']:.4f} |")
     return out
