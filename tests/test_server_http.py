@@ -105,6 +105,21 @@ async def test_admin_routes_refuse_agent_and_signup_tokens(tmp_path):
         assert s.host.state == "running"
 
 
+@pytest.mark.parametrize("args", [{"agent": "a1", "item": "bread", "qty": 2**70}, {"agent": "a1", "item": "bread", "qty": -2**64},
+                                  {"agent": "a1", "item": "bread", "deep": [{"n": 2**63}]}])
+async def test_a_setup_integer_the_match_log_cannot_record_is_a_bad_request_and_changes_nothing(tmp_path, args):
+    """Found by `wildhold bench hardening` fuzzing: a 500 (the log's JSON holds 64-bit integers)."""
+    async with serving(tmp_path) as s:
+        await s.register("ann")
+        inputs = s.host.match.store.last_input
+        r = await s.http.post("/api/admin/setup", json={"command": "give_items", "args": args}, headers=auth(ADMIN))
+        assert r.status_code == 400 and r.json()["code"] == "bad_request", r.text
+        assert "64-bit" in r.json()["message"] and s.host.match.store.last_input == inputs
+        ok = await s.http.post("/api/admin/setup", json={"command": "give_items", "args": {"agent": "a1", "item": "bread", "qty": 2**62}},
+                               headers=auth(ADMIN))
+        assert ok.status_code == 200
+
+
 async def test_an_agent_cannot_act_as_or_read_another(tmp_path):
     async with serving(tmp_path) as s:
         ann, _ = await s.register("ann")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 
 class Strict(BaseModel):
@@ -74,9 +74,28 @@ class EpilogueSaved(Strict):
     scored: Literal[False]
 
 
+INT64 = range(-2**63, 2**63)  # the integers the match log's JSON records
+
+
+def _recordable(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, list, dict)):
+        return True
+    if isinstance(value, int):
+        return value in INT64
+    return all(map(_recordable, value.values() if isinstance(value, dict) else value))
+
+
 class SetupBody(Strict):
     command: str
     args: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("args")
+    @classmethod
+    def _fits_the_log(cls, args: dict[str, Any]) -> dict[str, Any]:
+        """Setup arguments are recorded before the command checks them: each must be recordable."""
+        if not _recordable(args):
+            raise ValueError("an integer is outside the 64-bit range the match log records")
+        return args
 
 
 class Me(Strict):
