@@ -270,3 +270,14 @@ async def test_the_signup_token_opens_a_session_only_to_register(tmp_path):
                 assert r.is_error and r.structured_content["code"] == "forbidden", name
             r = await client.call_tool("register", {"name": "ann"})
             assert not r.is_error and r.structured_content["token"]
+
+
+async def test_an_oversized_opening_request_is_refused_before_it_is_held(tmp_path):
+    from wildhold.server.mcp import MAX_BODY_BYTES
+
+    async with serving(tmp_path) as s:
+        ann, _ = await s.register("ann")
+        big = {**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * (MAX_BODY_BYTES + 10)}}
+        r = await s.http.post("/mcp", json=big, headers={**MCP_HEADERS, **auth(ann)})
+        assert r.status_code == 400 and r.json()["code"] == "bad_request"
+        assert (await open_session(s, ann)).status_code == 200

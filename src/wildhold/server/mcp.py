@@ -380,13 +380,17 @@ class BearerGuard:
 
 
 async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
-    """The request body, read whole (the transport bounds its size), and a receive that hands it on again."""
-    chunks, more = [], True
+    """The request body, read whole, and a receive that hands it on again; a body over MAX_BODY_BYTES is
+    refused here, before more of it is held (the transport would refuse it later, after it was read)."""
+    chunks, more, size = [], True, 0
     while more:
         message = await receive()
         if message["type"] != "http.request":
             break
         chunks.append(message.get("body", b""))
+        size += len(chunks[-1])
+        if size > MAX_BODY_BYTES:
+            raise HostError("bad_request", f"The body is over {MAX_BODY_BYTES} bytes.")
         more = message.get("more_body", False)
     body, sent = b"".join(chunks), False
 
@@ -410,7 +414,7 @@ def _opens_session(body: bytes) -> bool:
 
 
 async def _refuse(send: Send, exc: HostError) -> None:
-    status = {"unauthorised": 401, "rate_limited": 429, "session_limit": 429}.get(exc.code, 403)
+    status = {"unauthorised": 401, "bad_request": 400, "rate_limited": 429, "session_limit": 429}.get(exc.code, 403)
     body = json.dumps({"code": exc.code, "message": exc.message}).encode()
     extra = [(b"www-authenticate", b'Bearer realm="wildhold"')] if status == 401 else []
     if exc.retry_after is not None:
