@@ -18,8 +18,9 @@ from wildhold.eval.season import season_rows
 from wildhold.store.archive import Archive, ArchiveError
 from wildhold.world.serialize import loads
 from wildhold.world.wealth import wealth_cents
+from paths_support import FIXTURES as FIXTURE_ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 GOLDENS = sorted(p.name for p in FIXTURES.glob("*.report-*.json"))
 
 # What each version published for two agents at exactly equal wealth. A new version must say.
@@ -380,7 +381,7 @@ def test_the_markdown_report_writes_agent_supplied_text_as_text():
 
     from wildhold.eval.report import md_text, report_markdown
 
-    report = json.loads((Path(__file__).parent / "fixtures" / "eval" / "tiny_seed3.report-2.3.json").read_text())
+    report = json.loads((FIXTURE_ROOT / "eval" / "tiny_seed3.report-2.3.json").read_text())
     hostile = "gpt\n# Winner <script>alert(1)</script> | [x](http://e) *"
     first = report["agents"][0]
     first["config"] = hostile

@@ -25,9 +25,10 @@ from wildhold.revision import git_revision, version_text
 from wildhold.eval.season import COLUMNS, SeasonRow
 from wildhold.service.access import CLOCKS
 from wildhold.terminal import Col, FitTable
+from paths_support import FIXTURES as FIXTURE_ROOT
 
 runner = CliRunner()
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 ELLIPSIS = "…"
 
 

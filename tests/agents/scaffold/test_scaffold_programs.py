@@ -16,8 +16,9 @@ from wildhold.agents.scaffold.accounting import Telemetry
 from wildhold.agents.scaffold.experiment import Experiment, Run
 from wildhold.agents.scaffold.session import SCAFFOLD_TOOLS
 from wildhold.store.archive import Archive
+from paths_support import ROOT
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "programs-smoke.yaml"
+EXAMPLE = ROOT / "examples" / "programs-smoke.yaml"
 ARM, PROGRAM = "programmer", "forager"
 ISSUERS = (f"program:{PROGRAM}@1", f"program:{PROGRAM}@2")
 

@@ -22,8 +22,9 @@ from wildhold.server.apidocs import ASSETS_DIR
 from wildhold.server.http import create_app
 from wildhold.service.access import HostConfig
 from wildhold.service.host import Host
+from paths_support import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 ASSET_TYPES = {"script": ("text/javascript", "application/javascript"), "stylesheet": ("text/css",),
                "icon": ("image/svg+xml", "image/png", "image/x-icon", "image/vnd.microsoft.icon")}
 

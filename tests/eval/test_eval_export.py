@@ -10,8 +10,9 @@ import pyarrow.parquet as pq
 from wildhold.eval.export import export_match
 from wildhold.eval.metrics import load_match
 from wildhold.eval.rubric import PUBLISHED_RUBRIC
+from paths_support import FIXTURES as FIXTURE_ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 # The committed archives were played under earlier content files: scoring them takes trust (verification is
 # tested on archives played now, in test_archive_trust.py); their scores are pinned by the goldens.
 

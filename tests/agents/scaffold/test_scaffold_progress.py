@@ -15,8 +15,9 @@ from wildhold.agents.scaffold.adapters import Usage
 from wildhold.agents.scaffold.experiment import Experiment, Run, run_experiment
 from wildhold.agents.scaffold.progress import LiveView
 from wildhold.cli import app
+from paths_support import ROOT
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "offline-smoke.yaml"
+EXAMPLE = ROOT / "examples" / "offline-smoke.yaml"
 
 
 def _terminal(width: int = 160) -> tuple[Console, io.StringIO]:

@@ -17,8 +17,9 @@ from wildhold.world.parts.trial import STAGES, TRIAL, TrialTracker
 from wildhold.world.serialize import from_dict, state_hash, to_dict
 from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
+from paths_support import FIXTURES as FIXTURE_ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "trial"
+FIXTURES = FIXTURE_ROOT / "trial"
 
 
 def trace(name: str) -> list[dict]:

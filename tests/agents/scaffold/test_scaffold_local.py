@@ -13,8 +13,9 @@ from scaffold_fakes import FakeProvider
 
 from wildhold.agents.scaffold.accounting import Telemetry, rebuild
 from wildhold.agents.scaffold.experiment import Experiment, Run
+from paths_support import ROOT
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "local-openai.yaml"
+EXAMPLE = ROOT / "examples" / "local-openai.yaml"
 PLACEHOLDER_KEY = "not-needed"  # what the adapter sends when the arm names no key variable
 ENDING = {
     "id": "chatcmpl-local", "object": "chat.completion", "created": 1, "model": "local",

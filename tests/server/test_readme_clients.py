@@ -25,8 +25,9 @@ from server_support import BASE, auth, serving
 from wildhold.cli import serve
 from wildhold.server.http import create_app
 from wildhold.service import reads
+from paths_support import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = ROOT
 SECTION = "Connect an MCP client"
 TOKEN = "<agent token>"  # the README's placeholder for the token POST /api/agents answers
 Connection = tuple[str, dict[str, str]]  # (URL, headers) as the client would send them

@@ -25,8 +25,7 @@ from typer.testing import CliRunner
 from wildhold.cli import app
 from wildhold.programs.replay import check_archive, check_store
 from wildhold.store.archive import Archive
-
-TESTS = Path(__file__).parent
+from paths_support import TESTS
 
 
 def play_farm(data: Path, restart_at: tuple[int, ...] = ()):

@@ -12,8 +12,9 @@ from wildhold.eval.html import render_html
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import report_markdown, score_archive
 from wildhold.eval.spend import read_spend, spend_curves
+from paths_support import FIXTURES as FIXTURE_ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 NOT_RECORDED = "Not recorded: this archive carries no model usage"
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from wildhold.eval.leaderboard import leaderboard, mean_ci
+from paths_support import FIXTURES as FIXTURE_ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 # The committed archives were played under earlier content files: scoring them takes trust (verification is
 # tested on archives played now, in test_archive_trust.py); their scores are pinned by the goldens.
 ALL = [FIXTURES / f"{n}.wildhold.zip" for n in ("tiny_seed3", "famine_seed2", "delve_seed11", "ties_seed5")]

@@ -19,9 +19,10 @@ from wildhold.eval.leaderboard import leaderboard
 from wildhold.eval.report import score_archive
 from wildhold.service.verify import Unverified, verify_archive
 from wildhold.store.archive import HEADER, Archive
+from paths_support import FIXTURES as FIXTURE_ROOT
 
 runner = CliRunner()
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 
 
 @pytest.fixture(scope="module")

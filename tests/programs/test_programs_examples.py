@@ -17,8 +17,9 @@ from programs_support import (FARM_SCENARIO, FARM_SEED, events, farm_site, input
 from wildhold.programs.replay import check_store
 from wildhold.service.host import Host
 from wildhold.world.parts.dungeon import room_view
+from paths_support import ROOT
 
-EXAMPLES = Path(__file__).parent.parent / "examples" / "programs"
+EXAMPLES = ROOT / "examples" / "programs"
 LIVE = ("running", "waiting")
 
 

@@ -14,8 +14,9 @@ import pytest
 from wildhold.eval.html import nice_ticks, render_html
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
+from paths_support import FIXTURES as FIXTURE_ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 SECTIONS = ("standings", "scorecards", "activity", "curves", "dungeon", "table3", "trial", "epilogues", "manifest")
 
 

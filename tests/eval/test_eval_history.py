@@ -13,8 +13,9 @@ from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.html import render_html
 from wildhold.eval.report import build_report, report_json, report_markdown
 from wildhold.eval.rubric import RUBRICS
+from paths_support import FIXTURES as FIXTURE_ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 
 # sha256 of each golden as its version first published it. 1.0 to 2.2 are the bytes of commit 8436440
 # (the first evaluation), before the programs block was wrongly written into them; 2.3 from its release.

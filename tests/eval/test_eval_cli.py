@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 from wildhold.cli import app
 from wildhold.eval.report import report_json
 from wildhold.eval.rubric import PUBLISHED_RUBRIC
+from paths_support import FIXTURES as FIXTURE_ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 # The committed archives were played under earlier content files: scoring them takes --trust (verification is
 # tested on archives played now, in test_archive_trust.py); their scores are pinned by the goldens.
 runner = CliRunner()

@@ -19,8 +19,9 @@ from wildhold.eval.report import build_report, report_json
 from wildhold.eval.rubric import RUBRICS, SCALES, Component, Dimension, get_rubric
 from wildhold.eval.scoring import SCALED
 from wildhold.world.events import EVENT_TYPES
+from paths_support import FIXTURES as FIXTURE_ROOT
 
-FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+FIXTURES = FIXTURE_ROOT / "eval"
 ARCHIVES = sorted(FIXTURES.glob("*.wildhold.zip"))
 ROSTER = {"agent", "name", "config", "join_index", "spawn_tick", "ticks_alive", "measures"}  # set by the driver
 

@@ -19,8 +19,9 @@ from wildhold.agents.scaffold.adapters import ReplayAdapter
 from wildhold.agents.scaffold.experiment import Experiment, Run, spend_curve, stage_ticks, trial_ticks
 from wildhold.agents.scaffold.session import SCAFFOLD_TOOLS
 from wildhold.cli import app
+from paths_support import FIXTURES, ROOT
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "offline-smoke.yaml"
+EXAMPLE = ROOT / "examples" / "offline-smoke.yaml"
 LEAK_WORDS = ("budget", "spend", "spent", "dollar", "usd", "ceiling", "wall-clock", "wall clock", "$")
 
 
@@ -328,7 +329,7 @@ def test_the_three_protocols_have_ready_examples():
 
 
 def _trace(name: str) -> list[dict]:
-    path = Path(__file__).parent / "fixtures" / "trial" / f"{name}.jsonl"
+    path = FIXTURES / "trial" / f"{name}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -358,7 +359,7 @@ def test_trial_stages_come_from_the_archive_joined_by_agent_name():
     from wildhold.eval.trial import assess
     from wildhold.store.archive import Archive
 
-    archive = Path(__file__).parent / "fixtures" / "eval" / "delve_seed11.wildhold.zip"
+    archive = FIXTURES / "eval" / "delve_seed11.wildhold.zip"
     with Archive(archive) as a:
         names = {agent["id"]: agent["name"] for agent in a.manifest["agents"]}
         attained = assess(a.events(), scenario=a.manifest["scenario"])
