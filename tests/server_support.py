@@ -19,15 +19,16 @@ from wildhold.eval.report import score_archive
 from wildhold.server.http import create_app
 from wildhold.service.access import HostConfig
 from wildhold.service.host import Host
+from wildhold.web.site import add_site
 
-SIGNUP, ADMIN = "signup-token-for-tests", "admin-token-for-tests"
+SIGNUP, ADMIN, SPECTATOR = "signup-token-for-tests", "admin-token-for-tests", "spectator-token-for-tests"
 BASE = "http://127.0.0.1:8765"  # never dialled: requests go to the app in-process
 
 
 def config(**overrides: Any) -> HostConfig:
     settings: dict[str, Any] = {"clock": "lockstep", "turn_deadline_s": 60.0, "rate_per_s": 0.0, "wait_max_s": 10.0}
     settings.update(overrides)
-    return HostConfig(signup_token=SIGNUP, admin_token=ADMIN, **settings)
+    return HostConfig(signup_token=SIGNUP, admin_token=ADMIN, spectator_token=SPECTATOR, **settings)
 
 
 def auth(token: str) -> dict[str, str]:
@@ -52,11 +53,14 @@ class Served:
 
 
 @asynccontextmanager
-async def serving(data: Path, scenario: str = "tiny", seed: int = 3, horizon: str = "visible",
+async def serving(data: Path, scenario: str = "tiny", seed: int = 3, horizon: str = "visible", site: bool = False,
                   **overrides: Any) -> AsyncIterator[Served]:
-    """A match served by the real app, lifespan (clock, MCP sessions) running, on this event loop."""
+    """A match served by the real app, lifespan (clock, MCP sessions) running, on this event loop; with `site`,
+    the web pages too, as `wildhold serve` adds them."""
     host = Host.open(data, config(**overrides), scenario, seed, manifest_extra={"tools_hash": "test"}, horizon=horizon)
     app = create_app(host, scorer=score_archive, render_html=render_html)
+    if site:
+        add_site(app)
     try:
         async with app.router.lifespan_context(app):
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as http:

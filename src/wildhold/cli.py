@@ -334,6 +334,7 @@ def serve(
     late_join: Annotated[bool, typer.Option(help="Let agents register after the start (off needs --lobby).")] = True,
     signup_token: Annotated[Optional[str], typer.Option(envvar="WILDHOLD_SIGNUP_TOKEN", help="Token that registers agents (default: a random one, printed).")] = None,
     admin_token: Annotated[Optional[str], typer.Option(envvar="WILDHOLD_ADMIN_TOKEN", help="Token for /api/admin (default: a random one, printed).")] = None,
+    spectator_token: Annotated[Optional[str], typer.Option(envvar="WILDHOLD_SPECTATOR_TOKEN", help="Token that opens the live page at / (default: a random one, printed).")] = None,
     rate: Annotated[float, typer.Option(help="Requests a second per token (0: no limit).")] = 20.0,
     idle_after: Annotated[int, typer.Option(help="Ticks of silence after which an agent is logged as idle.")] = 120,
     horizon: Annotated[Horizon, typer.Option(help="visible: agents are told when the match ends; hidden: no face says when, or how long it lasts.")] = Horizon.visible,
@@ -352,8 +353,10 @@ def serve(
     from wildhold.service.access import HostConfig
     from wildhold.service.host import Host
     from wildhold.store.sqlite import StoreError
+    from wildhold.web.site import add_site
 
     config = HostConfig(signup_token=signup_token or secrets.token_urlsafe(16), admin_token=admin_token or secrets.token_urlsafe(16),
+                        spectator_token=spectator_token or secrets.token_urlsafe(16),
                         clock=clock.value, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
                         late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after, max_agents=max_agents,
                         wait_max_s=wait_max)
@@ -367,11 +370,13 @@ def serve(
     console.print(f"HTTP  {base}/api   (OpenAPI {base}/openapi.json, briefing {base}/llms.txt)", soft_wrap=True)
     console.print(f"MCP   {base}/mcp   (streamable HTTP, header 'Authorization: Bearer <agent token>')", soft_wrap=True)
     console.print(f"signup token: {config.signup_token}\nadmin token:  {config.admin_token}", soft_wrap=True)
+    console.print(f"spectator token: {config.spectator_token}   (watch: {base}/login, or {base}/login?token=<it>)", soft_wrap=True)
     console.print(f"get an agent token: curl -s -X POST {base}/api/agents -H 'Authorization: Bearer {config.signup_token}' "
                   "-H 'Content-Type: application/json' -d '{\"name\": \"my-agent\"}'", soft_wrap=True)
     if lobby:
         console.print(f"start the match:    curl -s -X POST {base}/api/admin/start -H 'Authorization: Bearer {config.admin_token}'", soft_wrap=True)
     served = create_app(host, scorer=score_archive, render_html=render_html)
+    add_site(served)  # the live page at /, matches, the leaderboard and profiles
 
     def close() -> None:
         host.close()

@@ -34,6 +34,10 @@ def test_config_refuses_settings_that_make_a_match_unplayable():
         config(late_join=False).check()
     with pytest.raises(ValueError, match="must differ"):
         HostConfig(signup_token=SIGNUP, admin_token=SIGNUP).check()
+    with pytest.raises(ValueError, match="spectator tokens must differ"):
+        HostConfig(signup_token=SIGNUP, admin_token=ADMIN, spectator_token=ADMIN).check()
+    with pytest.raises(ValueError, match="the spectator token must be at least 8"):
+        HostConfig(signup_token=SIGNUP, admin_token=ADMIN, spectator_token="short").check()
     with pytest.raises(ValueError, match="at least 8"):
         HostConfig(signup_token="short", admin_token=ADMIN).check()
     with pytest.raises(ValueError, match="clock must be one of"):

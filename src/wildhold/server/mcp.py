@@ -339,8 +339,9 @@ class BearerGuard:
         host = self.get_host()
         try:
             who = host.access.authenticate(bearer(headers))
-            if who.role == "admin":
-                raise HostError("forbidden", "The admin token runs the match over /api/admin; MCP takes agent tokens.")
+            if who.role in ("admin", "spectator"):
+                raise HostError("forbidden", f"The {who.role} token is for the operator's routes and the live page; "
+                                "MCP takes agent tokens.")
             if session is None and scope["method"] == "POST":
                 body, receive = await _buffered(receive)
                 if _opens_session(body):

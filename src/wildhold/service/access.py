@@ -43,15 +43,19 @@ class HostConfig:
     idle_after_ticks: int = 120
     wait_max_s: float = WAIT_MAX_S  # the longest a wait_operation call is held (lower it, never raise it)
     mcp_sessions_per_token: int = 8  # MCP sessions one token may hold open
+    spectator_token: str | None = None  # watches the whole match on the live page; acts for no one
 
     def check(self) -> None:
         if self.clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {self.clock!r}")
-        for label, token in (("signup", self.signup_token), ("admin", self.admin_token)):
+        tokens = {"signup": self.signup_token, "admin": self.admin_token}
+        if self.spectator_token is not None:
+            tokens["spectator"] = self.spectator_token
+        for label, token in tokens.items():
             if len(token) < 8:
                 raise ValueError(f"the {label} token must be at least 8 characters")
-        if hmac.compare_digest(self.signup_token, self.admin_token):
-            raise ValueError("the signup and admin tokens must differ")
+        if len({token_hash(t) for t in tokens.values()}) < len(tokens):
+            raise ValueError(f"the {' and '.join(tokens)} tokens must differ from each other")
         if not self.late_join and not self.lobby:
             raise ValueError("late join off needs the lobby on: without a lobby no agent could ever join")
         if not 0 < self.wait_max_s <= WAIT_MAX_S:
@@ -86,7 +90,7 @@ class AgentRecord:
 class Identity:
     """Who a bearer token belongs to."""
 
-    role: Literal["agent", "signup", "admin"]
+    role: Literal["agent", "signup", "admin", "spectator"]
     key: str  # the token's hash: the rate-limit bucket
     record: AgentRecord | None = None
 
@@ -127,6 +131,7 @@ class Access:
         self.config, self.store, self.counters = config, store, counters
         self.limiter = RateLimiter(config.rate_per_s, config.rate_burst, now)
         self._signup_key, self._admin_key = token_hash(config.signup_token), token_hash(config.admin_token)
+        self._spectator_key = token_hash(config.spectator_token) if config.spectator_token else None
         self.records: dict[str, AgentRecord] = {}  # token hash -> record
 
     def load(self, meta: dict[str, Any], joined: dict[str, str]) -> None:
@@ -158,6 +163,8 @@ class Access:
             return Identity("signup", key)
         if hmac.compare_digest(key, self._admin_key):
             return Identity("admin", key)
+        if self._spectator_key is not None and hmac.compare_digest(key, self._spectator_key):
+            return Identity("spectator", key)
         raise HostError("unauthorised", "This server never issued that token.")
 
     def throttle(self, who: Identity) -> None:
@@ -183,7 +190,8 @@ class Access:
     def agent_of(self, who: Identity) -> str:
         """The character an agent token drives; refuses other tokens and agents still in the lobby."""
         if who.role != "agent" or who.record is None:
-            role = "the signup token registers agents" if who.role == "signup" else "the admin token runs the match"
+            role = {"signup": "the signup token registers agents", "admin": "the admin token runs the match",
+                    "spectator": "the spectator token only watches"}.get(who.role, "")
             raise HostError("forbidden", f"This needs an agent token ({role}); register with POST /api/agents.")
         if who.record.agent is None:
             raise HostError("not_started", "You are registered; the match is in its lobby and your character "

@@ -6,7 +6,8 @@ action, an idle notice, the end — is a recorded input of the match, so a serve
 from its archive like any other. Wall-clock time only decides *when* inputs happen.
 
 `Host` composes its owners: `access` (tokens, records, rate limits), `clock` (the driver and
-activity), `operations` (operation records), `archives` (archives and epilogues) and `programs`;
+activity), `operations` (operation records), `archives` (archives and epilogues), `spectate` (the
+live feed and views) and `programs`;
 what it answers about the world is in `wildhold.service.reads`, served through the query registry.
 """
 
@@ -26,6 +27,7 @@ from wildhold.service.errors import HostError, refuse_unless_running
 from wildhold.service.match import Horizon, Match
 from wildhold.service.operations import Operations
 from wildhold.service.program_host import ProgramHost
+from wildhold.service.spectate import FEED_KEPT, Spectate
 from wildhold.store.private import private_folder, tighten
 from wildhold.store.sqlite import StoreError
 from wildhold.world.errors import Rejected
@@ -55,10 +57,12 @@ class Host:
         self.archives = Archives(self, data_dir, dict(manifest_extra or {}), dict(meta.get("epilogues", {})))
         self.clock = Clock(self)
         self.operations = Operations(self)
-        if match.store is not None:  # activity and operation records as the stored log left them
+        self.spectate = Spectate(self)
+        if match.store is not None:  # activity, operation records and the live feed as the stored log left them
             self.clock.replay(match.store.inputs(0))
             self.operations.note_events(match.store.events(0), count=False)
-        match.on_events = self.operations.note_events
+            self.spectate.note_events(match.store.events(max(0, self.world.events.seq - FEED_KEPT)))
+        match.on_events = self._note_events
         if not config.lobby and self.state == "lobby":
             self._set_started()
         self.programs = ProgramHost(self)  # restores every program that was running or waiting
@@ -139,6 +143,10 @@ class Host:
         self.programs.close()
         self.match.close()
 
+    def _note_events(self, records: list[tuple[int, int, str, bytes, str]]) -> None:
+        self.operations.note_events(records)
+        self.spectate.note_events(records)
+
     # ---- inputs -----------------------------------------------------------------------------------
 
     def submit(self, agent: str, action: str, args: Any, issuer: str = "direct") -> dict[str, Any] | Rejected:
@@ -147,6 +155,7 @@ class Host:
         self.clock.acted(agent, self.world.tick)
         result = self.match.submit(agent, action, args, issuer)
         self.match.flush()
+        self.spectate.submitted(agent, action, result)
         if isinstance(result, Rejected):
             self.rejections[result.code] += 1
             return result

@@ -1,0 +1,96 @@
+"""The live page in a real browser: Playwright driving Debian's Chromium against `wildhold serve`'s app on
+loopback. Screenshots go to $WILDHOLD_TEST_ARTIFACTS when it is set (else the test's temporary folder).
+Where CI runs (CI set), a missing Chromium fails the test instead of skipping it: .ci/run installs it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from server_support import ADMIN, SIGNUP, SPECTATOR, auth, config
+
+from wildhold.agents.scaffold.loopback import Loopback
+from wildhold.eval.html import render_html
+from wildhold.eval.report import score_archive
+from wildhold.server.http import create_app
+from wildhold.service.host import Host
+from wildhold.web.site import add_site
+
+CHROMIUM = next((p for p in (os.environ.get("WILDHOLD_CHROMIUM"), shutil.which("chromium"),
+                             shutil.which("chromium-browser")) if p), None)
+try:
+    from playwright.async_api import async_playwright
+except ImportError:  # the dev extra installs it
+    async_playwright = None
+
+if (CHROMIUM is None or async_playwright is None) and os.environ.get("CI"):
+    pytest.fail("CI runs the browser tests: install chromium (.ci/run does) and the dev extra", pytrace=False)
+pytestmark = [pytest.mark.slow(seconds=40),
+              pytest.mark.skipif(CHROMIUM is None or async_playwright is None,
+                                 reason="no Chromium or Playwright here (apt-get install chromium; pip install playwright)")]
+WAIT_MS = 30_000  # generous: a loaded machine is slow, and the test proves arrival, not speed
+
+
+def artefacts(tmp_path: Path) -> Path:
+    out = Path(os.environ.get("WILDHOLD_TEST_ARTIFACTS") or tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+async def _registered(http, names):
+    tokens = {}
+    for name in names:
+        r = await http.post("/api/agents", json={"name": name}, headers=auth(SIGNUP))
+        assert r.status_code == 201, r.text
+        tokens[name] = r.json()["token"]
+    return tokens
+
+
+def test_the_live_page_draws_every_character_and_shows_a_new_event(tmp_path):
+    host = Host.open(tmp_path / "world", config(clock="lockstep", turn_deadline_s=0.5), "tiny", 3,
+                     manifest_extra={"tools_hash": "test"})
+    app = create_app(host, scorer=score_archive, render_html=render_html)
+    add_site(app)
+    shots = artefacts(tmp_path)
+
+    async def run() -> None:
+        import httpx
+        async with Loopback(app) as server, httpx.AsyncClient(base_url=server.url, timeout=30) as http:
+            tokens = await _registered(http, ["ann", "bob", "cy"])
+            async with async_playwright() as pw:
+                browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+                page = await browser.new_page(viewport={"width": 1400, "height": 1000})
+                # an agent's token does not open the live page
+                await page.goto(f"{server.url}/login")
+                await page.fill("input[name=token]", tokens["ann"])
+                await page.click("button[type=submit]")
+                assert "does not open the live page" in await page.content()
+                await page.fill("input[name=token]", SPECTATOR)
+                await page.click("button[type=submit]")
+                await page.wait_for_function("document.querySelectorAll('#cards .card').length === 3", timeout=WAIT_MS)
+                names = await page.eval_on_selector_all("#cards .card .name", "els => els.map(e => e.textContent)")
+                assert sorted(names) == ["ann", "bob", "cy"]
+                painted = await page.evaluate("""() => { const c = document.getElementById('map');
+                    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                    let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0) n++; return n; }""")
+                assert painted > 0
+                r = await http.post("/api/actions/say", json={"text": "hello from ann"}, headers=auth(tokens["ann"]))
+                assert r.status_code == 200, r.text
+                await page.wait_for_function(
+                    "() => [...document.querySelectorAll('#feed li')].some(li => li.textContent.includes('hello from ann'))",
+                    timeout=WAIT_MS)
+                await page.screenshot(path=str(shots / "live.png"), full_page=True)
+                await http.post("/api/admin/stop", headers=auth(ADMIN))
+                await page.goto(f"{server.url}/leaderboard")
+                assert "ann" in await page.content()
+                await page.screenshot(path=str(shots / "leaderboard.png"), full_page=True)
+                await browser.close()
+
+    try:
+        asyncio.run(run())
+    finally:
+        host.close()
+    assert (shots / "live.png").stat().st_size > 0

@@ -1,0 +1,151 @@
+"""The pages of a served match over HTTP, in-process: who may watch the live view, what it shows, how it is
+pushed, the archive pages computed as the CLI computes them, and agent-written text escaped on every page."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import orjson
+import pytest
+from server_support import ADMIN, SPECTATOR, auth, serving, until
+
+from wildhold.eval.leaderboard import leaderboard
+from wildhold.service.access import HostConfig
+from wildhold.world.parts import society
+
+pytestmark = pytest.mark.anyio
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+def views(body: bytes) -> list[dict]:
+    """The live views a server-sent event stream carried."""
+    return [orjson.loads(m) for m in re.findall(rb"^event: view\ndata: (.*)$", body, re.M)]
+
+
+async def test_the_live_view_is_the_spectators_and_the_operators_never_an_agents(tmp_path):
+    async with serving(tmp_path, site=True) as s:
+        token, _ = await s.register("ann")
+        assert (await s.http.get("/api/live")).status_code == 401
+        refused = await s.http.get("/api/live", headers=auth(token))
+        assert refused.status_code == 403 and refused.json()["code"] == "forbidden"
+        assert (await s.http.get("/api/live/map", headers=auth(token))).status_code == 403
+        for watcher in (SPECTATOR, ADMIN):
+            live = await s.http.get("/api/live", headers=auth(watcher))
+            assert live.status_code == 200
+            assert [c["name"] for c in live.json()["characters"]] == ["ann"]
+        # the spectator token acts for no one and opens no MCP session
+        assert (await s.http.get("/api/observe", headers=auth(SPECTATOR))).status_code == 403
+        opened = await s.http.post("/mcp", headers={**auth(SPECTATOR), "Accept": "application/json, text/event-stream"},
+                                   json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}})
+        assert opened.status_code == 403
+
+
+async def test_the_live_view_shows_every_character_where_it_is_with_its_needs_and_recent_submissions(tmp_path):
+    async with serving(tmp_path, site=True) as s:
+        tokens = [(await s.register(name))[0] for name in ("ann", "bob")]
+        bad = await s.http.post("/api/actions/eat", json={"item": "bread"}, headers=auth(tokens[0]))
+        assert bad.status_code == 409
+        ok = await s.http.post("/api/actions/wait", json={"ticks": 2}, headers=auth(tokens[1]))
+        assert ok.status_code == 200
+        view = (await s.http.get("/api/live", headers=auth(SPECTATOR))).json()
+        w = s.host.world
+        by_name = {c["name"]: c for c in view["characters"]}
+        for name, c in by_name.items():
+            char = w.chars[c["agent"]]
+            assert (c["x"], c["y"]) == w.xy(char.pos) and c["health"] == char.health and c["satiety"] == char.satiety
+        assert by_name["ann"]["recent"][-1] == {"tick": w.tick, "action": "eat", "accepted": False,
+                                                "code": "not_in_inventory", "message": bad.json()["message"]}
+        assert by_name["bob"]["recent"][-1]["accepted"] and by_name["bob"]["operation"]["action"] == "wait"
+        assert {c["rank"] for c in view["characters"]} <= {1, 2}
+        assert view["feed"][0]["seq"] == w.events.seq  # newest first
+        assert len(view["creatures"]) == len(w.creatures) and len(view["structures"]) == len(w.structures)
+        fixed = (await s.http.get("/api/live/map", headers=auth(SPECTATOR))).json()
+        assert len(fixed["terrain"]) == fixed["width"] * fixed["height"] == w.width * w.height
+
+
+async def test_the_stream_pushes_a_new_view_when_the_world_moves(tmp_path):
+    async with serving(tmp_path, site=True) as s:
+        token, _ = await s.register("ann")
+        start = s.host.world.tick
+        stream = asyncio.create_task(s.http.get("/api/live/stream", params={"max_s": 3}, headers=auth(SPECTATOR)))
+        await asyncio.sleep(0.3)
+        r = await s.http.post("/api/actions/wait", json={"ticks": 1}, headers=auth(token))
+        assert r.status_code == 200
+        assert await until(lambda: s.host.world.tick > start, timeout=10)
+        body = (await stream).content
+        ticks = [v["time"]["tick"] for v in views(body)]
+        assert ticks[0] == start and ticks[-1] > start
+        assert (await s.http.get("/api/live/stream", params={"max_s": 0}, headers=auth(SPECTATOR))).status_code == 400
+
+
+async def test_a_token_opens_the_live_page_once_and_a_cookie_keeps_it(tmp_path):
+    async with serving(tmp_path, site=True) as s:
+        token, _ = await s.register("ann")
+        public = await s.http.get("/")
+        assert public.status_code == 200 and "ann" in public.text and "live.js" not in public.text
+        wrong = await s.http.post("/login", data={"token": token})
+        assert wrong.status_code == 401 and "wildhold_watch" not in wrong.headers.get("set-cookie", "")
+        opened = await s.http.post("/login", data={"token": SPECTATOR})
+        assert opened.status_code == 303 and "HttpOnly" in opened.headers["set-cookie"]
+        page = await s.http.get("/")  # the client keeps the cookie
+        assert "live.js" in page.text and "<canvas" in page.text
+        assert (await s.http.get("/api/live")).status_code == 200
+        assert (await s.http.get("/static/web/live.js")).status_code == 200
+        await s.http.post("/logout")
+        assert "live.js" not in (await s.http.get("/")).text
+
+
+async def test_agent_written_text_is_escaped_on_every_page(tmp_path):
+    async with serving(tmp_path, site=True) as s:
+        token, _ = await s.register("ann")
+        other, _ = await s.register("bob")
+        for who, text in ((token, HOSTILE), (other, "**bold** [link](http://example.invalid) | cell")):
+            assert (await s.http.post("/api/actions/post", json={"text": text}, headers=auth(who))).status_code == 200
+        assert await until(lambda: len(society.state(s.host.world).board) == 2, timeout=10)
+        await s.http.post("/api/write_epilogue", json={"text": HOSTILE}, headers=auth(token))
+        stopped = await s.http.post("/api/admin/stop", headers=auth(ADMIN))
+        assert stopped.status_code == 200
+        await s.http.post("/login", data={"token": SPECTATOR})
+        for path in ("/", "/matches", "/matches/current", "/leaderboard", "/u/ann", "/login"):
+            page = await s.http.get(path)
+            assert page.status_code == 200, (path, page.text[:300])
+            assert "<script>alert" not in page.text and "<img src=x" not in page.text, path
+        s.http.cookies.clear()
+        public = (await s.http.get("/")).text
+        assert "&lt;script&gt;alert" in public  # the board post is shown, as text
+        live = (await s.http.get("/api/live", headers=auth(SPECTATOR))).json()
+        assert any(e["data"].get("text") == HOSTILE for e in live["feed"])  # JSON carries it; the page sets it as text
+
+
+async def test_matches_leaderboard_and_profiles_are_the_clis_figures_once_the_match_is_over(tmp_path):
+    async with serving(tmp_path, site=True) as s:
+        for name in ("ann", "bob"):
+            await s.register(name)
+        assert "No finished match" in (await s.http.get("/matches")).text
+        assert (await s.http.get("/matches/current")).status_code == 403  # a live match's report is the operator's
+        assert (await s.http.get("/api/ratings")).json()["rows"] == []
+        await s.http.post("/api/admin/stop", headers=auth(ADMIN))
+        listed = (await s.http.get("/matches")).text
+        assert 'href="/matches/current"' in listed
+        report = await s.http.get("/matches/current")
+        assert report.status_code == 200 and "<html" in report.text.lower()
+        served = (await s.http.get("/api/ratings")).json()
+        cli = leaderboard([s.host.archives.path])
+        assert served["rows"] == cli["rows"] and served["matches"] == cli["matches"]
+        board = (await s.http.get("/leaderboard")).text
+        for row in cli["rows"]:
+            assert row["config"] in board
+        profile = await s.http.get("/u/bob")
+        assert profile.status_code == 200 and "bob" in profile.text
+        assert (await s.http.get("/u/nobody")).status_code == 404
+
+
+def test_a_spectator_token_must_differ_from_the_others():
+    with pytest.raises(ValueError, match="must differ"):
+        HostConfig(signup_token="signup-token", admin_token="admin-token", spectator_token="signup-token").check()
