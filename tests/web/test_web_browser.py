@@ -94,3 +94,55 @@ def test_the_live_page_draws_every_character_and_shows_a_new_event(tmp_path):
     finally:
         host.close()
     assert (shots / "live.png").stat().st_size > 0
+
+
+def test_a_person_joins_from_the_browser_moves_and_gathers_through_the_agents_tools(tmp_path):
+    host = Host.open(tmp_path / "world", config(clock="lockstep", turn_deadline_s=0.5), "tiny", 3,
+                     manifest_extra={"tools_hash": "test"})
+    app = create_app(host, scorer=score_archive, render_html=render_html)
+    add_site(app)
+    shots = artefacts(tmp_path)
+
+    async def run() -> None:
+        async with Loopback(app) as server:
+            async with async_playwright() as pw:
+                browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+                page = await browser.new_page(viewport={"width": 1300, "height": 900})
+                await page.goto(f"{server.url}/play")
+                await page.fill("#join-form input[name=name]", "dana")
+                await page.fill("#join-form input[name=signup]", SIGNUP)
+                await page.click("#join-form button[type=submit]")
+                await page.wait_for_function("document.getElementById('status').textContent.includes('dana')", timeout=WAIT_MS)
+                rec = next(r for r in host.access.records.values() if r.name == "dana")
+                assert rec.extra == {"harness": "human"}
+                me = host.world.chars[rec.agent]
+                before = host.world.xy(me.pos)
+                # the view the page holds is this character's observation: no other tile or character
+                seen = await page.evaluate("() => play.obs.self.id")
+                assert seen == rec.agent
+                for key in ("ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp"):
+                    await page.keyboard.press(key)
+                    await page.wait_for_function("document.getElementById('outcome').textContent.startsWith('move')",
+                                                 timeout=WAIT_MS)
+                moved = [e for e in host.match.store.events(0) if e[2] == "moved"]
+                assert moved, "no move reached the world"
+                await page.select_option("#act-name", "gather")
+                x, y = before
+                node = next(((nx, ny) for nx in range(x - 3, x + 4) for ny in range(y - 3, y + 4)
+                             if host.world.nodes.get(ny * host.world.width + nx)), None)
+                assert node is not None
+                await page.fill("#act-fields input[name=x]", str(node[0]))
+                await page.fill("#act-fields input[name=y]", str(node[1]))
+                await page.click("#act-form button[type=submit]")
+                await page.wait_for_function("document.getElementById('outcome').textContent.startsWith('gather')",
+                                             timeout=WAIT_MS)
+                outcome = await page.text_content("#outcome")
+                submitted = [r for r in host.spectate.recent[rec.agent] if r["action"] == "gather"]
+                assert submitted and (submitted[-1]["accepted"] or submitted[-1]["code"] in outcome), outcome
+                await page.screenshot(path=str(shots / "play.png"), full_page=True)
+                await browser.close()
+
+    try:
+        asyncio.run(run())
+    finally:
+        host.close()

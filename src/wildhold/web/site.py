@@ -132,6 +132,12 @@ def add_site(app: FastAPI) -> None:
         return StreamingResponse(_stream(current, request, max_s), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
+    @app.get("/play", response_class=HTMLResponse, include_in_schema=False)
+    async def play() -> HTMLResponse:
+        """Human play: join with the signup token as an agent (harness `human`) and act through the agents' own
+        HTTP tools; the page draws only the character's observation and memory."""
+        return _page("play.html.j2")
+
     # ---- matches, the leaderboard and profiles ------------------------------------------------------
 
     @app.get("/matches", response_class=HTMLResponse, include_in_schema=False)
