@@ -461,6 +461,40 @@ def report(
         sys.stdout.flush()
 
 
+@app.command()
+def view(
+    archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
+    run_dir: Annotated[Optional[Path], typer.Argument(help="The `wildhold run` folder it came from: each agent's track.")] = None,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free one).")] = 0,
+    trust: Trust = False,
+    cache: CacheDir = None,
+) -> None:
+    """Open a replay viewer on 127.0.0.1: a timeline over the whole match (the map and events at any tick), and
+    with the run folder each agent's sessions, model turns, tool calls, workspace writes, program saves and spend
+    on the same timeline. The archive is verified first, as `wildhold report` does."""
+    import socket
+    import time
+
+    import uvicorn
+
+    from wildhold.store.archive import ArchiveError
+    from wildhold.web.viewer import Timeline, Tracks, viewer_app
+
+    began = time.perf_counter()
+    try:
+        timeline = Timeline(archive, trust=trust, cache=cache)
+        tracks = Tracks(run_dir, timeline) if run_dir is not None else None
+    except (ArchiveError, ContentError, ValueError, FileNotFoundError) as exc:
+        _refuse(exc)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", port))
+    _say(f"{archive}: {len(timeline.events):,} events, ticks {timeline.start_tick}-{timeline.final_tick}, "
+         f"{len(timeline.keyframes)} kept states, opened in {time.perf_counter() - began:.1f} s")
+    _say(f"viewer: http://127.0.0.1:{sock.getsockname()[1]}/   (deep links: #tick=N&agent=ID; Ctrl-C stops)")
+    config = uvicorn.Config(viewer_app(timeline, tracks), log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
                        Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
                        Col("firsts", short="1st"), Col("fitness mean", short="fitness"), Col("95% CI", wrap=True))
@@ -595,6 +629,15 @@ def bench_report(json_out: Annotated[bool, typer.Option("--json", help="Also pri
     from wildhold.bench.report import bench_report as run
 
     run(as_json=json_out, quick=quick, archive=archive)
+
+
+@bench_app.command("web")
+def bench_web(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+              quick: Annotated[bool, typer.Option(help="16 agents and a tiny archive: a rough figure, fast.")] = False) -> None:
+    """Server CPU per live-page update with 64 agents on a 128x128 map; the replay viewer's open and scrub times."""
+    from wildhold.bench.web import bench_web as run
+
+    run(as_json=json_out, quick=quick)
 
 
 @bench_app.command("server")

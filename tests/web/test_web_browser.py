@@ -146,3 +146,47 @@ def test_a_person_joins_from_the_browser_moves_and_gathers_through_the_agents_to
         asyncio.run(run())
     finally:
         host.close()
+
+
+def test_the_viewer_scrubs_to_a_tick_with_the_replayed_positions_and_opens_an_agents_track(tmp_path):
+    from typer.testing import CliRunner
+
+    from paths_support import ROOT
+    from wildhold.cli import app as cli
+    from wildhold.web.viewer import Timeline, Tracks, viewer_app
+
+    out = tmp_path / "smoke"
+    result = CliRunner().invoke(cli, ["run", str(ROOT / "examples" / "offline-smoke.yaml"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    timeline = Timeline(out / "world" / "match.wildhold.zip")
+    tracks = Tracks(out, timeline)
+    shots = artefacts(tmp_path)
+    tick = (timeline.start_tick + timeline.final_tick) // 2
+    world = timeline.world_at(tick)
+    expected = sorted(f"{c.name} {world.xy(c.pos)[0]}, {world.xy(c.pos)[1]}" for c in world.chars.values())
+
+    async def run() -> None:
+        async with Loopback(viewer_app(timeline, tracks)) as server:
+            async with async_playwright() as pw:
+                browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+                page = await browser.new_page(viewport={"width": 1500, "height": 1000})
+                await page.goto(f"{server.url}/#agent=a1")
+                await page.wait_for_function("document.querySelectorAll('#track li').length > 0", timeout=WAIT_MS)
+                await page.fill("#tick-box", str(tick))
+                await page.press("#tick-box", "Enter")
+                await page.wait_for_function(f"document.getElementById('clock').textContent.includes('tick {tick};')",
+                                             timeout=WAIT_MS)
+                shown = await page.eval_on_selector_all(
+                    "#standings tbody tr", "rows => rows.map(r => r.cells[1].textContent.slice(2) + ' ' + r.cells[2].textContent)")
+                assert sorted(shown) == expected
+                assert f"tick={tick}" in page.url and "agent=a1" in page.url  # a deep link to this view
+                linked = await page.query_selector("#track li:has-text('→ op')")
+                assert linked is not None, "no action of a1 is linked to its operation"
+                await linked.click()
+                await page.wait_for_function("document.getElementById('detail').textContent.includes('caused events')",
+                                             timeout=WAIT_MS)
+                await page.wait_for_function("document.querySelectorAll('#feed li.linked').length > 0", timeout=WAIT_MS)
+                await page.screenshot(path=str(shots / "viewer.png"), full_page=True)
+                await browser.close()
+
+    asyncio.run(run())

@@ -20,6 +20,7 @@ from wildhold.world.wealth import rank_standard, wealth_cents
 
 if TYPE_CHECKING:
     from wildhold.service.host import Host
+    from wildhold.world.world import World
 
 FEED_KEPT = 200  # events the feed holds
 FEED_SHOWN = 60  # events a live view carries
@@ -51,11 +52,7 @@ class Spectate:
         self._submissions += 1
 
     def map(self) -> dict[str, Any]:
-        """What does not change in a match: the size, the terrain (one index a tile, row by row) and its kinds."""
-        w = self.host.world
-        return {"width": w.width, "height": w.height, "terrain_names": list(w.terrain_names),
-                "terrain": list(w.terrain), "regions": list(w.region_names),
-                "terrain_glyphs": {n: w.content.terrain[n].glyph for n in w.terrain_names}}
+        return world_map(self.host.world)
 
     def key(self) -> tuple[Any, ...]:
         """Changes whenever anything the live view shows may have changed."""
@@ -71,41 +68,54 @@ class Spectate:
 
     def _build(self) -> dict[str, Any]:
         host = self.host
-        w = host.world
         started = host.state != "lobby"
-        wealth = {a: wealth_cents(w, a) for a in w.chars} if started else {}
-        ranks = rank_standard(wealth) if started else {}
         records = {r.agent: r for r in host.access.records.values() if r.agent}
-        chars = []
-        for a, c in w.chars.items():
-            x, y = w.xy(c.pos)
-            op = w.ops.get(c.op) if c.op else None
-            inside = dungeon.inside_instance(w, a)
-            rec = records.get(a)
-            chars.append({
-                "agent": a, "name": c.name, "x": x, "y": y, "dungeon": inside is not None,
-                "health": c.health, "energy": c.energy, "satiety": c.satiety, "asleep": c.asleep,
-                "knockdowns": c.knockdowns, "wealth_cents": wealth.get(a, 0), "rank": ranks.get(a),
-                "operation": None if op is None else {"action": op.action, "started": op.started, "ends": op.ends},
-                "idle": a in host.clock.idle, "model": rec.extra.get("model", "") if rec else "",
-                "harness": rec.extra.get("harness", "") if rec else "",
-                "programs": [{"name": p["name"], "revision": p["revision"], "state": p["state"], "error": p["error"]}
-                             for p in host.programs.list(a)["programs"]] if started else [],
-                "recent": list(self.recent.get(a, ())),
-            })
-        chars.sort(key=lambda row: (row["rank"] if row["rank"] is not None else 1 << 30, row["agent"]))
+        view = world_frame(host.world, host.horizon == "visible", ranked=started)
+        for row in view["characters"]:
+            a, rec = row["agent"], records.get(row["agent"])
+            row.update(idle=a in host.clock.idle, model=rec.extra.get("model", "") if rec else "",
+                       harness=rec.extra.get("harness", "") if rec else "",
+                       programs=[{"name": p["name"], "revision": p["revision"], "state": p["state"], "error": p["error"]}
+                                 for p in host.programs.list(a)["programs"]] if started else [],
+                       recent=list(self.recent.get(a, ())))
         feed = list(self.feed)[-FEED_SHOWN:]
-        return {
-            "status": host.state,
-            "clock": host.config.clock,
-            "scenario": w.scenario_name,
-            "time": world_clock(w, host.horizon == "visible"),
-            "lobby": [r.name for r in host.access.records.values() if r.agent is None],
-            "characters": chars,
-            "creatures": [{"id": cr.id, "kind": cr.kind, "x": cr.pos % w.width, "y": cr.pos // w.width, "hp": cr.hp}
-                          for cr in w.creatures.values()],
-            "structures": [[p % w.width, p // w.width, s.kind, s.owner] for p, s in sorted(w.structures.items())],
-            "nodes": [[p % w.width, p // w.width, n.kind, n.amount] for p, n in sorted(w.nodes.items())],
-            "feed": [{"seq": seq, "tick": tick, "kind": kind, "data": orjson.loads(payload).get("data", {})}
-                     for seq, tick, kind, payload in reversed(feed)],
-        }
+        return {"status": host.state, "clock": host.config.clock,
+                "lobby": [r.name for r in host.access.records.values() if r.agent is None], **view,
+                "feed": [feed_row(seq, tick, kind, payload) for seq, tick, kind, payload in reversed(feed)]}
+
+
+def feed_row(seq: int, tick: int, kind: str, payload: bytes) -> dict[str, Any]:
+    return {"seq": seq, "tick": tick, "kind": kind, "data": orjson.loads(payload).get("data", {})}
+
+
+def world_map(w: World) -> dict[str, Any]:
+    """What does not change in a match: the size, the terrain (one index a tile, row by row) and its kinds."""
+    return {"width": w.width, "height": w.height, "terrain_names": list(w.terrain_names), "terrain": list(w.terrain),
+            "regions": list(w.region_names), "terrain_glyphs": {n: w.content.terrain[n].glyph for n in w.terrain_names}}
+
+
+def world_frame(w: World, show_end: bool, ranked: bool = True) -> dict[str, Any]:
+    """The whole world at this tick as a watcher sees it: the live page's and the replay viewer's frame."""
+    wealth = {a: wealth_cents(w, a) for a in w.chars} if ranked else {}
+    ranks = rank_standard(wealth) if ranked else {}
+    chars = []
+    for a, c in w.chars.items():
+        x, y = w.xy(c.pos)
+        op = w.ops.get(c.op) if c.op else None
+        chars.append({
+            "agent": a, "name": c.name, "x": x, "y": y, "dungeon": dungeon.inside_instance(w, a) is not None,
+            "health": c.health, "energy": c.energy, "satiety": c.satiety, "asleep": c.asleep,
+            "knockdowns": c.knockdowns, "wealth_cents": wealth.get(a, 0), "rank": ranks.get(a),
+            "inventory": dict(sorted(c.inventory.items())),
+            "operation": None if op is None else {"op": op.id, "action": op.action, "started": op.started, "ends": op.ends},
+        })
+    chars.sort(key=lambda row: (row["rank"] if row["rank"] is not None else 1 << 30, row["agent"]))
+    return {
+        "scenario": w.scenario_name,
+        "time": world_clock(w, show_end),
+        "characters": chars,
+        "creatures": [{"id": cr.id, "kind": cr.kind, "x": cr.pos % w.width, "y": cr.pos // w.width, "hp": cr.hp}
+                      for cr in w.creatures.values()],
+        "structures": [[p % w.width, p // w.width, s.kind, s.owner] for p, s in sorted(w.structures.items())],
+        "nodes": [[p % w.width, p // w.width, n.kind, n.amount] for p, n in sorted(w.nodes.items())],
+    }

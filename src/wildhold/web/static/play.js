@@ -4,20 +4,10 @@
 // The form for any action is generated from the action's schema in the served OpenAPI document.
 "use strict";
 
-const TERRAIN_COLOURS = {
-  meadow: "#8fbf6a", forest: "#3f7a3a", hills: "#a29580", water: "#3f78b5", sand: "#d9c98f",
-  settlement: "#c9b8a0", dungeon_entrance: "#5a3d5c",
-};
+const { el, TERRAIN_COLOURS } = WildholdMap;
 const KEYS = { ArrowUp: "n", w: "n", ArrowDown: "s", s: "s", ArrowLeft: "w", a: "w", ArrowRight: "e", d: "e",
                q: "nw", e: "ne", z: "sw", c: "se" };
 const play = { token: sessionStorage.getItem("wildhold_play_token"), obs: null, known: new Map(), actions: {}, api: null };
-
-function el(tag, text, cls) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (cls) node.className = cls;
-  return node;
-}
 
 async function call(method, path, body) {
   const r = await fetch(path, {
