@@ -71,15 +71,27 @@ def advance_to(world: World, tick: int, on_step: Callable[[], None] | None = Non
             on_step()
 
 
-def replay(content: Content, scenario: str, seed: int, inputs: Iterable[Input], final_tick: int) -> World:
-    """Re-simulate a match from its seed and inputs alone."""
+def replay(content: Content, scenario: str, seed: int, inputs: Iterable[Input], final_tick: int,
+           on_tick: Callable[[World, int], None] | None = None) -> World:
+    """Re-simulate a match from its seed and inputs alone. `on_tick(world, inputs applied)` sees the world at its
+    first tick and after every step, before that tick's inputs (the replay viewer keeps states with it)."""
     world = World(content, scenario, seed)
     drain = world.events.drain
+    applied = 0
+
+    def stepped() -> None:
+        drain()
+        if on_tick is not None:
+            on_tick(world, applied)
+
+    if on_tick is not None:
+        on_tick(world, 0)
     for inp in inputs:
-        advance_to(world, inp.tick, drain)
+        advance_to(world, inp.tick, stepped)
         apply_input(world, inp)
         drain()
-    advance_to(world, final_tick, drain)
+        applied += 1
+    advance_to(world, final_tick, stepped)
     return world
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
@@ -90,12 +90,12 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def resimulate(archive: Archive, content: Content) -> Resimulation:
+def resimulate(archive: Archive, content: Content, on_tick: Callable[[World, int], None] | None = None) -> Resimulation:
     """Re-simulate an archive (its log already verified) and compare each thing it says with what replay gives."""
     m = archive.manifest
     try:
         inputs = list(archive.inputs())
-        world = replay(content, m["scenario"], m["seed"], inputs, m["final_tick"])
+        world = replay(content, m["scenario"], m["seed"], inputs, m["final_tick"], on_tick)
         joins = roster(world, inputs)
     except (StoreError, KeyError, TypeError, ValueError) as exc:  # an input log no match could have recorded
         raise Unverified(f"{archive.path.name}: its inputs cannot be re-simulated ({exc})", "resimulation_differs") from None
@@ -179,8 +179,10 @@ def default_cache(path: Path | str) -> Path:
     return Path(path).parent / "cache"
 
 
-def verify_archive(path: Path | str, content: Content | None = None, cache: Path | None = None) -> Verdict:
-    """Verify an archive for scoring, or raise ArchiveError (Unverified, with its code) saying what fails."""
+def verify_archive(path: Path | str, content: Content | None = None, cache: Path | None = None,
+                   on_tick: Callable[[World, int], None] | None = None) -> Verdict:
+    """Verify an archive for scoring, or raise ArchiveError (Unverified, with its code) saying what fails.
+    `on_tick` watches the re-simulation (see `replay`); a verdict the cache holds re-simulates nothing."""
     path = Path(path)
     content = content or default_content()
     cache = default_cache(path) if cache is None else cache
@@ -191,7 +193,7 @@ def verify_archive(path: Path | str, content: Content | None = None, cache: Path
     with Archive(path) as archive:
         archive.verify()
         check_content(archive.manifest, content, path)
-        sim = resimulate(archive, content)
+        sim = resimulate(archive, content, on_tick)
         refusal = _refusal(path, sim, archive.manifest)
         if refusal is not None:
             raise refusal

@@ -23,9 +23,9 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from wildhold.content import Content, default_content
-from wildhold.service.match import advance_to, apply_input
+from wildhold.service.match import advance_to, apply_input, replay
 from wildhold.service.spectate import feed_row, world_frame, world_map
-from wildhold.service.verify import admit
+from wildhold.service.verify import admit, verify_archive
 from wildhold.store.archive import Archive
 from wildhold.world.serialize import dumps, loads, state_hash
 from wildhold.world.world import World
@@ -43,47 +43,60 @@ class Timeline:
                  cache: Path | None = None):
         self.path = Path(path)
         self.content = content or default_content()
-        self.verification = admit(self.path, self.content, trust=trust, cache=cache).stamp()
         with Archive(self.path) as archive:
             self.manifest = archive.manifest
-            self.inputs = [i for i in archive.inputs()]
+            self.inputs = list(archive.inputs())
             self.events = [(e["seq"], e["tick"], e["kind"], orjson.dumps({"data": e.get("data", {})}))
                            for e in archive.events()]
         m = self.manifest
         self.start_tick, self.final_tick = m["start_tick"], m["final_tick"]
         self.show_end = m.get("horizon", "visible") == "visible"
         self.event_ticks = [e[1] for e in self.events]
-        self.input_ticks = [i.tick for i in self.inputs]
-        # (tick, inputs applied, the world's state at that tick before its own inputs, compressed)
-        self.keyframes: list[tuple[int, int, bytes]] = []
+        # (tick, inputs applied, the world's state at that tick before its own inputs: compressed, and each
+        # character's memory apart, as a copy of its dict of immutable tiles, far cheaper than serialising it)
+        self.keyframes: list[tuple[int, int, bytes, dict[str, dict]]] = []
         self.every = max(KEYFRAME_TICKS, (self.final_tick - self.start_tick) // KEYFRAMES_KEPT + 1)
-        world = World(self.content, m["scenario"], m["seed"])
-        self.map = world_map(world)
-        drain = world.events.drain
-        index = 0
-        self.keyframes.append((world.tick, index, zlib.compress(dumps(world), 1)))
-        for inp in self.inputs + [None]:
-            due = self.final_tick if inp is None else inp.tick
-            while world.tick < due:
-                world.step()
-                drain()
-                if world.tick - self.keyframes[-1][0] >= self.every:
-                    self.keyframes.append((world.tick, index, zlib.compress(dumps(world), 1)))
-            if inp is not None:
-                apply_input(world, inp)
-                drain()
-                index += 1
-        advance_to(world, self.final_tick, drain)
-        if world.events.head != m["chain_head"] or state_hash(world) != m["state_hash"]:
-            raise ValueError(f"{self.path}: re-simulated, the match does not end as its manifest says")
+        self.map: dict[str, Any] = {}
+        self._last: World | None = None  # the world last built, played on when a later tick is asked next
+        self._last_tick = self._last_index = 0
+        # Evidence first: verifying re-simulates the match, and the states are kept from that same pass; a
+        # verdict already cached (or --trust) leaves one re-simulation to do here, checked against the manifest.
+        if trust:
+            self.verification = admit(self.path, self.content, trust=True).stamp()
+        else:
+            self.verification = verify_archive(self.path, self.content, cache, on_tick=self._keep).stamp()
+        if not self.keyframes:
+            world = replay(self.content, m["scenario"], m["seed"], self.inputs, self.final_tick, self._keep)
+            if world.events.head != m["chain_head"] or state_hash(world) != m["state_hash"]:
+                raise ValueError(f"{self.path}: re-simulated, the match does not end as its manifest says")
+
+    def _keep(self, world: World, applied: int) -> None:
+        if not self.keyframes:
+            self.map = world_map(world)
+        if not self.keyframes or world.tick - self.keyframes[-1][0] >= self.every:
+            memories = {a: c.memory for a, c in world.chars.items()}
+            try:
+                for c in world.chars.values():
+                    c.memory = {}
+                blob = zlib.compress(dumps(world), 1)
+            finally:
+                for a, c in world.chars.items():
+                    c.memory = memories[a]
+            self.keyframes.append((world.tick, applied, blob, {a: dict(m) for a, m in memories.items()}))
 
     def world_at(self, tick: int) -> World:
         """The world at `tick`, after the inputs recorded at that tick."""
         if not self.start_tick <= tick <= self.final_tick:
             raise ValueError(f"tick must be between {self.start_tick} and {self.final_tick}")
         k = bisect.bisect_right([kf[0] for kf in self.keyframes], tick) - 1
-        key_tick, index, blob = self.keyframes[k]
-        world = loads(self.content, zlib.decompress(blob))
+        key_tick, index, blob, memories = self.keyframes[k]
+        last = self._last
+        if last is not None and key_tick <= self._last_tick <= tick:  # play on from the world last built
+            world, index = last, self._last_index
+        else:
+            world = loads(self.content, zlib.decompress(blob))
+            for a, memory in memories.items():
+                world.chars[a].memory = dict(memory)
         drain = world.events.drain
         while index < len(self.inputs) and self.inputs[index].tick <= tick:
             advance_to(world, self.inputs[index].tick, drain)
@@ -91,6 +104,7 @@ class Timeline:
             drain()
             index += 1
         advance_to(world, tick, drain)
+        self._last, self._last_tick, self._last_index = world, tick, index
         return world
 
     def frame(self, tick: int) -> dict[str, Any]:
