@@ -13,11 +13,12 @@ import pytest
 import wildhold.eval.folds  # noqa: F401  (registers the metrics)
 import wildhold.world.world  # noqa: F401  (registers every part's event schemas)
 from wildhold.eval.events import VIEWS, Moved, Started, decode
-from wildhold.eval.fold import FOLDS, Fold, on
+from wildhold.eval.fold import FOLDS, Fold, on, writers
 from wildhold.eval.metrics import AgentMetrics, compute_metrics, load_match
 from wildhold.eval.report import build_report, report_json
 from wildhold.eval.rubric import RUBRICS, SCALES, Component, Dimension, get_rubric
 from wildhold.eval.scoring import SCALED
+from wildhold.eval.summary import summarize
 from wildhold.world.events import EVENT_TYPES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -122,6 +123,28 @@ def test_a_fold_can_only_read_event_kinds_that_have_a_typed_view():
             @on("moved_far")
             def moved(self, tick, ev) -> None:
                 pass
+
+
+# ---- tables over the folds ----------------------------------------------------------------------------
+
+
+def test_a_table_runs_only_the_folds_that_write_its_columns_and_a_column_no_fold_writes_is_named():
+    assert [f.name for f in writers("crafts", "knockdowns", "attacks")] == ["actions", "conflict", "survival"]
+    with pytest.raises(LookupError, match="no registered fold writes hearts"):
+        writers("crafts", "hearts")
+
+
+def test_the_demo_summary_counts_builds_and_attacks_on_characters_as_the_events_show():
+    record = load_match(FIXTURES / "famine_seed2.wildhold.zip")
+    rows = summarize(record)
+    events = record.events
+    for agent, row in rows.items():
+        built = sum(e["kind"] == "operation_completed" and e["data"]["agent"] == agent and e["data"]["action"] in ("place", "build")
+                    for e in events)
+        attacks = sum(e["kind"] == "character_attacked" and e["data"]["agent"] == agent for e in events)
+        assert (row.cells["built"], row.cells["raids"]) == (built, attacks), agent
+    assert any(row.cells["built"] for row in rows.values())
+    assert list(rows) == list(compute_metrics(record).agents)
 
 
 # ---- folds and rubrics --------------------------------------------------------------------------------

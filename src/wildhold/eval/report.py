@@ -29,6 +29,7 @@ The Fitness Index is the weighted sum of the five (rounded to one decimal, as sh
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ from wildhold.eval.composite import COMPOSITE, cohort_of, composite_scores
 from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord
 from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
 from wildhold.eval.scoring import Card
+from wildhold.eval.season import COLUMNS as SEASON_COLUMNS
+from wildhold.eval.season import rows_of as season_rows_of
 from wildhold.eval.spend import spend_curves
 
 REPORT_FORMAT = 1
@@ -363,14 +366,9 @@ def _achievements(am: AgentMetrics, mm: MatchMetrics) -> list[list[Any]]:
 
 
 def _season_table(mm: MatchMetrics) -> dict[str, Any]:
-    """Seed 000 Table 3's columns per agent (eval.season's definitions)."""
+    """Seed 000 Table 3 per agent: the rows `eval.season` reads from the folds, each with the number of stages."""
     stages = len(mm.stages)
-    rows = []
-    for am in mm.agents.values():
-        rows.append({"agent": am.agent, "name": am.name, "outfit": am.outfit, "depth": am.depth, "hero": am.hero,
-                     "kills": am.kills, "bosses": am.bosses, "crafts": am.crafts, "coins": am.coins,
-                     "trial": am.trial_native, "trial_of": stages, "downs": am.knockdowns})
-    return {"columns": ["Outfit", "Depth", "Hero", "Kills", "Bosses", "Crafts", "Coins", "Trial", "Downs"], "rows": rows}
+    return {"columns": list(SEASON_COLUMNS), "rows": [{**asdict(row), "trial_of": stages} for row in season_rows_of(mm).values()]}
 
 
 def _trial_table(mm: MatchMetrics) -> dict[str, Any]:
