@@ -148,13 +148,13 @@ def _summary_table(archive_path: Path) -> FitTable | Group:
     folds that write the columns of both run once."""
     from wildhold.eval import season, summary
     from wildhold.eval.fold import writers
-    from wildhold.eval.metrics import MatchRecord, compute_metrics
+    from wildhold.eval.metrics import MatchRecord, compute_metrics, quiet_gc
     from wildhold.store.archive import Archive
     from wildhold.world.serialize import loads
     from wildhold.world.wealth import rank_standard, wealth_cents
 
     content = default_content()
-    with Archive(archive_path) as archive:
+    with Archive(archive_path) as archive, quiet_gc():
         record = MatchRecord(archive.manifest, list(archive.events()))
         final = loads(content, archive.final_state())
     m = record.manifest
