@@ -192,6 +192,37 @@ def test_a_rubric_that_reads_a_measure_no_fold_wrote_names_it(tiny):
         build_report(tiny, compute_metrics(tiny), _with_pace(0.2, 4))
 
 
+def _saying(rubric, says: str):
+    """The rubric with this sentence on its pace component."""
+    return replace(rubric, dimensions=tuple(
+        replace(d, components=tuple(replace(c, says=says) if c.name == "pace" else c for c in d.components))
+        if d.name == "adaptation" else d for d in rubric.dimensions))
+
+
+def test_a_component_says_its_own_sentence_from_the_rubrics_data_where_its_dimension_stands_out(monkeypatch, tiny):
+    monkeypatch.setitem(FOLDS, "pace", Pace)
+    metrics = compute_metrics(tiny)
+    silent = _with_pace(0.2, 4)
+    plain, said = build_report(tiny, metrics, silent), build_report(tiny, metrics, _saying(silent, "Pace {score}: moved {value:.2f} tiles an action."))
+    named = 0
+    for before, after in zip(plain["agents"], said["agents"]):
+        pace = metrics.agents[before["agent"]].measures["pace"]
+        sentence = f"Pace {round(100 * min(pace / 4, 1), 1)}: moved {pace:.2f} tiles an action."
+        adaptation = after["scores"]["adaptation"]
+        assert (sentence in after["strengths"], sentence in after["weaknesses"]) == (adaptation >= 70, adaptation < 35)
+        for key in ("strengths", "weaknesses"):
+            assert [line for line in after[key] if line != sentence] == before[key]
+        named += sentence in after["strengths"] + after["weaknesses"]
+    assert named
+
+
+def test_a_components_sentence_that_names_what_no_card_gives_is_refused():
+    with pytest.raises(ValueError, match="its sentence names 'pace'; it may use {value}, {rate}, {score}"):
+        Component("pace", 1.0, "count", 4, says="{pace} tiles")
+    with pytest.raises(ValueError, match="it may use {score}"):
+        Component("exploration", 1.0, parts=(Component("tiles", 1.0),), says="saw {value} tiles")
+
+
 # ---- frozen rubrics -----------------------------------------------------------------------------------
 
 

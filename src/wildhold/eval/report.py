@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
@@ -156,6 +156,7 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
         strengths.append(f"Adaptation {s['adaptation']}: saw {am.tiles_seen} tiles in {regions}; used {card.used} of {len(CATEGORIES)} kinds of action.")
     if s["competitiveness"] >= rubric.strength_at:
         strengths.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
+    strengths += _said(card, s, lambda score: score >= rubric.strength_at)
 
     if s["survival"] < rubric.weakness_below:
         if not card.credited:
@@ -179,6 +180,7 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
                           f"used {card.used} of {len(CATEGORIES)} kinds of action.")
     if s["competitiveness"] < rubric.weakness_below:
         weaknesses.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
+    weaknesses += _said(card, s, lambda score: score < rubric.weakness_below)
     for start, end in dark:
         weaknesses.append(f"Went dark for {end - start} ticks ({clock(start, day)} to {clock(end, day)}): issued no action and ran no operation; "
                           "no survival credit for that time.")
@@ -233,6 +235,22 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
     if others:
         notable.append("Actions by issuer: " + ", ".join(f"{v} {k}" for k, v in sorted(am.by_issuer.items())) + ".")
     return strengths, weaknesses, notable
+
+
+def _said(card: Card, scores: dict[str, float], named: Callable[[float], bool]) -> list[str]:
+    """The sentences of the components that carry one (`Component.says`), in the rubric's order, for
+    each dimension whose score (as shown) `named` holds for."""
+    out = []
+    for d in card.rubric.dimensions:
+        if named(scores[d.name]):
+            for c in (c for top in ((d.gate,) if d.gate else ()) + d.components for c in top.walk() if c.says):
+                score = _r1(100 * card.component(c))
+                if c.parts:
+                    out.append(c.says.format(score=score))
+                else:
+                    value = card.read(c)
+                    out.append(c.says.format(value=value, rate=card.rate(value), score=score))
+    return out
 
 
 def _card(card: Card, ties: list[str]) -> dict[str, Any]:

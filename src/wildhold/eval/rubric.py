@@ -88,6 +88,11 @@ class Component:
     reads: tuple[tuple[str, int], ...] = ()  # (measure, count); empty: the measure named like the component
     parts: tuple[Component, ...] = ()
     only_if: str = ""
+    # its own sentence on a card whose dimension is named a strength or a weakness: a format string of
+    # {value} (what it reads, summed), {rate} (that as the rubric rates it) and {score} (the component
+    # out of 100; a component of parts has only this); the published versions' components have none
+    # (their cards' prose is the dimension's, written in `wildhold.eval.report`)
+    says: str = ""
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
@@ -98,6 +103,17 @@ class Component:
             _check_weights(self.name, self.parts)
         elif not self.reads:
             object.__setattr__(self, "reads", ((self.name, 1),))
+        if self.says:
+            fields = {"score": 0.0} if self.parts else {"value": 0, "rate": 0.0, "score": 0.0}
+            try:
+                self.says.format(**fields)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ValueError(f"component {self.name!r}: its sentence names {exc}; it may use "
+                                 f"{', '.join('{' + f + '}' for f in fields)}") from None
+
+    def walk(self) -> tuple[Component, ...]:
+        """This component, then its parts', depth first."""
+        return (self,) + tuple(c for part in self.parts for c in part.walk())
 
     def measures(self) -> set[str]:
         """Every measure this component reads, its parts' included."""
