@@ -240,7 +240,7 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
 def _said(card: Card, scores: dict[str, float], named: Callable[[float], bool]) -> list[str]:
     """The sentences of the components that carry one (`Component.says`), in the rubric's order, for
     each dimension whose score (as shown) `named` holds for."""
-    out = []
+    out: list[str] = []
     for d in card.rubric.dimensions:
         if named(scores[d.name]):
             for c in (c for top in ((d.gate,) if d.gate else ()) + d.components for c in top.walk() if c.says):

@@ -5,8 +5,9 @@ idle rule, archetype thresholds, and how ranks are derived.
 A published rubric never changes. Changing a number, or how a dimension's input is derived, is a
 new version; every report stamps the version it ran under, and recomputing an archive under its
 own version reproduces the report byte for byte. A new metric is a fold (`wildhold.eval.folds`)
-plus a component reading its measure in a new version; a fold no rubric places is never scored. `PUBLISHED_RUBRIC` is the one version every
-public surface uses; ask for another explicitly.
+plus a component reading its measure in a new version, with the sentence a card says of it (`says`);
+a fold no rubric places is never scored. `PUBLISHED_RUBRIC` is the one version every public surface
+uses; ask for another explicitly.
 
 History:
 - 1.0: lifetime totals against lifetime references; exploration from the move count; the final

@@ -198,7 +198,7 @@ def _loaded(cls: Callable[[], Any], data: Any) -> Any:
     return state
 
 
-def saved(codec: str, default_factory: Callable[[], Any] | None = None, default: Any = None, of: type | None = None) -> Any:
+def saved(codec: str, default_factory: Callable[[], Any] | None = None, default: Any = None, of: type | int | None = None) -> Any:
     """A field of a `Saved` state, written to snapshots through `codec` (a key of `_CODECS`)."""
     if codec not in _CODECS:
         raise ValueError(f"unknown codec {codec!r}")
