@@ -144,18 +144,25 @@ SEASON_SHORT = {"Outfit": "Out", "Depth": "Dp", "Bosses": "Boss", "Crafts": "Cft
 
 
 def _summary_table(archive_path: Path) -> FitTable | Group:
-    """One row per agent from the archive alone, in wealth rank order; a season adds its Table 3."""
-    from wildhold.eval.summary import summarize
+    """One row per agent from the archive alone, in wealth rank order; a season adds its Table 3. The
+    folds that write the columns of both run once."""
+    from wildhold.eval import season, summary
+    from wildhold.eval.fold import writers
+    from wildhold.eval.metrics import MatchRecord, compute_metrics, quiet_gc
     from wildhold.store.archive import Archive
     from wildhold.world.serialize import loads
     from wildhold.world.wealth import rank_standard, wealth_cents
 
     content = default_content()
-    with Archive(archive_path) as archive:
-        policies = {a["id"]: a.get("policy", "-") for a in archive.manifest["agents"]}
-        rows = summarize(archive.events(), content.needs.max_health)
-        m = archive.manifest
+    with Archive(archive_path) as archive, quiet_gc():
+        record = MatchRecord(archive.manifest, list(archive.events()))
         final = loads(content, archive.final_state())
+    m = record.manifest
+    policies = {a["id"]: a.get("policy", "-") for a in m["agents"]}
+    with_season = m["scenario"] == "season"
+    shown = [*summary.METRICS.values(), *(season.METRICS.values() if with_season else ())]
+    metrics = compute_metrics(record, content, writers(*shown))
+    rows = summary.summaries_of(metrics)
     wealth = {agent: wealth_cents(final, agent) for agent in rows}
     ranks = rank_standard(wealth)
     days = (m["final_tick"] - m["start_tick"]) / 1440
@@ -163,19 +170,9 @@ def _summary_table(archive_path: Path) -> FitTable | Group:
                      caption="wealth: the public formula (wealth section of `wildhold rules`); exact ties share a rank (1, 1, 3)")
     for agent in sorted(rows, key=lambda a: (ranks[a], a)):
         s = rows[agent]
-        table.add_row(str(ranks[agent]), s.name, policies.get(agent, "?"), f"{wealth[agent] / 100:.2f}", str(s.health),
-                      str(s.knockdowns), str(s.actions), str(s.rejected), str(s.crafts), str(s.gathered), str(s.tiles_moved),
-                      str(s.structures), str(s.trades), str(s.raids), str(s.quests), str(s.defaults))
-    return Group(table, _season_table(archive_path)) if m["scenario"] == "season" else table
-
-
-def _season_table(archive_path: Path) -> FitTable:
-    """Seed 000's Table 3 for a season: the two tasks, depth, activity, native trial progress, knockdowns."""
-    from wildhold.eval.season import season_rows
-    from wildhold.store.archive import Archive
-
-    with Archive(archive_path) as archive:
-        return season_table(season_rows(archive.events(), default_content(), archive.manifest["scenario"]).values())
+        table.add_row(str(ranks[agent]), s.name, policies.get(agent, "?"), f"{wealth[agent] / 100:.2f}",
+                      *(str(s.cells[c.header]) for c in DEMO_COLUMNS[4:]))
+    return Group(table, season_table(season.rows_of(metrics).values())) if with_season else table
 
 
 def season_table(rows: Iterable[SeasonRow]) -> FitTable:

@@ -13,11 +13,12 @@ import pytest
 import wildhold.eval.folds  # noqa: F401  (registers the metrics)
 import wildhold.world.world  # noqa: F401  (registers every part's event schemas)
 from wildhold.eval.events import VIEWS, Moved, Started, decode
-from wildhold.eval.fold import FOLDS, Fold, on
+from wildhold.eval.fold import FOLDS, Fold, on, writers
 from wildhold.eval.metrics import AgentMetrics, compute_metrics, load_match
 from wildhold.eval.report import build_report, report_json
 from wildhold.eval.rubric import RUBRICS, SCALES, Component, Dimension, get_rubric
 from wildhold.eval.scoring import SCALED
+from wildhold.eval.summary import summarize
 from wildhold.world.events import EVENT_TYPES
 from paths_support import FIXTURES as FIXTURE_ROOT
 
@@ -125,6 +126,28 @@ def test_a_fold_can_only_read_event_kinds_that_have_a_typed_view():
                 pass
 
 
+# ---- tables over the folds ----------------------------------------------------------------------------
+
+
+def test_a_table_runs_only_the_folds_that_write_its_columns_and_a_column_no_fold_writes_is_named():
+    assert [f.name for f in writers("crafts", "knockdowns", "attacks")] == ["actions", "conflict", "survival"]
+    with pytest.raises(LookupError, match="no registered fold writes hearts"):
+        writers("crafts", "hearts")
+
+
+def test_the_demo_summary_counts_builds_and_attacks_on_characters_as_the_events_show():
+    record = load_match(FIXTURES / "famine_seed2.wildhold.zip")
+    rows = summarize(record)
+    events = record.events
+    for agent, row in rows.items():
+        built = sum(e["kind"] == "operation_completed" and e["data"]["agent"] == agent and e["data"]["action"] in ("place", "build")
+                    for e in events)
+        attacks = sum(e["kind"] == "character_attacked" and e["data"]["agent"] == agent for e in events)
+        assert (row.cells["built"], row.cells["raids"]) == (built, attacks), agent
+    assert any(row.cells["built"] for row in rows.values())
+    assert list(rows) == list(compute_metrics(record).agents)
+
+
 # ---- folds and rubrics --------------------------------------------------------------------------------
 
 
@@ -168,6 +191,37 @@ def test_a_fold_with_a_place_in_a_rubric_is_scored_there(monkeypatch, tiny):
 def test_a_rubric_that_reads_a_measure_no_fold_wrote_names_it(tiny):
     with pytest.raises(LookupError, match="no metric or measure 'pace'"):
         build_report(tiny, compute_metrics(tiny), _with_pace(0.2, 4))
+
+
+def _saying(rubric, says: str):
+    """The rubric with this sentence on its pace component."""
+    return replace(rubric, dimensions=tuple(
+        replace(d, components=tuple(replace(c, says=says) if c.name == "pace" else c for c in d.components))
+        if d.name == "adaptation" else d for d in rubric.dimensions))
+
+
+def test_a_component_says_its_own_sentence_from_the_rubrics_data_where_its_dimension_stands_out(monkeypatch, tiny):
+    monkeypatch.setitem(FOLDS, "pace", Pace)
+    metrics = compute_metrics(tiny)
+    silent = _with_pace(0.2, 4)
+    plain, said = build_report(tiny, metrics, silent), build_report(tiny, metrics, _saying(silent, "Pace {score}: moved {value:.2f} tiles an action."))
+    named = 0
+    for before, after in zip(plain["agents"], said["agents"]):
+        pace = metrics.agents[before["agent"]].measures["pace"]
+        sentence = f"Pace {round(100 * min(pace / 4, 1), 1)}: moved {pace:.2f} tiles an action."
+        adaptation = after["scores"]["adaptation"]
+        assert (sentence in after["strengths"], sentence in after["weaknesses"]) == (adaptation >= 70, adaptation < 35)
+        for key in ("strengths", "weaknesses"):
+            assert [line for line in after[key] if line != sentence] == before[key]
+        named += sentence in after["strengths"] + after["weaknesses"]
+    assert named
+
+
+def test_a_components_sentence_that_names_what_no_card_gives_is_refused():
+    with pytest.raises(ValueError, match="its sentence names 'pace'; it may use {value}, {rate}, {score}"):
+        Component("pace", 1.0, "count", 4, says="{pace} tiles")
+    with pytest.raises(ValueError, match="it may use {score}"):
+        Component("exploration", 1.0, parts=(Component("tiles", 1.0),), says="saw {value} tiles")
 
 
 # ---- frozen rubrics -----------------------------------------------------------------------------------

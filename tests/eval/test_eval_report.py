@@ -281,13 +281,15 @@ def test_equal_composite_scores_share_a_rank():
 # ---- metrics ---------------------------------------------------------------------------------------
 
 
-def test_table_3_columns_agree_with_the_season_table():
+def test_the_reports_table_3_is_the_season_table_the_demo_prints():
     record = load_match(fixture("delve_seed11"))
-    metrics = compute_metrics(record)
-    for agent, row in season_rows(record.events, scenario=record.manifest["scenario"]).items():
-        am = metrics.agents[agent]
-        assert (am.outfit, am.depth, am.hero, am.kills, am.bosses, am.crafts, am.coins, am.trial_native, am.knockdowns) == (
-            row.outfit, row.depth, row.hero, row.kills, row.bosses, row.crafts, row.coins, row.trial, row.downs)
+    report = build_report(record, compute_metrics(record))
+    rows = season_rows(record)
+    assert [r["agent"] for r in report["season_table"]["rows"]] == list(rows) == ["a1", "a2", "a3", "a4"]
+    for shown, row in zip(report["season_table"]["rows"], rows.values()):
+        assert [shown[k] for k in ("outfit", "depth", "hero", "kills", "bosses", "crafts", "coins", "trial", "downs")] == [
+            row.outfit, row.depth, row.hero, row.kills, row.bosses, row.crafts, row.coins, row.trial, row.downs]
+    assert rows["a1"].cells(8) == ["N", "3", "Y", "17", "4", "0", "71", "0/8", "0"]
 
 
 def test_dungeon_levels_count_attempts_clears_and_damage_per_clear():

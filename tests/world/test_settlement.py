@@ -568,3 +568,26 @@ def test_settlement_events_validate_against_their_models(content):
     events += drain(w)
     expected = {"npc_moved", "talked", "gift_given", "friendship_level", "quest_posted", "quest_accepted", "quest_completed", "bought", "sold", "quest_expired"}
     assert expected <= {k for k, _ in events}
+
+
+def test_quests_accepted_out_of_order_completed_and_failed_survive_a_snapshot(content):
+    w, (a, b) = make(content, seed=4, agents=2)
+    clock(w, 1, 10)
+    board = observe(w, a)["quest_board"]
+    for q in reversed(board[:3]):
+        do(w, a, "accept_quest", quest=q["id"])
+    do(w, b, "accept_quest", quest=board[3]["id"])
+    done = next(q for q in board[:3] if q["kind"] == "deliver")
+    give(w, a, done["item"], done["qty"])
+    stand_by(w, a, done["issuer"])
+    do(w, a, "turn_in", quest=done["id"])
+    v = SETTLEMENT.state(w)
+    assert list(v.logs[a].active) == [q["id"] for q in reversed(board[:3]) if q is not done]
+    saved = orjson.loads(dumps(w))["parts"]["settlement"]
+    assert [q["id"] for q in dict(saved["logs"])[a]["active"]] == [q["id"] for q in board[:3] if q is not done]  # as posted
+    for _ in range(3000):  # past every deadline
+        w.step()
+    assert v.logs[a].completed and v.logs[b].failed
+    copy = loads(content, dumps(w))
+    assert dumps(copy) == dumps(w) and state_hash(copy) == state_hash(w)
+    assert SETTLEMENT.state(copy).logs == v.logs and SETTLEMENT.state(copy).next_deadline == v.next_deadline

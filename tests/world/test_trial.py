@@ -332,17 +332,21 @@ def test_the_tailor_sells_the_outfit_design(content):
 
 
 def test_the_season_table_counts_tasks_depth_activity_trial_and_downs(content):
+    from wildhold.eval.metrics import MatchRecord
     from wildhold.eval.season import COLUMNS, season_rows
 
+    def rows(events: list[dict]) -> dict:
+        return season_rows(MatchRecord({"scenario": "season", "seed": 1}, events), content)
+
     events = trace("season_all_stages")
-    row = season_rows(events, content)["a1"]
+    row = rows(events)["a1"]
     assert COLUMNS == ("Outfit", "Depth", "Hero", "Kills", "Bosses", "Crafts", "Coins", "Trial", "Downs")
     kills = sum(e["kind"] == "enemy_defeated" for e in events)
     coins = sum(e["data"]["qty"] for e in events if e["kind"] == "item_gained" and e["data"]["item"] == "t_coin")
     assert row.cells(8) == ["Y", "3", "Y", str(kills), str(kills), "6", str(coins), "8/8", "0"]
-    idle = season_rows(trace("season_idle"), content)["a1"]
+    idle = rows(trace("season_idle"))["a1"]
     assert idle.cells(8) == ["N", "0", "N", "0", "0", "0", "0", "0/8", "0"]
-    no_lock = season_rows(trace("season_no_lock"), content)["a1"]
+    no_lock = rows(trace("season_no_lock"))["a1"]
     assert (no_lock.outfit, no_lock.hero, no_lock.trial) == (True, True, 2)
 
 

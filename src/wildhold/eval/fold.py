@@ -103,6 +103,18 @@ def fold(cls: type[Fold]) -> type[Fold]:
     return cls
 
 
+def writers(*names: str) -> list[type[Fold]]:
+    """The registered folds that write these metrics or measures, in registration order: what a table
+    that shows only them runs. A name no fold writes is refused, naming it."""
+    import wildhold.eval.folds  # noqa: F401  (registers the metrics)
+
+    unknown = sorted(set(names) - {w for cls in FOLDS.values() for w in cls.writes})
+    if unknown:
+        raise LookupError(f"no registered fold writes {', '.join(unknown)}")
+    wanted = set(names)
+    return [cls for cls in FOLDS.values() if wanted & set(cls.writes)]
+
+
 def run_folds(match: MatchInfo, events: list[dict[str, Any]], folds: Iterable[type[Fold]],
               spawn: Callable[[int, Spawned], None]) -> dict[str, int]:
     """Feed every event, in order, to the folds that read its kind, and finish them; `spawn` adds a

@@ -187,7 +187,7 @@ class AgentMetrics:
     wealth_curve: list[list[int]] = field(default_factory=list)  # [tick, cents]
     # idle: silences of 30 ticks or more (eval.folds.activity), [start, end) ticks; `agent_idle` events included
     idle_spans: list[list[int]] = field(default_factory=list)
-    # dungeon (seed 000): level name -> stats; Table 3 columns and the trial come from eval.season/eval.trial
+    # dungeon (seed 000): level name -> stats; then Table 3's columns (eval.season shows them) and the trial
     dungeon: dict[str, LevelStats] = field(default_factory=dict)
     kills: int = 0
     bosses: int = 0

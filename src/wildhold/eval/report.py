@@ -29,8 +29,9 @@ The Fitness Index is the weighted sum of the five (rounded to one decimal, as sh
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
@@ -38,6 +39,8 @@ from wildhold.eval.composite import COMPOSITE, cohort_of, composite_scores
 from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord
 from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
 from wildhold.eval.scoring import Card
+from wildhold.eval.season import COLUMNS as SEASON_COLUMNS
+from wildhold.eval.season import rows_of as season_rows_of
 from wildhold.eval.spend import spend_curves
 
 REPORT_FORMAT = 1
@@ -153,6 +156,7 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
         strengths.append(f"Adaptation {s['adaptation']}: saw {am.tiles_seen} tiles in {regions}; used {card.used} of {len(CATEGORIES)} kinds of action.")
     if s["competitiveness"] >= rubric.strength_at:
         strengths.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
+    strengths += _said(card, s, lambda score: score >= rubric.strength_at)
 
     if s["survival"] < rubric.weakness_below:
         if not card.credited:
@@ -176,6 +180,7 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
                           f"used {card.used} of {len(CATEGORIES)} kinds of action.")
     if s["competitiveness"] < rubric.weakness_below:
         weaknesses.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
+    weaknesses += _said(card, s, lambda score: score < rubric.weakness_below)
     for start, end in dark:
         weaknesses.append(f"Went dark for {end - start} ticks ({clock(start, day)} to {clock(end, day)}): issued no action and ran no operation; "
                           "no survival credit for that time.")
@@ -230,6 +235,22 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
     if others:
         notable.append("Actions by issuer: " + ", ".join(f"{v} {k}" for k, v in sorted(am.by_issuer.items())) + ".")
     return strengths, weaknesses, notable
+
+
+def _said(card: Card, scores: dict[str, float], named: Callable[[float], bool]) -> list[str]:
+    """The sentences of the components that carry one (`Component.says`), in the rubric's order, for
+    each dimension whose score (as shown) `named` holds for."""
+    out: list[str] = []
+    for d in card.rubric.dimensions:
+        if named(scores[d.name]):
+            for c in (c for top in ((d.gate,) if d.gate else ()) + d.components for c in top.walk() if c.says):
+                score = _r1(100 * card.component(c))
+                if c.parts:
+                    out.append(c.says.format(score=score))
+                else:
+                    value = card.read(c)
+                    out.append(c.says.format(value=value, rate=card.rate(value), score=score))
+    return out
 
 
 def _card(card: Card, ties: list[str]) -> dict[str, Any]:
@@ -363,14 +384,9 @@ def _achievements(am: AgentMetrics, mm: MatchMetrics) -> list[list[Any]]:
 
 
 def _season_table(mm: MatchMetrics) -> dict[str, Any]:
-    """Seed 000 Table 3's columns per agent (eval.season's definitions)."""
+    """Seed 000 Table 3 per agent: the rows `eval.season` reads from the folds, each with the number of stages."""
     stages = len(mm.stages)
-    rows = []
-    for am in mm.agents.values():
-        rows.append({"agent": am.agent, "name": am.name, "outfit": am.outfit, "depth": am.depth, "hero": am.hero,
-                     "kills": am.kills, "bosses": am.bosses, "crafts": am.crafts, "coins": am.coins,
-                     "trial": am.trial_native, "trial_of": stages, "downs": am.knockdowns})
-    return {"columns": ["Outfit", "Depth", "Hero", "Kills", "Bosses", "Crafts", "Coins", "Trial", "Downs"], "rows": rows}
+    return {"columns": list(SEASON_COLUMNS), "rows": [{**asdict(row), "trial_of": stages} for row in season_rows_of(mm).values()]}
 
 
 def _trial_table(mm: MatchMetrics) -> dict[str, Any]:

@@ -5,8 +5,9 @@ idle rule, archetype thresholds, and how ranks are derived.
 A published rubric never changes. Changing a number, or how a dimension's input is derived, is a
 new version; every report stamps the version it ran under, and recomputing an archive under its
 own version reproduces the report byte for byte. A new metric is a fold (`wildhold.eval.folds`)
-plus a component reading its measure in a new version; a fold no rubric places is never scored. `PUBLISHED_RUBRIC` is the one version every
-public surface uses; ask for another explicitly.
+plus a component reading its measure in a new version, with the sentence a card says of it (`says`);
+a fold no rubric places is never scored. `PUBLISHED_RUBRIC` is the one version every public surface
+uses; ask for another explicitly.
 
 History:
 - 1.0: lifetime totals against lifetime references; exploration from the move count; the final
@@ -88,6 +89,11 @@ class Component:
     reads: tuple[tuple[str, int], ...] = ()  # (measure, count); empty: the measure named like the component
     parts: tuple[Component, ...] = ()
     only_if: str = ""
+    # its own sentence on a card whose dimension is named a strength or a weakness: a format string of
+    # {value} (what it reads, summed), {rate} (that as the rubric rates it) and {score} (the component
+    # out of 100; a component of parts has only this); the published versions' components have none
+    # (their cards' prose is the dimension's, written in `wildhold.eval.report`)
+    says: str = ""
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
@@ -98,6 +104,17 @@ class Component:
             _check_weights(self.name, self.parts)
         elif not self.reads:
             object.__setattr__(self, "reads", ((self.name, 1),))
+        if self.says:
+            fields = {"score": 0.0} if self.parts else {"value": 0, "rate": 0.0, "score": 0.0}
+            try:
+                self.says.format(**fields)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ValueError(f"component {self.name!r}: its sentence names {exc}; it may use "
+                                 f"{', '.join('{' + f + '}' for f in fields)}") from None
+
+    def walk(self) -> tuple[Component, ...]:
+        """This component, then its parts', depth first."""
+        return (self,) + tuple(c for part in self.parts for c in part.walk())
 
     def measures(self) -> set[str]:
         """Every measure this component reads, its parts' included."""

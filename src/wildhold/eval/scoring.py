@@ -109,11 +109,15 @@ class Card:
             return total
         if c.only_if and not self.measure(c.only_if):
             return 0.0
+        return SCALED[c.scale](self, self.read(c), c.reference)
+
+    def read(self, c: Component) -> Any:
+        """What a component without parts reads: its measures summed, each times its count."""
         (first, count), *more = c.reads
         x = self.measure(first) if count == 1 else count * self.measure(first)
         for name, count in more:
             x = x + count * self.measure(name)
-        return SCALED[c.scale](self, x, c.reference)
+        return x
 
     def dimension(self, d: Dimension) -> tuple[dict[str, float], float]:
         """(its components by name, the gate's among them; its score out of 100, unrounded)."""

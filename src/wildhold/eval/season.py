@@ -1,4 +1,5 @@
-"""The season's table (seed 000, Table 3) per character, computed from a match's events alone.
+"""The season's table (seed 000, Table 3) per character: each column a metric its fold computes
+(`wildhold.eval.folds`), read from a match's events alone.
 
 Columns: Outfit (the production task: a completed tailoring of the outfit recipe), Depth (the
 deepest dungeon tier whose boss it defeated, fresh or not), Hero (the Shadow King defeated), Kills
@@ -10,12 +11,15 @@ Crafts (completed craft and cook operations), Coins (T-coins received from the d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
 
-from wildhold.content import Content, default_content
-from wildhold.eval.trial import assess
+from wildhold.content import Content
+from wildhold.eval.fold import writers
+from wildhold.eval.metrics import MatchMetrics, MatchRecord, compute_metrics
 
 COLUMNS = ("Outfit", "Depth", "Hero", "Kills", "Bosses", "Crafts", "Coins", "Trial", "Downs")
+# each column's field of a row, and the metric it shows
+METRICS = {"outfit": "outfit", "depth": "depth", "hero": "hero", "kills": "kills", "bosses": "bosses", "crafts": "crafts",
+           "coins": "coins", "trial": "trial_native", "downs": "knockdowns"}
 
 
 @dataclass
@@ -39,34 +43,11 @@ class SeasonRow:
                 str(self.crafts), str(self.coins), f"{self.trial}/{stages}", str(self.downs)]
 
 
-def season_rows(events: Iterable[dict[str, Any]], content: Content | None = None, scenario: str = "season") -> dict[str, SeasonRow]:
-    """One row per character, in joining order."""
-    content = content or default_content()
-    coin = content.dungeon.coin
-    events = list(events)
-    rows: dict[str, SeasonRow] = {}
-    for e in events:
-        kind, d = e["kind"], e["data"]
-        if kind == "agent_spawned":
-            rows[d["agent"]] = SeasonRow(d["agent"], d["name"])
-            continue
-        row = rows.get(d.get("agent") or d.get("holder"))
-        if row is None:
-            continue
-        if kind == "enemy_defeated":
-            row.kills += 1
-            row.bosses += bool(d["boss"])
-        elif kind == "tier_cleared":
-            row.depth = max(row.depth, d["tier"])
-        elif kind == "operation_completed" and d["action"] in ("craft", "cook"):
-            row.crafts += 1
-        elif kind == "item_gained" and d["item"] == coin and d["source"].startswith("dungeon:"):
-            row.coins += d["qty"]
-        elif kind == "knockdown":
-            row.downs += 1
-    for agent, result in assess(events, content, scenario).items():
-        row = rows[agent]
-        row.trial = result["native"]
-        row.outfit = "outfit" in result["tasks"]
-        row.hero = "shadow_king" in result["tasks"]
-    return rows
+def rows_of(metrics: MatchMetrics) -> dict[str, SeasonRow]:
+    """One row per character, in joining order, from metrics that hold the columns' (`METRICS`)."""
+    return {a: SeasonRow(a, am.name, **{f: am.value(m) for f, m in METRICS.items()}) for a, am in metrics.agents.items()}
+
+
+def season_rows(record: MatchRecord, content: Content | None = None) -> dict[str, SeasonRow]:
+    """One row per character, in joining order; only the folds that write the columns run."""
+    return rows_of(compute_metrics(record, content, writers(*METRICS.values())))

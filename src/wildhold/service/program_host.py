@@ -2,17 +2,17 @@
 
 `ProgramHost` (the host's `programs`) is the one owner of program state: each character's programs by
 name, their revisions, their latest run and log ring, all restored from the store after a restart.
-Saving, starting, stopping and reading them is here; the turn each running program takes at every
-tick is `wildhold.service.program_turns`.
+Saving, starting, stopping and reading them is here; the records it keeps are
+`wildhold.service.program_state`, the turn each running program takes at every tick is
+`wildhold.service.program_turns`, and what the world answers a program's calls is
+`wildhold.service.program_calls`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 from collections import Counter, deque
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wildhold.programs.api import (
@@ -24,71 +24,15 @@ from wildhold.programs.api import (
 from wildhold.programs.client import RunnerClient, RunnerFailed
 from wildhold.programs.sandbox import Settings
 from wildhold.service.errors import HostError, refuse_unless_running
-from wildhold.service.program_turns import LIVE, Turns
+from wildhold.service.program_state import LIVE, Program, Run, run_seed
+from wildhold.service.program_turns import Turns
 from wildhold.service.queries import program_reads
-from wildhold.store.sqlite import RUN_COLUMNS
 
 if TYPE_CHECKING:
     from wildhold.service.host import Host
 
 NAME = re.compile(r"^[a-z0-9_-]{1,40}$")
 CHECK_TIMEOUT_S = 15.0
-
-
-@dataclass
-class Run:
-    """One start of one revision: its counters, what it waits on, its snapshot while paused."""
-
-    run: int
-    agent: str
-    name: str
-    revision: int
-    seed: int
-    state: str
-    started_tick: int
-    ended_tick: int | None = None
-    error: dict[str, Any] | None = None
-    actions: int = 0
-    host_calls: int = 0
-    waiting_on: dict[str, Any] | None = None
-    pending: dict[str, Any] | None = None  # the call the program is paused in, unanswered
-    seq: int = 0  # calls answered so far
-    dump: bytes | None = None
-    cap: str = field(default_factory=lambda: secrets.token_urlsafe(18), compare=False, repr=False)
-
-    @property
-    def issuer(self) -> str:
-        return f"program:{self.name}@{self.revision}"
-
-    @property
-    def key(self) -> str:
-        return f"run{self.run}"
-
-    def row(self) -> dict[str, Any]:
-        return {c: getattr(self, c) for c in RUN_COLUMNS}
-
-    def end(self, state: str, tick: int) -> None:
-        """The run is over (stopped, finished or failed) at `tick`: it waits on nothing and keeps no snapshot."""
-        self.state, self.ended_tick, self.waiting_on, self.dump = state, tick, None, None
-
-
-@dataclass
-class Program:
-    """A character's program by name: its revisions, its latest run, its log ring."""
-
-    agent: str
-    name: str
-    log: deque
-    revisions: list[dict[str, Any]] = field(default_factory=list)
-    run: Run | None = None
-    next_seq: int = 1
-    dropped: int = 0
-    unsaved: list[tuple[int, int, str]] = field(default_factory=list)
-
-
-def run_seed(world_seed: int, scenario: str, agent: str, name: str, revision: int, run: int) -> int:
-    digest = hashlib.sha256(f"{world_seed}|{scenario}|{agent}|{name}|{revision}|{run}".encode()).digest()
-    return int.from_bytes(digest[:6], "big")
 
 
 class ProgramHost:

@@ -8,12 +8,12 @@ one transaction with the actions the programs submitted, so a crash loses a whol
 Round trips to the runner are kept to what a turn needs: the result a program waited for travels
 with its snapshot, a call that may end the turn comes back with the snapshot, and letting the
 program go is not waited for, so a program that wakes, acts and waits again costs one request.
+What the world answers each call is `wildhold.service.program_calls`.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -21,51 +21,14 @@ import orjson
 from wildhold.programs.client import RunnerClient, RunnerFailed
 from wildhold.programs.protocol import pack_bytes, unpack_bytes
 from wildhold.programs.sandbox import cut
-from wildhold.service.queries import QUERIES
-from wildhold.world.errors import Rejected
+from wildhold.service.program_calls import PARK, Block, Calls, Turn
+from wildhold.service.program_state import LIVE
 
 if TYPE_CHECKING:
-    from wildhold.service.program_host import Program, ProgramHost, Run
+    from wildhold.service.program_host import ProgramHost
+    from wildhold.service.program_state import Program, Run
 
-LIVE = ("running", "waiting")
 ERROR_MESSAGE_CHARS = 500
-# What a program meets where a sandbox would have let it reach outside.
-NO_OS = "Programs have no files, network, processes or environment: {fn} is not available."
-
-
-@dataclass
-class Turn:
-    started: float
-    calls: int = 0
-    actions: int = 0
-
-
-@dataclass(frozen=True)
-class Block:
-    """The call waits: on an operation of the character, or for a tick."""
-
-    waiting_on: dict[str, Any]
-
-
-PARK = object()  # the call stays unanswered until the next turn (this turn's action budget is spent)
-
-
-def raises(kind: str, message: str) -> dict[str, Any]:
-    return {"raise": {"type": kind, "message": message}}
-
-
-def op_result(rec: dict[str, Any]) -> dict[str, Any]:
-    """A finished operation as a program sees it."""
-    return {"ok": rec["status"] == "completed", "op": rec["op"], "status": rec["status"], "result": rec.get("result"),
-            "code": rec.get("code"), "message": rec.get("message")}
-
-
-def rejected(code: str, message: str) -> dict[str, Any]:
-    return {"ok": False, "op": None, "status": "rejected", "result": None, "code": code, "message": message}
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
 
 
 class Turns:
@@ -74,7 +37,8 @@ class Turns:
     def __init__(self, owner: ProgramHost):
         self.owner = owner
         self.host, self.spec, self.store = owner.host, owner.spec, owner.store
-        self.counters, self.kinds, self.programs = owner.counters, owner.kinds, owner.programs
+        self.counters, self.programs = owner.counters, owner.programs
+        self.calls = Calls(owner)
 
     @property
     def client(self) -> RunnerClient:
@@ -92,6 +56,7 @@ class Turns:
             for run in ready:
                 self._turn(run)
             self.host.match.flush()
+
     def _ready(self, run: Run) -> bool:
         waiting = run.waiting_on
         if waiting is None:
@@ -128,9 +93,9 @@ class Turns:
                    "snapshot": self._snapshot_at(turn.calls)}
         answer = None
         if run.waiting_on is not None:
-            answer = self._encode(self._wake(run))
-        elif self._harmless(run.pending):
-            answer = self._encode(self._answer(run, run.pending, turn))
+            answer = self._encode(self.calls.wake(run))
+        elif self.calls.harmless(run.pending):
+            answer = self._encode(self.calls.answer(run, run.pending, turn))
         if answer is not None:
             message.update(answer=orjson.Fragment(answer), snapshot=self._snapshot_at(turn.calls + 1))
         try:
@@ -159,7 +124,7 @@ class Turns:
                 self._release(run)
                 return self._fail(run, "wall_clock", "TimeoutError", f"The turn ran over {self.spec.turn_wall_s:g} s "
                                   "of wall-clock time (the safety net); the program was stopped.", None)
-            answer = PARK if turn.calls >= self.spec.host_calls_per_turn else self._answer(run, call, turn)
+            answer = PARK if turn.calls >= self.spec.host_calls_per_turn else self.calls.answer(run, call, turn)
             if isinstance(answer, Block):
                 run.waiting_on, run.state = answer.waiting_on, "waiting"
             if answer is PARK or isinstance(answer, Block):
@@ -168,10 +133,6 @@ class Turns:
             self._record(run, turn, call, encoded, rows)
             step = self._request(run, {"op": "resume", "answer": orjson.Fragment(encoded),
                                        "snapshot": self._snapshot_at(turn.calls)})
-
-    def _harmless(self, call: dict[str, Any]) -> bool:
-        """Whether answering the call changes nothing in the world: anything but an action, log or sleep_until."""
-        return call["kind"] != "function" or self.kinds.get(call["fn"]) not in ("action", "control")
 
     def _record(self, run: Run, turn: Turn, call: dict[str, Any], answer: bytes, rows: list[tuple]) -> None:
         """One answered call: counted against the turn's budget and kept for the transcript."""
@@ -201,86 +162,6 @@ class Turns:
             return self._fail(run, e.get("reason", "runtime_error"), e.get("type", "Error"), e.get("message", ""), e.get("line"),
                               {k: e[k] for k in ("at", "call") if k in e})
         self._fail(run, "runner_crash", "RunnerError", str(step.get("message", "the runner refused the request")), None)
-
-    def _wake(self, run: Run) -> dict[str, Any]:
-        """The result a waiting program gets: the tick it woke at, or how its operation ended."""
-        waiting, run.waiting_on, run.state = run.waiting_on, None, "running"
-        if waiting["kind"] == "tick":
-            return {"value": self.host.world.tick}
-        rec = self.host.operations.ops.get(waiting["op"])
-        if rec is None:
-            return {"value": rejected("unknown_operation", f"Operation {waiting['op']} is no longer tracked.")}
-        return {"value": op_result(rec)}
-
-    def _answer(self, run: Run, call: dict[str, Any], turn: Turn) -> Any:
-        """What the world answers one call: a value or an exception, a Block, or PARK."""
-        fn, kind = call["fn"], call["kind"]
-        if kind == "os" and fn == "import":
-            module = call["args"][0] if isinstance(call["args"], list) and call["args"] else "?"
-            return raises("ModuleNotFoundError", f"No module named {module!r}: programs have no files, network, "
-                          "processes or environment, and only the interpreter's own modules import.")
-        if kind == "os":
-            return raises("PermissionError", NO_OS.format(fn=fn))
-        if kind == "name":
-            return raises("NameError", f"name {fn!r} is not defined")
-        what = self.kinds.get(fn) if kind == "function" else None
-        if what is None:
-            return raises("NameError", f"name {fn!r} is not defined: a program calls only the functions of the program API")
-        if "bad" in call:
-            return raises("TypeError", f"{fn}(): {call['bad']}")
-        args, kwargs = call["args"], call["kwargs"]
-        if what == "action":
-            if args:
-                return raises("TypeError", f"{fn}() takes keyword arguments only, as in the program API reference")
-            if turn.actions >= self.spec.actions_per_tick:
-                return PARK
-            turn.actions += 1
-            run.actions += 1
-            return self._act(run, fn, kwargs)
-        if what == "read":
-            if args or kwargs:
-                return raises("TypeError", f"{fn}() takes no arguments")
-            return {"value": self._read(run.agent, fn)}
-        if fn == "log":
-            if kwargs:
-                return raises("TypeError", "log() takes values only, no keyword arguments")
-            self._log(self.programs[(run.agent, run.name)], " ".join(_text(v) for v in args))
-            return {"value": None}
-        return self._sleep(args, kwargs)
-
-    def _sleep(self, args: list, kwargs: dict) -> Any:
-        w = self.host.world
-        given = list(args) + ([kwargs["tick"]] if "tick" in kwargs else [])
-        if len(given) != 1 or set(kwargs) - {"tick"} or isinstance(given[0], bool) or not isinstance(given[0], int):
-            return raises("TypeError", "sleep_until() takes one whole number: the tick to wake at")
-        tick = given[0]
-        if tick <= w.tick:
-            return {"value": w.tick}
-        if tick - w.tick > self.spec.sleep_max_ticks:
-            return raises("ValueError", f"sleep_until({tick}) is {tick - w.tick} ticks ahead; at most {self.spec.sleep_max_ticks}.")
-        return Block({"kind": "tick", "tick": tick})
-
-    def _act(self, run: Run, action: str, kwargs: dict[str, Any]) -> Any:
-        """Submit as the program's own character, through the host like a direct action (same limits, same log)."""
-        host = self.host
-        wait = host.access.spend_for(run.agent)
-        if wait is not None:
-            return {"value": rejected("rate_limited", f"Your rate limit is spent (program and direct actions share it); "
-                                      f"retry in {wait:.2f} s.")}
-        result = host.submit(run.agent, action, kwargs, issuer=run.issuer)
-        self.counters["actions"] += 1
-        if isinstance(result, Rejected):
-            return {"value": rejected(result.code, result.message)}
-        if result["status"] == "running":
-            return Block({"kind": "operation", "op": result["op"]})
-        return {"value": op_result(result)}
-
-    def _read(self, agent: str, fn: str) -> Any:
-        """A query as its MCP tool and HTTP route answer it, with the arguments a program's call passes."""
-        if fn == "now":
-            return self.host.world.tick
-        query = QUERIES[fn]
-        return query.run_now(self.host, agent, query.program)
 
     def _park(self, run: Run, call: dict[str, Any], packed: str | None) -> None:
         """Pause the program in its unanswered call and keep its snapshot (unless it outgrew the limit). The
@@ -326,19 +207,7 @@ class Turns:
         """The print() lines of a step into the log ring; lines the runner had to drop are counted."""
         program.dropped += int(step.get("out_dropped", 0) or 0)
         for line in step.get("out", ()) or ():
-            self._log(program, str(line))
-
-    def _log(self, program: Program, text: str) -> None:
-        tick = self.host.world.tick
-        for line in text.split("\n"):
-            if len(program.log) == program.log.maxlen:
-                program.dropped += 1
-            entry = (program.next_seq, tick, cut(line, self.spec.log_line_chars))
-            program.next_seq += 1
-            program.log.append(entry)
-            program.unsaved.append(entry)
-        if len(program.unsaved) > program.log.maxlen:
-            del program.unsaved[: len(program.unsaved) - program.log.maxlen]
+            program.write(str(line), self.host.world.tick, self.spec.log_line_chars)
 
     def _save(self, run: Run, program: Program, rows: list[tuple]) -> None:
         store = self.store

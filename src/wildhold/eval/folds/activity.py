@@ -15,18 +15,19 @@ if TYPE_CHECKING:
 IDLE_FLOOR_TICKS = 30  # silences shorter than this are not recorded; every rubric's threshold is above
 PROGRAM_ISSUER = "program:"  # issuers of program actions: "program:<name>@<revision>"
 CRAFTS = ("craft", "cook")  # the operations seed 000 counts as crafts
+BUILDS = ("place", "build")  # the operations that put up a structure of one's own
 
 
 @fold
 class Actions(Fold):
     """Executed actions (operations started) by category and issuer, the share its programs issued,
-    how their operations ended (crafts: completed craft and cook operations), rejected actions by
-    code; and silences: spans of IDLE_FLOOR_TICKS or more in which a character issued nothing and ran
+    how their operations ended (crafts: completed craft and cook operations; builds, a measure:
+    completed place and build operations), rejected actions by code; and silences: spans of IDLE_FLOOR_TICKS or more in which a character issued nothing and ran
     no operation (from its spawn or the end of its last operation to its next action, or the match's
     end), with the `agent_idle` spans a served match recorded, merged as [start, end) ticks."""
 
     writes = ("actions", "by_category", "by_issuer", "program_actions", "completed", "crafts", "failed", "cancelled",
-              "rejected", "rejected_by_code", "idle_spans")
+              "rejected", "rejected_by_code", "idle_spans", "builds")
 
     def __init__(self, match: MatchInfo) -> None:
         super().__init__(match)
@@ -34,10 +35,12 @@ class Actions(Fold):
         self.running: dict[str, set[str]] = {}  # agent -> operations running
         self.free_since: dict[str, int] = {}  # agent -> tick it last had nothing running (until it issues)
         self.spans: dict[str, list[list[int]]] = {}
+        self.builds: dict[str, int] = {}
 
     @on("agent_spawned")
     def spawned(self, tick: int, ev: Spawned) -> None:
         self.running[ev.agent], self.spans[ev.agent] = set(), []
+        self.builds[ev.agent] = 0
         self.free_since[ev.agent] = tick
 
     def _issued(self, agent: str, running: set[str], tick: int) -> None:
@@ -74,6 +77,8 @@ class Actions(Fold):
             am.completed += 1
             if ev.action in CRAFTS:
                 am.crafts += 1
+            elif ev.action in BUILDS:
+                self.builds[ev.agent] += 1
 
     @on("operation_failed")
     def failed(self, tick: int, ev: Ended) -> None:
@@ -114,6 +119,7 @@ class Actions(Fold):
             if since is not None and not self.running[a] and end - since >= IDLE_FLOOR_TICKS:
                 self.spans[a].append([since, end])
             am.idle_spans = merge_spans(self.spans[a])
+            am.measures["builds"] = self.builds[a]
 
 
 def merge_spans(spans: list[list[int]]) -> list[list[int]]:

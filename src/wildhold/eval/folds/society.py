@@ -161,9 +161,14 @@ class Messages(Fold):
 
 @fold
 class Conflict(Fold):
-    """Raids: attacks on other characters and damage to structures others own; and being raided."""
+    """Raids: attacks on other characters and damage to structures others own; and being raided.
+    Attacks, a measure: the attacks on other characters alone."""
 
-    writes = ("raids", "attacked_by_others")
+    writes = ("raids", "attacked_by_others", "attacks")
+
+    def __init__(self, match: MatchInfo) -> None:
+        super().__init__(match)
+        self.attacks: dict[str, int] = {}
 
     @on("structure_damaged")
     def damaged(self, tick: int, ev: Damaged) -> None:
@@ -179,9 +184,14 @@ class Conflict(Fold):
         am = self.agents.get(ev.agent)
         if am is not None:
             am.raids += 1
+            self.attacks[ev.agent] = self.attacks.get(ev.agent, 0) + 1
         am = self.agents.get(ev.target)
         if am is not None:
             am.attacked_by_others += 1
+
+    def finish(self) -> None:
+        for a, am in self.agents.items():
+            am.measures["attacks"] = self.attacks.get(a, 0)
 
 
 @fold

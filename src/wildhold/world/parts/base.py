@@ -137,29 +137,68 @@ def section_of(part: Part) -> str:
 
 # ---- state saved from its fields ---------------------------------------------------------------
 
+def _fields(record: Any) -> tuple:
+    """A record's values in field order: a dataclass's fields, or a named tuple's items."""
+    return tuple(record) if isinstance(record, tuple) else tuple(getattr(record, f.name) for f in dataclasses.fields(record))
+
+
+def _flat(value: Any) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _one(values: list) -> Any:
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def _serial(record: Any) -> int:
+    """The serial number of a record whose id is a letter and a number ("q12")."""
+    return int(record.id[1:])
+
+
 # How a field is written to a snapshot and read back: (dump, load). `load` gets the saved value, the
-# field's value on a fresh state and the field's `of` (the record class of "rows").
+# field's value on a fresh state and the field's `of` (the record class of "rows", "made" and
+# "record_list", the state class of "states", the key's length of "keyed").
 _CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any, Any], Any]]] = {
     # a value as it is (a number, a string, None)
     "value": (lambda v: v, lambda d, fresh, of: d),
     # a list, as it is
     "list": (lambda v: v, lambda d, fresh, of: list(d)),
+    # a tuple, as a list
+    "tuple": (lambda v: list(v), lambda d, fresh, of: tuple(d)),
     # a mapping, as its sorted [key, value] pairs
     "pairs": (lambda v: sorted(v.items()), lambda d, fresh, of: dict(d)),
+    # a mapping, as its [key, value] pairs in insertion order
+    "items": (lambda v: [[k, x] for k, x in v.items()], lambda d, fresh, of: {k: x for k, x in d}),
+    # a mapping whose keys (of length `of`) and values may be tuples, as sorted flat rows [*key, *value]
+    "keyed": (lambda v: [[*_flat(k), *_flat(x)] for k, x in sorted(v.items())],
+              lambda d, fresh, of: {_one(row[:of]): _one(row[of:]) for row in d}),
     # records keyed by their "id", as the list of records in the order they were made
     "records": (lambda v: list(v.values()), lambda d, fresh, of: {r["id"]: r for r in d}),
     # a mapping of mappings, as sorted [key, sorted [key, value] pairs]
     "tables": (lambda v: [[k, sorted(t.items())] for k, t in sorted(v.items())], lambda d, fresh, of: {k: dict(t) for k, t in d}),
-    # a mapping of dataclass records, as sorted rows [key, field 1, field 2, ...]
-    "rows": (lambda v: [[k, *(getattr(r, f.name) for f in dataclasses.fields(r))] for k, r in sorted(v.items())],
+    # a mapping of records (dataclasses or named tuples), as sorted rows [key, field 1, field 2, ...]
+    "rows": (lambda v: [[k, *_fields(r)] for k, r in sorted(v.items())],
              lambda d, fresh, of: {row[0]: of(*row[1:]) for row in d}),
+    # dataclass records keyed by their serial id ("q12"), as their fields' mappings in the order made
+    "made": (lambda v: [dataclasses.asdict(r) for r in sorted(v.values(), key=_serial)],
+             lambda d, fresh, of: {r["id"]: of(**r) for r in d}),
+    # a list of dataclass records, as their fields' mappings
+    "record_list": (lambda v: [dataclasses.asdict(r) for r in v], lambda d, fresh, of: [of(**r) for r in d]),
+    # a mapping of `Saved` states, as sorted [key, the state's dump] pairs
+    "states": (lambda v: [[k, x.dump()] for k, x in sorted(v.items())], lambda d, fresh, of: {k: _loaded(of, x) for k, x in d}),
     # counters this part keeps for its own kinds of record, in a list of pairs other parts of the
     # same section add theirs to (see `merge_saved`): on load it takes back only its own kinds
     "shared_counters": (lambda v: sorted(v.items()), lambda d, fresh, of: {k: n for k, n in d if k in fresh}),
 }
 
 
-def saved(codec: str, default_factory: Callable[[], Any] | None = None, default: Any = None, of: type | None = None) -> Any:
+def _loaded(cls: Callable[[], Any], data: Any) -> Any:
+    state = cls()
+    state.load(data)
+    return state
+
+
+def saved(codec: str, default_factory: Callable[[], Any] | None = None, default: Any = None, of: type | int | None = None) -> Any:
     """A field of a `Saved` state, written to snapshots through `codec` (a key of `_CODECS`)."""
     if codec not in _CODECS:
         raise ValueError(f"unknown codec {codec!r}")

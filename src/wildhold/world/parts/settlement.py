@@ -8,7 +8,7 @@ every such move names its source (`shop:<npc>`, `gift:<npc>`, `quest:<id>`).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -17,7 +17,7 @@ from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
-from wildhold.world.parts.base import Part, Section
+from wildhold.world.parts.base import Part, Saved, Section, saved
 
 if TYPE_CHECKING:
     from wildhold.content import Content
@@ -53,64 +53,32 @@ class Quest:
 
 
 @dataclass(slots=True)
-class QuestLog:
-    active: dict[str, Quest] = field(default_factory=dict)
-    completed: list[Quest] = field(default_factory=list)
-    failed: list[Quest] = field(default_factory=list)
+class QuestLog(Saved):
+    """One character's quests: those it holds (in the order they were posted), completed and failed."""
+
+    active: dict[str, Quest] = saved("made", dict, of=Quest)
+    completed: list[Quest] = saved("record_list", list, of=Quest)
+    failed: list[Quest] = saved("record_list", list, of=Quest)
 
 
 @dataclass(slots=True)
-class Village:
+class Village(Saved):
     """The settlement part's state. Pairs are keyed (character, villager)."""
 
-    day: int = 0
-    hour: tuple[int, int] = (0, -1)
-    villagers: dict[str, tuple[str, int]] = field(default_factory=dict)
-    friendship: dict[tuple[str, str], int] = field(default_factory=dict)
-    talked: dict[tuple[str, str], int] = field(default_factory=dict)
-    gifts: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
-    board: dict[str, Quest] = field(default_factory=dict)
-    logs: dict[str, QuestLog] = field(default_factory=dict)
-    next_quest: int = 0
+    day: int = saved("value", default=0)
+    hour: tuple[int, int] = saved("tuple", default=(0, -1))
+    villagers: dict[str, tuple[str, int]] = saved("keyed", dict, of=1)
+    friendship: dict[tuple[str, str], int] = saved("keyed", dict, of=2)
+    talked: dict[tuple[str, str], int] = saved("keyed", dict, of=2)
+    gifts: dict[tuple[str, str], tuple[int, int]] = saved("keyed", dict, of=2)
+    board: dict[str, Quest] = saved("made", dict, of=Quest)
+    logs: dict[str, QuestLog] = saved("states", dict, of=QuestLog)
+    next_quest: int = saved("value", default=0)
     next_deadline: int | None = None  # derived from the logs, never saved
 
-    def dump(self) -> dict[str, Any]:
-        v = self
-        return {
-            "day": v.day,
-            "hour": list(v.hour),
-            "villagers": [[n, place, p] for n, (place, p) in sorted(v.villagers.items())],
-            "friendship": [[a, n, pts] for (a, n), pts in sorted(v.friendship.items())],
-            "talked": [[a, n, day] for (a, n), day in sorted(v.talked.items())],
-            "gifts": [[a, n, day, count] for (a, n), (day, count) in sorted(v.gifts.items())],
-            "board": [_quest_dump(q) for q in sorted(v.board.values(), key=lambda q: int(q.id[1:]))],
-            "logs": [
-                [agent, {
-                    "active": [_quest_dump(q) for q in sorted(log.active.values(), key=lambda q: int(q.id[1:]))],
-                    "completed": [_quest_dump(q) for q in log.completed],
-                    "failed": [_quest_dump(q) for q in log.failed],
-                }]
-                for agent, log in sorted(v.logs.items())
-            ],
-            "next_quest": v.next_quest,
-        }
-
     def load(self, data: dict[str, Any]) -> None:
-        v = self
-        v.day, v.hour, v.next_quest = data["day"], tuple(data["hour"]), data["next_quest"]
-        v.villagers = {n: (place, p) for n, place, p in data["villagers"]}
-        v.friendship = {(a, n): pts for a, n, pts in data["friendship"]}
-        v.talked = {(a, n): day for a, n, day in data["talked"]}
-        v.gifts = {(a, n): (day, count) for a, n, day, count in data["gifts"]}
-        v.board = {d["id"]: _quest_load(d) for d in data["board"]}
-        v.logs = {}
-        for agent, log in data["logs"]:
-            v.logs[agent] = QuestLog(
-                {d["id"]: _quest_load(d) for d in log["active"]},
-                [_quest_load(d) for d in log["completed"]],
-                [_quest_load(d) for d in log["failed"]],
-            )
-        _update_next_deadline(v)
+        Saved.load(self, data)
+        _update_next_deadline(self)
 
 
 def village(w: World) -> Village:
@@ -712,17 +680,6 @@ def _fail_overdue(w: World) -> None:
             log.failed.append(q)
             w.emit("quest_failed", agent=agent, quest=qid, issuer=q.issuer, reason=f"the deadline (tick {q.deadline_tick}) passed")
     _update_next_deadline(v)
-
-
-# ---- snapshots -------------------------------------------------------------------------------
-
-
-def _quest_dump(q: Quest) -> dict[str, Any]:
-    return asdict(q)
-
-
-def _quest_load(d: dict[str, Any]) -> Quest:
-    return Quest(**d)
 
 
 def _public(w: World, q: Quest) -> dict[str, Any]:

@@ -40,7 +40,7 @@ Criteria, exactly (the numbers are in trial.yaml; the sentences trial_info shows
 
 from __future__ import annotations
 
-import copy
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 from wildhold.content import Content
@@ -48,7 +48,7 @@ from wildhold.content.models import TRIAL_STAGES
 from wildhold.world.actions.registry import NoArgs, Plan, cost
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
-from wildhold.world.parts.base import Part
+from wildhold.world.parts.base import Part, Saved, saved
 from wildhold.world.parts.construction import find_home
 from wildhold.world.state import Character, Operation
 
@@ -92,12 +92,19 @@ def _new_char(tick: int, seq: int, health: int) -> dict[str, Any]:
     }
 
 
-class TrialTracker:
+@dataclass(init=False, eq=False)
+class TrialTracker(Saved):
     """Follows a match's events one at a time and records each character's stages and tasks.
 
-    `feed` returns the stages attained by that event, as (agent, stage, record). The state is
-    JSON-ready (`dump`/`load`), so a live world saves it in its snapshots.
+    `feed` returns the stages attained by that event, as (agent, stage, record). The fields below are
+    its state, JSON-ready, which a live world saves in its snapshots; the rest it derives from content.
     """
+
+    chars: dict[str, dict[str, Any]] = saved("items", dict)
+    built: dict[int, Built] = saved("rows", dict, of=Built)
+    locks: dict[int, bool] = saved("pairs", dict)
+    instances: dict[str, dict[str, Any]] = saved("items", dict)
+    due: int | None = saved("value")  # the earliest tick a run may complete a stage with no event of its own
 
     def __init__(self, content: Content, width: int, height: int):
         self.spec = content.trial
@@ -115,11 +122,7 @@ class TrialTracker:
         self.meals = {k for k, r in recipes.items() if r.station in stations and food & set(r.outputs)}
         self.equipment_recipes = {k for k, r in recipes.items() if r.kind == "craft" and self.equippable & set(r.outputs)}
         self.tiers = dict(self.spec.stage_tiers)
-        self.chars: dict[str, dict[str, Any]] = {}
-        self.built: dict[int, Built] = {}
-        self.locks: dict[int, bool] = {}
-        self.instances: dict[str, dict[str, Any]] = {}
-        self.due: int | None = None  # the earliest tick a run may complete a stage with no event of its own
+        self.chars, self.built, self.locks, self.instances, self.due = {}, {}, {}, {}, None
         self._handlers: dict[str, Callable[[int, int, dict[str, Any]], list[str]]] = {
             "agent_spawned": self._spawned,
             "knockdown": self._knockdown,
@@ -491,25 +494,6 @@ class TrialTracker:
             stage: {key: solo[stage] if key == "solo_clear" else held[key] for key in keys}
             for stage, keys in TRIAL_STAGES.items()
         }
-
-    # ---- state -----------------------------------------------------------------------------
-
-    def dump(self) -> dict[str, Any]:
-        return copy.deepcopy({
-            "chars": [[agent, ch] for agent, ch in self.chars.items()],
-            "built": [[p, b.kind, b.owner] for p, b in sorted(self.built.items())],
-            "locks": [[p, locked] for p, locked in sorted(self.locks.items())],
-            "instances": [[k, inst] for k, inst in self.instances.items()],
-            "due": self.due,
-        })
-
-    def load(self, data: dict[str, Any]) -> None:
-        data = copy.deepcopy(data)
-        self.chars = {agent: ch for agent, ch in data["chars"]}
-        self.built = {p: Built(kind, owner) for p, kind, owner in data["built"]}
-        self.locks = {p: locked for p, locked in data["locks"]}
-        self.instances = {k: inst for k, inst in data["instances"]}
-        self.due = data["due"]
 
 
 # ---- the live part -------------------------------------------------------------------------------
