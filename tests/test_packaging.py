@@ -73,7 +73,8 @@ def test_runtime_dependencies_are_ranges_and_the_extras_are_optional():
     assert {_name(r) for r in extras["anthropic"]} == {"anthropic"}
     assert {_name(r) for r in extras["google"]} == {"google-genai"}
     assert {_name(r) for r in extras["parquet"]} == {"pyarrow"}
-    assert extras["all"] == ["wildhold[openai,anthropic,google,parquet]"]
+    assert {_name(r) for r in extras["rl"]} == {"gymnasium", "pettingzoo", "numpy"}
+    assert extras["all"] == ["wildhold[openai,anthropic,google,parquet,rl]"]
     assert "wildhold[all]" in extras["dev"] and "httpx" in {_name(r) for r in extras["dev"]}
     assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
     assert "Apache License" in (ROOT / "LICENSE").read_text() and "Version 2.0, January 2004" in (ROOT / "LICENSE").read_text()

@@ -1,0 +1,137 @@
+"""The RL faces' data (`content/data/env.yaml`): how the action table fills arguments, the achievements a
+scenario env rewards, the colours and sprites the view is drawn with; checked against the content at load,
+with an error naming the file and key."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from wildhold.content import Content, default_content
+from wildhold.content.loader import ContentError, validated
+
+ENV_FILE = Path(__file__).parents[1] / "content" / "data" / "env.yaml"
+FILE = "env.yaml"
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+Source = str | dict[str, list[Any]]  # a source name, or {values: [...]} / {goods_coin: [...]}
+
+
+class ActionsSpec(Frozen):
+    tile_radius: int = Field(ge=0, le=8)
+    carried_slots: int = Field(ge=1)
+    listed_slots: int = Field(ge=1)
+    at_tile_slots: int = Field(ge=1)
+    sold_slots: int = Field(ge=1)
+    arguments: dict[str, Source]
+    per_action: dict[str, dict[str, Source]] = {}
+    text_actions_example: str
+
+
+class AchievementKind(Frozen):
+    event: str
+    who: str  # the event field naming the character it happened to
+    key: str  # the event field whose value names the achievement
+    label: str
+
+
+class AchievementsSpec(Frozen):
+    health_weight: float
+    kinds: tuple[AchievementKind, ...]
+
+
+class Look(Frozen):
+    colour: tuple[int, int, int]
+    sprite: str
+
+    @field_validator("colour")
+    @classmethod
+    def _rgb(cls, v: tuple[int, int, int]) -> tuple[int, int, int]:
+        if not all(0 <= c <= 255 for c in v):
+            raise ValueError("each colour component is 0..255")
+        return v
+
+
+class RenderSpec(Frozen):
+    tile_px: int = Field(ge=1, le=32)
+    unknown: tuple[int, int, int]
+    character: Look
+    self_: Look = Field(alias="self")
+    terrain: dict[str, tuple[int, int, int]]
+    nodes: dict[str, Look]
+    structures: dict[str, Look]
+    creatures: dict[str, Look]
+    sprites: dict[str, tuple[str, ...]]
+
+
+class EnvSpec(Frozen):
+    actions: ActionsSpec
+    achievements: AchievementsSpec
+    render: RenderSpec
+
+
+def check_env_spec(spec: EnvSpec, content: Content) -> None:
+    """Every thing the view can show has a colour and a sprite of the right size; every argument source is known."""
+    r = spec.render
+    for table, looks in (("terrain", r.terrain), ("nodes", r.nodes), ("structures", r.structures), ("creatures", r.creatures)):
+        for name in getattr(content, table):
+            if name not in looks:
+                raise ContentError(FILE, f"render.{table}", f"{name!r} has no colour: every {table} entry needs one")
+    for name, rows in r.sprites.items():
+        if len(rows) != r.tile_px or any(len(row) != r.tile_px or set(row) - {"#", "."} for row in rows):
+            raise ContentError(FILE, f"render.sprites.{name}", f"a sprite is {r.tile_px} rows of {r.tile_px} '#' or '.'")
+    looks = [r.character, r.self_, *r.nodes.values(), *r.structures.values(), *r.creatures.values()]
+    for look in looks:
+        if look.sprite not in r.sprites:
+            raise ContentError(FILE, "render", f"no sprite named {look.sprite!r}")
+    for where, sources in [("actions.arguments", spec.actions.arguments),
+                           *((f"actions.per_action.{a}", s) for a, s in spec.actions.per_action.items())]:
+        for field, source in sources.items():
+            _check_source(f"{where}.{field}", source, content)
+
+
+SIMPLE_SOURCES = ("tile", "enum", "carried", "at_tile", "sold", "listed", "goods_carried")
+
+
+def _check_source(where: str, source: Source, content: Content) -> None:
+    if isinstance(source, dict):
+        if len(source) != 1 or next(iter(source)) not in ("values", "goods_coin") or not next(iter(source.values())):
+            raise ContentError(FILE, where, "a literal source is {values: [...]} or {goods_coin: [...]}, not empty")
+        return
+    if source.startswith("content:"):
+        if not content_table(content, source[len("content:"):]):
+            raise ContentError(FILE, where, f"no content table {source[len('content:'):]!r} with entries")
+    elif source not in SIMPLE_SOURCES:
+        raise ContentError(FILE, where, f"unknown source {source!r}: one of {', '.join(SIMPLE_SOURCES)}, content:<table>, "
+                                        "{values: [...]}, {goods_coin: [...]}")
+
+
+def content_table(content: Content, table: str) -> list[str]:
+    """The sorted names of a content table (`dungeon_tiers`: the dungeon's tiers, in level order)."""
+    if table == "dungeon_tiers":
+        return [name for name, _ in sorted(content.dungeon.tiers.items(), key=lambda kv: kv[1].level)]
+    entries = getattr(content, table, None)
+    return sorted(entries) if isinstance(entries, dict) else []
+
+
+def load_env_spec(path: Path = ENV_FILE, content: Content | None = None) -> EnvSpec:
+    try:
+        raw: Any = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ContentError(FILE, "-", f"not valid YAML: {exc}") from None
+    spec = validated(FILE, "", EnvSpec, raw)
+    check_env_spec(spec, content or default_content())
+    return spec
+
+
+@lru_cache(maxsize=1)
+def default_env_spec() -> EnvSpec:
+    return load_env_spec()
