@@ -3,8 +3,9 @@ two packages import each other, however indirectly.
 
 content <- world <- store <- programs, docs (the program API and the rules document, built from the
 registries the service hands them) <- service (the host and its query registry) <- server (the faces)
-<- eval, agents <- tasks <- env (the Gymnasium and PettingZoo faces) <- bench, cli; the small utility modules sit under everything. Imports inside functions
-count (a lazy import is still a dependency); imports only for type checking do not.
+<- eval, agents <- tasks <- env (the Gymnasium and PettingZoo faces) <- bench, cli and the examples; the
+small utility modules sit under everything. Imports inside functions count (a lazy import is still a
+dependency); imports only for type checking do not.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"eval", "agents"},
     {"tasks"},
     {"env"},
-    {"bench", "cli"},
+    {"bench", "cli", "examples"},
 ]
 
 
