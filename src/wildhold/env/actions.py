@@ -107,6 +107,9 @@ class ActionTable:
         for i, e in enumerate(self.entries):
             first, _ = self.ranges.get(e.action, (i, i))
             self.ranges[e.action] = (first, i)
+        # The carried slot each entry needs (-1: none), so the mask passes over entries whose slot is empty at once.
+        self.needs_carried = np.array([max((v for _, (kind, v) in e.fills if kind in ("carried", "goods_carried")),
+                                           default=-1) for e in self.entries])
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -186,9 +189,9 @@ class ActionTable:
         """1 where the entry resolves and the world would accept it now (noop: always), else 0."""
         out = np.zeros(len(self.entries), dtype=np.int8)
         out[0] = 1
-        check = world.check
-        for i in range(1, len(self.entries)):
-            got = self.resolve(i, ctx)
+        check, resolve = world.check, self.resolve
+        for i in np.flatnonzero(self.needs_carried < len(ctx.carried))[1:].tolist():
+            got = resolve(i, ctx)
             if got is not None and check(agent, got[0], got[1]) is None:
                 out[i] = 1
         return out

@@ -32,6 +32,7 @@ PLAYER = "player"
 SEED_RANGE = 2**31 - 1
 ACTION_FORMATS = ("discrete", "text")
 TEXT_ACTION_MAX = 4096
+SETUP_TRIES = 8  # repeats tried, from the seed's on, for a map the task's set-up can be placed on
 
 
 @lru_cache(maxsize=1)
@@ -76,7 +77,11 @@ class Driver:
 
 
 class WildholdEnv(gym.Env):
-    """A task (`task="farming/plant-wheat-v1"`) or a scenario (`scenario="default"`) for one character."""
+    """A task (`task="farming/plant-wheat-v1"`) or a scenario (`scenario="default"`) for one character.
+
+    `reset(seed=s)` plays repeat s of a task (the world seed `tasks run` gives its repeat s; a map its set-up cannot
+    be placed on passes to the next repeat) or world seed s of a scenario; `info["world_seed"]` says which.
+    """
 
     metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 8}
 
@@ -115,14 +120,7 @@ class WildholdEnv(gym.Env):
         if self.match is not None:
             self.match.close()
         if self.task is not None:
-            world_seed = self.task.seeds.seed(draw)
-            self.match = Match.create(self.task.scenario, world_seed, None, self.content, clock=self.task.clock)
-            self.agent = self.match.join(AGENT_NAME)
-            try:
-                set_up(self.match, self.agent, self.task)
-            except SetupFailed as exc:
-                raise RuntimeError(f"{self.task.id} cannot be set up on world seed {world_seed}: {exc}") from None
-            self.match.flush()
+            world_seed = self._set_up(draw)
             w = self.match.world
             self.reward: TaskReward | Achievements = TaskReward(Tracker(self.task, self.content, world_seed, self.agent,
                                                                         w.events.seq, w.tick))
@@ -140,6 +138,29 @@ class WildholdEnv(gym.Env):
         self.seat = Seat(self.encoder, self.agent)
         self.health = self.match.world.chars[self.agent].health
         return self._observe(None, [])
+
+    def _set_up(self, draw: int) -> int:
+        """A match with the task set up on the world seed of repeat `draw`, or of the next repeats when the set-up
+        cannot be placed on that map (as `tasks run` would report an error there); the world seed used."""
+        assert self.task is not None
+        tried = []
+        for k in range(SETUP_TRIES):
+            world_seed = self.task.seeds.seed(draw + k)
+            if world_seed in tried:
+                break
+            tried.append(world_seed)
+            self.match = Match.create(self.task.scenario, world_seed, None, self.content, clock=self.task.clock)
+            self.agent = self.match.join(AGENT_NAME)
+            try:
+                set_up(self.match, self.agent, self.task)
+            except SetupFailed as exc:
+                self.match.close()
+                why = str(exc)
+                continue
+            self.match.flush()
+            return world_seed
+        self.match = None
+        raise RuntimeError(f"{self.task.id} cannot be set up on world seeds {tried}: {why}")
 
     def step(self, action: Any) -> tuple[dict[str, Any], SupportsFloat, bool, bool, dict[str, Any]]:
         if self.match is None:
