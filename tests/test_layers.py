@@ -1,9 +1,9 @@
 """The package's layers, held by a test: a package imports only its own layer and those below it, and no
 two packages import each other, however indirectly.
 
-content <- world <- store <- programs, docs (the program API and the rules document, built from the
-registries the service hands them) <- service (the host and its query registry) <- server (the faces)
-<- eval, agents <- tasks <- env (the Gymnasium and PettingZoo faces) <- bench, cli and the examples; the
+content <- looks (a view drawn as an image) <- world <- store <- programs, docs (the program API and the
+rules document, built from the registries the service hands them) <- service (the host and its query
+registry) <- server (the faces) <- eval, agents <- tasks <- env (the Gymnasium and PettingZoo faces) <- bench, cli and the examples; the
 small utility modules sit under everything. Imports inside functions count (a lazy import is still a
 dependency); imports only for type checking do not.
 """
@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "wildhold"
 LAYERS: list[set[str]] = [
     {"(root)", "extras", "revision", "terminal"},
     {"content"},
+    {"looks"},
     {"world"},
     {"store"},
     {"programs", "docs"},

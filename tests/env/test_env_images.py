@@ -1,4 +1,4 @@
-"""The view as an image: drawn from the colours and sprites in env.yaml, written to a PNG a viewer opens."""
+"""The view as an image: drawn from the colours and sprites in looks.yaml, written to a PNG a viewer opens."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ import pytest
 import wildhold.env  # noqa: F401  (registers the ids)
 from wildhold.content import default_content
 from wildhold.content.loader import ContentError
-from wildhold.env.render import png_bytes
-from wildhold.env.spec import ENV_FILE, default_env_spec, load_env_spec
+from wildhold.looks import LOOKS_FILE, default_looks, load_looks, png_bytes
 
 
 def _read_png(data: bytes) -> np.ndarray:
@@ -41,7 +40,7 @@ def test_an_image_observation_is_written_to_a_png(tmp_path: Path):
     env = gym.make("Wildhold/Tiny-v1", observation=("symbolic", "image"), render_mode="rgb_array")
     obs, info = env.reset(seed=4)
     image = obs["image"]
-    spec = default_env_spec().render
+    spec = default_looks()
     assert image.shape == (9 * spec.tile_px, 9 * spec.tile_px, 3) and image.dtype == np.uint8
     assert np.array_equal(env.render(), image)
     centre = image[4 * spec.tile_px:5 * spec.tile_px, 4 * spec.tile_px:5 * spec.tile_px]
@@ -51,13 +50,13 @@ def test_an_image_observation_is_written_to_a_png(tmp_path: Path):
     corner = tuple(int(v) for v in image[0, 0])
     assert corner in terrain or corner == tuple(spec.unknown) or any(tuple(l.colour) == corner for l in spec.nodes.values())
     path = tmp_path / "view.png"
-    path.write_bytes(png_bytes(image))
+    path.write_bytes(png_bytes(image.shape[1], image.shape[0], image.tobytes()))
     assert np.array_equal(_read_png(path.read_bytes()), image)
 
 
 def test_every_thing_the_view_shows_needs_a_colour(tmp_path: Path):
-    text = ENV_FILE.read_text().replace("    sand: [220, 200, 140]\n", "")
-    broken = tmp_path / "env.yaml"
+    text = LOOKS_FILE.read_text().replace("  sand: [220, 200, 140]\n", "")
+    broken = tmp_path / "looks.yaml"
     broken.write_text(text)
     with pytest.raises(ContentError, match="'sand' has no colour"):
-        load_env_spec(broken, default_content())
+        load_looks(broken, default_content())

@@ -18,7 +18,8 @@ from gymnasium import spaces
 
 from wildhold.content import Content, default_content
 from wildhold.env.actions import NOOP, ActionTable
-from wildhold.env.observations import TEXT_CHARSET, Encoder, Seat
+from wildhold.env.observations import TEXT_CHARSET, Encoder, Seat, image
+from wildhold.looks import Picture
 from wildhold.env.rewards import Achievements, TaskReward
 from wildhold.env.spec import EnvSpec, default_env_spec
 from wildhold.service.match import Match
@@ -104,8 +105,7 @@ class WildholdEnv(gym.Env):
         self.action_format, self.action_mask, self.render_mode, self.max_steps = action_format, action_mask, render_mode, max_steps
         keys = tuple(observation)
         self.encoder = Encoder(self.content, self.env_spec, self.scenario, keys)
-        self._drawer = self.encoder.renderer or (Encoder(self.content, self.env_spec, self.scenario, ("image",)).renderer
-                                                  if render_mode == "rgb_array" else None)
+        self._picture = Picture(self.content) if render_mode == "rgb_array" else None
         self.table = action_table()
         self.observation_space = self.encoder.space
         self.action_space = (spaces.Discrete(len(self.table)) if action_format == "discrete"
@@ -224,8 +224,8 @@ class WildholdEnv(gym.Env):
         if self.match is None or self.seat.last is None:
             return None
         if self.render_mode == "rgb_array":
-            assert self._drawer is not None
-            return self._drawer.draw(self.encoder.view(self.seat.last))
+            assert self._picture is not None
+            return image(self._picture, self.seat.last)
         if self.render_mode == "ansi":
             return "\n".join(self.seat.last["view"]["rows"]) + "\n"
         return None

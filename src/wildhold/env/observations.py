@@ -1,6 +1,6 @@
 """Observations for the RL faces, built only from the character's own observation (`world.observe`): symbolic
 arrays (the view's channels, a memory map, inventory, equipment, needs, time), the text a language agent reads,
-and the view drawn as an RGB image.
+and the view drawn as an RGB image (`wildhold.looks`, as the `view_image` query draws it).
 
 A `Seat` is one character's side of an env: it keeps the memory map and asks the world only for the memory
 changed since its last observation, so an observation costs the same however much the character remembers.
@@ -16,8 +16,8 @@ import orjson
 from gymnasium import spaces
 
 from wildhold.content import Content
-from wildhold.env.render import Renderer
 from wildhold.env.spec import EnvSpec
+from wildhold.looks import Picture
 from wildhold.server.surface import action_tools
 from wildhold.world.observe import observe
 
@@ -71,7 +71,7 @@ class Encoder:
             self.glyph_lut[ord(t.glyph)] = self.code["terrain"][name]
         needs = content.needs
         self.max_needs = np.array([needs.max_health, needs.max_energy, needs.max_satiety], dtype=np.int32)
-        self.renderer = Renderer(spec.render, self) if "image" in keys else None
+        self.picture = Picture(content) if "image" in keys else None
         self.space = spaces.Dict(self._spaces())
 
     def _spaces(self) -> dict[str, spaces.Space]:
@@ -88,7 +88,7 @@ class Encoder:
         if "text" in self.keys:
             out["text"] = spaces.Text(TEXT_MAX, min_length=0, charset=TEXT_CHARSET)
         if "image" in self.keys:
-            px = self.renderer.px * s  # type: ignore[union-attr]
+            px = self.picture.width  # type: ignore[union-attr]
             out["image"] = spaces.Box(0, 255, (px, px, 3), np.uint8)
         return out
 
@@ -123,6 +123,12 @@ class Encoder:
         return raw if len(raw) <= TEXT_MAX else raw[:TEXT_MAX]
 
 
+def image(picture: Picture, obs: dict[str, Any]) -> np.ndarray:
+    """The view as an (h, w, 3) uint8 array."""
+    w, h, raw = picture.rgb(obs)
+    return np.frombuffer(raw, dtype=np.uint8).reshape(h, w, 3)
+
+
 class Seat:
     """One character's side of an env: its memory map and the tick of its last observation."""
 
@@ -141,9 +147,8 @@ class Seat:
 
     def encode(self, obs: dict[str, Any], world: World) -> dict[str, Any]:
         enc, out = self.enc, {}
-        view = enc.view(obs) if ("symbolic" in enc.keys or "image" in enc.keys) else None
         if "symbolic" in enc.keys:
-            assert view is not None
+            view = enc.view(obs)
             self._remember(obs, view)
             me, t = obs["self"], obs["time"]
             inv = np.zeros(len(enc.items), dtype=np.int32)
@@ -162,8 +167,8 @@ class Seat:
         if "text" in enc.keys:
             out["text"] = enc.text(obs)
         if "image" in enc.keys:
-            assert view is not None and enc.renderer is not None
-            out["image"] = enc.renderer.draw(view)
+            assert enc.picture is not None
+            out["image"] = image(enc.picture, obs)
         return out
 
     def _remember(self, obs: dict[str, Any], view: np.ndarray) -> None:

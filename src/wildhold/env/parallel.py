@@ -20,7 +20,8 @@ from pettingzoo.utils.conversions import parallel_to_aec
 from wildhold.content import Content, default_content
 from wildhold.env.actions import NOOP
 from wildhold.env.gym_env import SEED_RANGE, action_table
-from wildhold.env.observations import Encoder, Seat
+from wildhold.env.observations import Encoder, Seat, image
+from wildhold.looks import Picture
 from wildhold.env.rewards import Achievements
 from wildhold.env.spec import EnvSpec, default_env_spec
 from wildhold.service.match import Match
@@ -47,8 +48,7 @@ class WildholdParallelEnv(ParallelEnv):
         self.render_mode, self.action_mask, self.max_ticks = render_mode, action_mask, max_ticks
         keys = tuple(observation)
         self.encoder = Encoder(self.content, self.env_spec, scenario, keys)
-        self._drawer = self.encoder.renderer or (Encoder(self.content, self.env_spec, scenario, ("image",)).renderer
-                                                  if render_mode == "rgb_array" else None)
+        self._picture = Picture(self.content) if render_mode == "rgb_array" else None
         self.table = action_table()
         self.possible_agents = [f"a{i + 1}" for i in range(self.n)]  # the ids the world gives in joining order
         self.agents: list[str] = []
@@ -141,8 +141,8 @@ class WildholdParallelEnv(ParallelEnv):
         seat = self.seats[self.possible_agents[0]]
         if seat.last is None:
             return None
-        assert self._drawer is not None
-        return self._drawer.draw(self.encoder.view(seat.last))
+        assert self._picture is not None
+        return image(self._picture, seat.last)
 
     def state(self) -> np.ndarray:
         """The characters' positions and needs, in agent order (what a centralised critic may read)."""

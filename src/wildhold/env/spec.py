@@ -1,6 +1,5 @@
-"""The RL faces' data (`content/data/env.yaml`): how the action table fills arguments, the achievements a
-scenario env rewards, the colours and sprites the view is drawn with; checked against the content at load,
-with an error naming the file and key."""
+"""The RL faces' data (`content/data/env.yaml`): how the action table fills arguments and the achievements a
+scenario env rewards; checked against the content at load, with an error naming the file and key."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from wildhold.content import Content, default_content
 from wildhold.content.loader import ContentError, validated
@@ -48,50 +47,13 @@ class AchievementsSpec(Frozen):
     kinds: tuple[AchievementKind, ...]
 
 
-class Look(Frozen):
-    colour: tuple[int, int, int]
-    sprite: str
-
-    @field_validator("colour")
-    @classmethod
-    def _rgb(cls, v: tuple[int, int, int]) -> tuple[int, int, int]:
-        if not all(0 <= c <= 255 for c in v):
-            raise ValueError("each colour component is 0..255")
-        return v
-
-
-class RenderSpec(Frozen):
-    tile_px: int = Field(ge=1, le=32)
-    unknown: tuple[int, int, int]
-    character: Look
-    self_: Look = Field(alias="self")
-    terrain: dict[str, tuple[int, int, int]]
-    nodes: dict[str, Look]
-    structures: dict[str, Look]
-    creatures: dict[str, Look]
-    sprites: dict[str, tuple[str, ...]]
-
-
 class EnvSpec(Frozen):
     actions: ActionsSpec
     achievements: AchievementsSpec
-    render: RenderSpec
 
 
 def check_env_spec(spec: EnvSpec, content: Content) -> None:
-    """Every thing the view can show has a colour and a sprite of the right size; every argument source is known."""
-    r = spec.render
-    for table, looks in (("terrain", r.terrain), ("nodes", r.nodes), ("structures", r.structures), ("creatures", r.creatures)):
-        for name in getattr(content, table):
-            if name not in looks:
-                raise ContentError(FILE, f"render.{table}", f"{name!r} has no colour: every {table} entry needs one")
-    for name, rows in r.sprites.items():
-        if len(rows) != r.tile_px or any(len(row) != r.tile_px or set(row) - {"#", "."} for row in rows):
-            raise ContentError(FILE, f"render.sprites.{name}", f"a sprite is {r.tile_px} rows of {r.tile_px} '#' or '.'")
-    looks = [r.character, r.self_, *r.nodes.values(), *r.structures.values(), *r.creatures.values()]
-    for look in looks:
-        if look.sprite not in r.sprites:
-            raise ContentError(FILE, "render", f"no sprite named {look.sprite!r}")
+    """Every argument source is one the action table knows, every content table it names has entries."""
     for where, sources in [("actions.arguments", spec.actions.arguments),
                            *((f"actions.per_action.{a}", s) for a, s in spec.actions.per_action.items())]:
         for field, source in sources.items():
