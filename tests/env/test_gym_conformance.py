@@ -199,3 +199,16 @@ def test_a_seed_whose_map_cannot_hold_the_set_up_passes_to_the_next_repeat():
     assert info["world_seed"] == 108442719
     _, info = env.reset(seed=4)
     assert info["world_seed"] == default_suite().get("farming/fertilise-wheat-made-v1").seeds.seed(4)
+
+
+def test_a_language_agent_acts_with_text_commands():
+    env = gym.make("Wildhold/Tiny-v1", action_format="text", observation=("text",))
+    obs, info = env.reset(seed=2)
+    assert '"self"' in obs["text"] and "action_mask" not in info
+    tick = info["tick"]
+    obs, _, _, _, info = env.step('rest {"ticks": 3}')
+    assert info["refused"] == "" and info["tick"] == tick + 3
+    _, _, _, _, info = env.step("rest {ticks: 3")
+    assert info["refused"] == "bad_text"
+    _, _, _, _, info = env.step("fly")
+    assert info["refused"] == "unknown_action"

@@ -9,8 +9,9 @@ env rewards achievements and truncates at the scenario's end (or `max_steps`).
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
-from typing import Any, SupportsFloat
+from typing import Any, Callable, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -43,8 +44,6 @@ def action_table() -> ActionTable:
 
 def parse_text_action(text: str) -> tuple[str, dict[str, Any]] | None:
     """`name` or `name {json object}`; None when it is neither."""
-    import json
-
     name, _, rest = text.strip().partition(" ")
     if not name:
         return None
@@ -63,7 +62,7 @@ class Driver:
     def __init__(self, match: Match, agent: str):
         self.match, self.agent = match, agent
 
-    def play(self, action: str | None, args: dict[str, Any], stop: int, over) -> str | None:
+    def play(self, action: str | None, args: dict[str, Any], stop: int, over: Callable[[], bool]) -> str | None:
         """Submit (unless `action` is None) and run; the refusal code, if the world refused it."""
         code = None
         if action is not None:
