@@ -81,6 +81,7 @@ def default_looks() -> Looks:
     return load_looks()
 
 
+ROWS_KEPT = 4096  # rows of glyphs whose terrain names are kept (a world repeats its rows; many worlds do not)
 Tile = tuple[str | None, str | None, str | None, str | None, bool, bool]  # terrain, node, structure, creature, other, self
 
 
@@ -95,6 +96,7 @@ class Picture:
         self.legend = {t.glyph: name for name, t in content.terrain.items()}
         self.masks = {n: [[c == "#" for c in row] for row in rows] for n, rows in looks.sprites.items()}
         self._tiles: dict[Tile, list[bytes]] = {}
+        self._rows: dict[str, list[str | None]] = {}  # a row of glyphs -> its terrain names
 
     @property
     def width(self) -> int:
@@ -121,34 +123,42 @@ class Picture:
         self._tiles[key] = rows
         return rows
 
-    def keys(self, obs: dict[str, Any]) -> list[list[Tile]]:
-        """The tile keys of the view square, centred on the character (None terrain outside the map)."""
+    def keys(self, obs: dict[str, Any]) -> list[Tile]:
+        """The tile keys of the view square, row by row, centred on the character (None terrain outside the map)."""
         r, s = self.radius, self.size
         me, view = obs["self"], obs["view"]
         bx, by = me["x"] - r, me["y"] - r
-        grid: list[list[list[Any]]] = [[[None, None, None, None, False, False] for _ in range(s)] for _ in range(s)]
+        terrain: list[str | None] = [None] * (s * s)
+        x0 = view["x0"] - bx
         for k, row in enumerate(view["rows"]):
-            y = view["y0"] + k - by
-            for m, glyph in enumerate(row):
-                grid[y][view["x0"] + m - bx][0] = self.legend.get(glyph)
+            names = self._rows.get(row)
+            if names is None:
+                if len(self._rows) >= ROWS_KEPT:
+                    self._rows.clear()
+                names = self._rows[row] = [self.legend.get(g) for g in row]
+            start = (view["y0"] + k - by) * s + x0
+            terrain[start:start + len(row)] = names
+        extra: dict[int, list[Any]] = {}  # cell -> [node, structure, creature, another character]
         for t in view["tiles"]:
-            cell = grid[t["y"] - by][t["x"] - bx]
-            if "node" in t:
-                cell[1] = t["node"]["kind"]
-            if "structure" in t:
-                cell[2] = t["structure"]["kind"]
+            if "node" in t or "structure" in t:
+                cell = extra.setdefault((t["y"] - by) * s + t["x"] - bx, [None, None, None, False])
+                if "node" in t:
+                    cell[0] = t["node"]["kind"]
+                if "structure" in t:
+                    cell[1] = t["structure"]["kind"]
         for cr in view["creatures"]:
-            grid[cr["y"] - by][cr["x"] - bx][3] = cr["kind"]
+            extra.setdefault((cr["y"] - by) * s + cr["x"] - bx, [None, None, None, False])[2] = cr["kind"]
         for ch in view["characters"]:
-            grid[ch["y"] - by][ch["x"] - bx][4] = True
-        grid[r][r][5] = True
-        return [[tuple(cell) for cell in row] for row in grid]  # type: ignore[misc]
+            extra.setdefault((ch["y"] - by) * s + ch["x"] - bx, [None, None, None, False])[3] = True
+        centre, bare = r * s + r, (None, None, None, False)
+        return [(terrain[i], *(extra.get(i) or bare), i == centre) for i in range(s * s)]  # type: ignore[misc]
 
     def rgb(self, obs: dict[str, Any]) -> tuple[int, int, bytes]:
+        keys, s, px, tile = self.keys(obs), self.size, self.px, self.tile
         out = []
-        for row in self.keys(obs):
-            tiles = [self.tile(key) for key in row]
-            out.extend(b"".join(t[k] for t in tiles) for k in range(self.px))
+        for y in range(s):
+            tiles = [tile(key) for key in keys[y * s:(y + 1) * s]]
+            out.extend(b"".join(t[k] for t in tiles) for k in range(px))
         return self.width, self.width, b"".join(out)
 
     def png(self, obs: dict[str, Any]) -> bytes:
