@@ -212,3 +212,23 @@ def test_a_language_agent_acts_with_text_commands():
     assert info["refused"] == "bad_text"
     _, _, _, _, info = env.step("fly")
     assert info["refused"] == "unknown_action"
+
+
+@pytest.mark.parametrize("task_id", ["combat/clear-outer_court-v1", "exploration/gather-wood-v1"])
+def test_the_oracle_playing_text_commands_completes_a_task_with_return_one(task_id: str):
+    import json
+
+    from wildhold.agents.client import LocalClient
+    from wildhold.tasks.oracle import Oracle
+
+    task = default_suite().get(task_id)
+    env = gym.make(wenv.task_env_id(task_id), action_format="text", observation=("symbolic", "text", "image")).unwrapped
+    env.reset(seed=0)
+    oracle, client = Oracle(env.content, task.evaluator, task.params), LocalClient(env.match.world)
+    total, term, trunc = 0.0, False, False
+    while not (term or trunc):
+        decision = oracle.decide(client.view(env.agent, oracle)) or ("rest", {"ticks": 1})
+        obs, reward, term, trunc, info = env.step(f"{decision[0]} {json.dumps(decision[1])}")
+        assert obs in env.observation_space
+        total += float(reward)
+    assert term and total == pytest.approx(1.0)
