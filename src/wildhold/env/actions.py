@@ -18,7 +18,7 @@ import numpy as np
 from wildhold.agents.sampled import ID_SOURCES
 from wildhold.content import Content
 from wildhold.content.loader import ContentError
-from wildhold.env.spec import FILE, EnvSpec, content_table
+from wildhold.env.spec import FILE, EnvSpec, Entries, content_table
 from wildhold.server.surface import action_tools
 
 if TYPE_CHECKING:
@@ -139,6 +139,8 @@ class ActionTable:
 
     def _choices(self, action: str, field: str, source: Any, prop: dict[str, Any], content: Content) -> list[tuple[str, Any]]:
         s = self.spec
+        if isinstance(source, Entries):
+            return [("value", v) for v in content_table(content, source.content, source.having, source.where)]
         if isinstance(source, dict):
             (kind, values), = source.items()
             return [("value" if kind == "values" else kind, v) for v in values]
@@ -212,6 +214,10 @@ class ActionTable:
             r = self.spec.tile_radius
             return f"your x, y plus an offset dx, dy in -{r}..{r} (dy outer, dx inner)"
         source = self._source(action, field)
+        if isinstance(source, Entries):
+            having = f" whose `{source.having}` is set" if source.having else ""
+            where = "".join(f" whose `{k}` is {v}" for k, v in source.where.items())
+            return f"each name of the {source.content} table{having}{where}"
         if isinstance(source, dict):
             (kind, values), = source.items()
             return f"one of {values}" if kind == "values" else f"{{{self.coin}: n}}, n one of {values}"

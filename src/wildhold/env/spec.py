@@ -21,7 +21,16 @@ class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-Source = str | dict[str, list[Any]]  # a source name, or {values: [...]} / {goods_coin: [...]}
+class Entries(BaseModel):
+    """The names of a content table's entries, those with `having` set and those whose fields equal `where`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    content: str
+    having: str | None = None
+    where: dict[str, Any] = {}
+
+
+Source = str | Entries | dict[str, list[Any]]  # a source name, a filtered table, {values: [...]} / {goods_coin: [...]}
 
 
 class ActionsSpec(Frozen):
@@ -64,6 +73,10 @@ SIMPLE_SOURCES = ("tile", "enum", "carried", "at_tile", "sold", "listed", "goods
 
 
 def _check_source(where: str, source: Source, content: Content) -> None:
+    if isinstance(source, Entries):
+        if not content_table(content, source.content, source.having, source.where):
+            raise ContentError(FILE, where, f"no entries of content table {source.content!r} match")
+        return
     if isinstance(source, dict):
         if len(source) != 1 or next(iter(source)) not in ("values", "goods_coin") or not next(iter(source.values())):
             raise ContentError(FILE, where, "a literal source is {values: [...]} or {goods_coin: [...]}, not empty")
@@ -76,12 +89,17 @@ def _check_source(where: str, source: Source, content: Content) -> None:
                                         "{values: [...]}, {goods_coin: [...]}")
 
 
-def content_table(content: Content, table: str) -> list[str]:
-    """The sorted names of a content table (`dungeon_tiers`: the dungeon's tiers, in level order)."""
+def content_table(content: Content, table: str, having: str | None = None, where: dict[str, Any] | None = None) -> list[str]:
+    """The sorted names of a content table (`dungeon_tiers`: the dungeon's tiers, in level order), less those
+    without `having` set or whose fields differ from `where`."""
     if table == "dungeon_tiers":
         return [name for name, _ in sorted(content.dungeon.tiers.items(), key=lambda kv: kv[1].level)]
     entries = getattr(content, table, None)
-    return sorted(entries) if isinstance(entries, dict) else []
+    if not isinstance(entries, dict):
+        return []
+    return sorted(name for name, e in entries.items()
+                  if (having is None or getattr(e, having, None) is not None)
+                  and all(getattr(e, k, None) == v for k, v in (where or {}).items()))
 
 
 def load_env_spec(path: Path = ENV_FILE, content: Content | None = None) -> EnvSpec:
