@@ -86,7 +86,7 @@ def test_the_mask_says_what_the_world_accepts():
         if step % 10 == 0:  # every entry put to the world's check, none passed over
             world = unwrapped.match.world
             brute = [1] + [int(got is not None and world.check(unwrapped.agent, *got) is None)
-                           for got in (table.resolve(i, unwrapped._ctx) for i in range(1, len(table)))]
+                           for got in (table.resolve(i, unwrapped.context) for i in range(1, len(table)))]
             assert mask.tolist() == brute
         if rng.random() < 0.25:
             action = int(rng.choice(np.flatnonzero(mask == 0)))
@@ -159,7 +159,7 @@ def test_same_seed_and_actions_play_the_same_events_and_observations_as_a_served
     observed = [(env.match.world.tick, obs)]
     for _ in range(30):
         action = int(rng.choice(np.flatnonzero(info["action_mask"])))
-        got = table.resolve(action, env._ctx) if action else None
+        got = table.resolve(action, env.context) if action else None
         played.append((env.match.world.tick, *(got or (None, {}))))
         obs, _, term, trunc, info = env.step(action)
         observed.append((env.match.world.tick, obs))

@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from wildhold.content import Content, default_content
-from wildhold.env.actions import NOOP, ActionTable
+from wildhold.env.actions import NOOP, ActionTable, Context
 from wildhold.env.observations import TEXT_CHARSET, Encoder, Seat, image
 from wildhold.looks import Picture
 from wildhold.env.rewards import Achievements, TaskReward
@@ -110,6 +110,7 @@ class WildholdEnv(gym.Env):
         self.action_space = (spaces.Discrete(len(self.table)) if action_format == "discrete"
                              else spaces.Text(TEXT_ACTION_MAX, min_length=1, charset=TEXT_CHARSET))
         self.match: Match | None = None
+        self._context: Context | None = None
 
     # ---- episode ----------------------------------------------------------------------------------
 
@@ -199,25 +200,33 @@ class WildholdEnv(gym.Env):
             raise ValueError(f"action {index} is outside the table's 0..{len(self.table) - 1}")
         if self.table.entries[index].action == NOOP:
             return None, {}, None
-        got = self.table.resolve(index, self._ctx)
+        got = self.table.resolve(index, self.context)
         return (None, {}, "empty_slot") if got is None else (got[0], got[1], None)
 
     def _observe(self, code: str | None, got: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         assert self.match is not None
         w = self.match.world
         raw = self.seat.observe(w)
-        self._ctx = self.table.context(raw)
+        self._context = None
         info: dict[str, Any] = {"tick": w.tick, "world_seed": self.world_seed, "refused": code or "", "achievements": got}
         if self.task is not None:
             info["progress"] = self.reward.tracker.trace[-1][1]  # type: ignore[union-attr]
         if self.action_format == "discrete" and self.action_mask:
-            info["action_mask"] = self.table.mask(w, self.agent, self._ctx)
+            info["action_mask"] = self.table.mask(w, self.agent, self.context)
         return self.seat.encode(raw, w), info
 
     def legal_actions(self) -> np.ndarray:
         """The mask for the current state (what `info['action_mask']` holds), whether or not info carries it."""
         assert self.match is not None
-        return self.table.mask(self.match.world, self.agent, self._ctx)
+        return self.table.mask(self.match.world, self.agent, self.context)
+
+    @property
+    def context(self) -> Context:
+        """What the table's slots resolve against now, read from the latest observation when first asked."""
+        if self._context is None:
+            assert self.seat.last is not None
+            self._context = self.table.context(self.seat.last)
+        return self._context
 
     def render(self) -> Any:
         if self.match is None or self.seat.last is None:

@@ -18,7 +18,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
 from wildhold.content import Content, default_content
-from wildhold.env.actions import NOOP
+from wildhold.env.actions import NOOP, Context
 from wildhold.env.gym_env import SEED_RANGE, action_table
 from wildhold.env.observations import Encoder, Seat, image
 from wildhold.looks import Picture
@@ -55,7 +55,7 @@ class WildholdParallelEnv(ParallelEnv):
         self._action_space = spaces.Discrete(len(self.table))
         self.match: Match | None = None
         self._np_random: np.random.Generator | None = None
-        self._ctx: dict[str, Any] = {}  # agent -> what its entries resolve against, from its latest observation
+        self._ctx: dict[str, Context] = {}  # agent -> what its entries resolve against, read when first needed
 
     @functools.lru_cache(maxsize=None)
     def observation_space(self, agent: str) -> spaces.Space:
@@ -92,12 +92,20 @@ class WildholdParallelEnv(ParallelEnv):
         assert self.match is not None
         w, seat = self.match.world, self.seats[agent]
         raw = seat.observe(w)
-        ctx = self.table.context(raw)
-        self._ctx[agent] = ctx
+        self._ctx.pop(agent, None)
         info: dict[str, Any] = {"tick": w.tick, "refused": code, "achievements": got, "busy": w.chars[agent].op is not None}
         if self.action_mask:
-            info["action_mask"] = self.table.mask(w, agent, ctx)
+            info["action_mask"] = self.table.mask(w, agent, self.context(agent))
         return seat.encode(raw, w), info
+
+    def context(self, agent: str) -> Context:
+        """What the agent's table entries resolve against, read from its latest observation when first asked."""
+        ctx = self._ctx.get(agent)
+        if ctx is None:
+            last = self.seats[agent].last
+            assert last is not None
+            ctx = self._ctx[agent] = self.table.context(last)
+        return ctx
 
     def step(self, actions: dict[str, Any]):
         if self.match is None:
@@ -114,7 +122,7 @@ class WildholdParallelEnv(ParallelEnv):
             if self.table.entries[index].action == NOOP:
                 codes[agent] = ""
                 continue
-            got = self.table.resolve(index, self._ctx[agent])
+            got = self.table.resolve(index, self.context(agent))
             if got is None:
                 codes[agent] = "empty_slot"
                 continue
