@@ -1,10 +1,11 @@
 """The package's layers, held by a test: a package imports only its own layer and those below it, and no
 two packages import each other, however indirectly.
 
-content <- world <- store <- programs, docs (the program API and the rules document, built from the
-registries the service hands them) <- service (the host and its query registry) <- server (the faces)
-<- eval, agents <- tasks, web (the pages of a served match) <- bench, cli; the small utility modules sit under everything. Imports inside functions
-count (a lazy import is still a dependency); imports only for type checking do not.
+content <- looks (a view drawn as an image) <- world <- store <- programs, docs (the program API and the
+rules document, built from the registries the service hands them) <- service (the host and its query
+registry) <- server (the faces) <- eval, agents <- tasks, web (the pages of a served match) <- env (the
+Gymnasium and PettingZoo faces) <- bench, cli and the examples; the small utility modules sit under everything.
+Imports inside functions count (a lazy import is still a dependency); imports only for type checking do not.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "wildhold"
 LAYERS: list[set[str]] = [
     {"(root)", "extras", "revision", "terminal"},
     {"content"},
+    {"looks"},
     {"world"},
     {"store"},
     {"programs", "docs"},
@@ -25,7 +27,8 @@ LAYERS: list[set[str]] = [
     {"server"},
     {"eval", "agents"},
     {"tasks", "web"},
-    {"bench", "cli"},
+    {"env"},
+    {"bench", "cli", "examples"},
 ]
 
 

@@ -24,7 +24,7 @@ from wildhold.extras import EXTRAS, MissingExtra, require
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "wildhold"
-OPTIONAL = ("openai", "anthropic", "google.genai", "pyarrow", "httpx")
+OPTIONAL = ("openai", "anthropic", "google.genai", "pyarrow", "httpx", "gymnasium", "pettingzoo")
 
 # Runs the CLI with every optional module unimportable, reporting each attempt to import one.
 BLOCKED_CLI = """
@@ -73,7 +73,8 @@ def test_runtime_dependencies_are_ranges_and_the_extras_are_optional():
     assert {_name(r) for r in extras["anthropic"]} == {"anthropic"}
     assert {_name(r) for r in extras["google"]} == {"google-genai"}
     assert {_name(r) for r in extras["parquet"]} == {"pyarrow"}
-    assert extras["all"] == ["wildhold[openai,anthropic,google,parquet]"]
+    assert {_name(r) for r in extras["rl"]} == {"gymnasium", "pettingzoo", "numpy"}
+    assert extras["all"] == ["wildhold[openai,anthropic,google,parquet,rl]"]
     assert "wildhold[all]" in extras["dev"] and "httpx" in {_name(r) for r in extras["dev"]}
     assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
     assert "Apache License" in (ROOT / "LICENSE").read_text() and "Version 2.0, January 2004" in (ROOT / "LICENSE").read_text()
@@ -112,8 +113,8 @@ def test_examples_are_package_data_and_the_checkout_link_points_at_them():
 
 @pytest.mark.slow
 def test_offline_paths_never_import_an_extra_and_the_rest_name_theirs(tmp_path):
-    """demo and a replay + scripted run go through with every optional module blocked; export and an
-    OpenAI arm stop at once with the sentence that names the extra, writing nothing."""
+    """demo and a replay + scripted run go through with every optional module blocked; export, an OpenAI arm
+    and the RL faces' table stop at once with the sentence that names the extra, writing nothing."""
     demo = _blocked_cli(tmp_path, "demo", "--quiet", "--scenario", "tiny", "--out", "demo")
     assert demo.returncode == 0 and "IMPORTED" not in demo.stderr, demo.stdout + demo.stderr
     assert (tmp_path / "demo" / "match.wildhold.zip").is_file()
@@ -131,6 +132,10 @@ def test_offline_paths_never_import_an_extra_and_the_rest_name_theirs(tmp_path):
     assert model.returncode == 2, model.stdout + model.stderr
     assert "error: the openai arm 'gpt' needs the OpenAI SDK: pip install 'wildhold[openai]'" in model.stdout
     assert not (tmp_path / "o").exists()
+
+    rl = _blocked_cli(tmp_path, "rules", "--env")
+    assert rl.returncode == 2, rl.stdout + rl.stderr
+    assert "error: wildhold rules --env needs Gymnasium and PettingZoo: pip install 'wildhold[rl]'" in rl.stdout
 
 
 def _shipped_files() -> set[str]:

@@ -292,11 +292,32 @@ def rules(
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
     tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print the hash of the served tool surface (names, schemas, descriptions), then its size against the budget.")] = False,
     horizon: Annotated[Horizon, typer.Option(help="As a match of this horizon serves it: hidden says nothing of when a match ends.")] = Horizon.visible,
+    env: Annotated[bool, typer.Option("--env", help="The RL faces' Discrete action table instead: each entry's action and how its arguments are filled (needs the rl extra).")] = False,
 ) -> None:
     """Print the rules document agents read, generated from the content files and the action registry."""
     from wildhold.docs.rules import rules_json, rules_markdown
     from wildhold.service.queries import program_reads
 
+    if env:
+        from wildhold.extras import MissingExtra, require
+
+        try:
+            require("rl", "wildhold rules --env")
+        except MissingExtra as exc:
+            _fail(str(exc))
+        from wildhold.env.gym_env import action_table
+
+        table = action_table()
+        if _output_format(format, json_out, "md") == "json":
+            text = json.dumps({"entries": len(table), "actions": table.describe(),
+                               "table": [e.text() for e in table.entries]}, indent=2)
+        else:
+            text = table.markdown()
+        if out:
+            out.write_text(text + "\n")
+        else:
+            sys.stdout.write(text + "\n")
+        return
     if tools_hash:
         from wildhold.server.mcp import CATALOGUE_BUDGET, catalogue_size, tool_surface
         from wildhold.server.mcp import tools_hash as surface_hash
@@ -682,6 +703,24 @@ def bench_engine(json_out: Annotated[bool, typer.Option("--json", help="Also pri
     from wildhold.bench.engine import bench_engine as run
 
     run(as_json=json_out, quick=quick)
+
+
+@bench_app.command("env")
+def bench_env(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+              quick: Annotated[bool, typer.Option(help="Fewer steps: a rough figure, fast.")] = False,
+              check_all: Annotated[bool, typer.Option("--check-all", help="Run Gymnasium's checker over every registered id instead; exits 1 if one fails.")] = False) -> None:
+    """Gymnasium, batched and PettingZoo steps per second, crafter's side by side (needs the rl extra)."""
+    from wildhold.extras import MissingExtra, require
+
+    try:
+        require("rl", "wildhold bench env")
+    except MissingExtra as exc:
+        _fail(str(exc))
+    from wildhold.bench import env as bench
+
+    if check_all:
+        raise typer.Exit(0 if not bench.check_all(as_json=json_out)["failed"] else 1)
+    bench.bench_env(as_json=json_out, quick=quick)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Optional dependencies: the provider SDKs and pyarrow are extras, so a plain install stays small.
+"""Optional dependencies: the provider SDKs, pyarrow and the RL libraries are extras, so a plain install stays small.
 
 A feature that needs one calls `require` before importing the module that uses it; without the
 package the user gets one sentence naming the extra to install, not a traceback.
@@ -15,6 +15,7 @@ EXTRAS = {
     "anthropic": ("anthropic", "the Anthropic SDK"),
     "google": ("google.genai", "the Google GenAI SDK"),
     "parquet": ("pyarrow", "pyarrow"),
+    "rl": ("pettingzoo", "Gymnasium and PettingZoo"),
 }
 
 

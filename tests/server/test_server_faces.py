@@ -29,6 +29,7 @@ def calls(op: str) -> dict[str, list[dict[str, Any]]]:
     return {
         "observe": [{}, {"memory": False}, {"memory_since": 0}, {"memory_since": -1}],
         "map_memory": [{}, {"start": 1, "limit": 2}, {"limit": 0}],
+        "view_image": [{}],
         "inventory": [{}],
         "recipes": [{}],
         "rules": [{}, {"section": "actions"}, {"section": "actions", "key": "eat"}, {"section": "no_such_section"}],

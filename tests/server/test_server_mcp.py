@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import zlib
 
 import httpx
 import pytest
@@ -17,7 +19,7 @@ from wildhold.world.actions import REGISTRY
 from wildhold.world.serialize import state_hash
 
 pytestmark = pytest.mark.anyio
-INFO = {"register", "observe", "map_memory", "inventory", "recipes", "rules", "quest_log", "world_info",
+INFO = {"register", "observe", "view_image", "map_memory", "inventory", "recipes", "rules", "quest_log", "world_info",
         "scoring_info", "operation_status", "wait_operation", "write_epilogue"}
 PROGRAMS = {op.tool for op in PROGRAM_OPS}
 
@@ -281,3 +283,28 @@ async def test_an_oversized_opening_request_is_refused_before_it_is_held(tmp_pat
         r = await s.http.post("/mcp", json=big, headers={**MCP_HEADERS, **auth(ann)})
         assert r.status_code == 400 and r.json()["code"] == "bad_request"
         assert (await open_session(s, ann)).status_code == 200
+
+
+async def test_view_image_is_an_image_a_multimodal_model_sees_and_the_same_data_on_http(tmp_path):
+    from wildhold.looks import default_looks
+
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        async with s.mcp(token) as client:
+            got = await client.call_tool("view_image", {})
+        over_http = (await s.http.get("/api/view_image", headers=auth(token))).json()
+    assert not got.is_error and got.structured_content == over_http
+    image = next(c for c in got.content if c.type == "image")
+    assert image.mime_type == "image/png" and image.data == over_http["png_base64"]
+    png = base64.b64decode(image.data)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = over_http["width"], over_http["height"]
+    looks = default_looks()
+    assert width == height == 9 * looks.tile_px
+    at = png.index(b"IDAT")
+    rows = zlib.decompress(png[at + 4:at + 4 + int.from_bytes(png[at - 4:at], "big")])
+    stride = 1 + 3 * width
+    sprite = looks.sprites[looks.self_.sprite]
+    y, x = next((r, c) for r, row in enumerate(sprite) for c, ch in enumerate(row) if ch == "#")  # its first lit pixel
+    y, x = 4 * looks.tile_px + y, 4 * looks.tile_px + x
+    assert tuple(rows[y * stride + 1 + 3 * x: y * stride + 4 + 3 * x]) == tuple(looks.self_.colour), "you stand at the centre"

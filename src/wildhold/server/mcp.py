@@ -25,7 +25,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import PrivateAttr, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -141,6 +141,14 @@ class QueryTool(HostedTool):
         assert self._query is not None
         q, who = self._query, _identity(host, context)
         return await q.run(host, host.access.agent_of(who) if q.caller == "agent" else None, arguments)
+
+    async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
+        result = await super().run(arguments, context, convert_result)
+        field = self._query.image if self._query is not None else None
+        if field is not None and not result.is_error:  # the picture as an image a multimodal model sees
+            data = result.structured_content
+            result.content.append(ImageContent(type="image", data=data[field], mime_type=data.get("mime", "image/png")))
+        return result
 
 
 def lean_schema(schema: Any) -> Any:

@@ -21,7 +21,7 @@ from wildhold.service import reads
 from wildhold.service.access import WAIT_MAX_S
 from wildhold.service.errors import HostError
 from wildhold.service.schemas import (EpilogueSaved, Inventory, MapMemory, Observation, OpResult, QuestLog, Recipes,
-                                      RulesEntry, Scoring, WorldInfo, for_horizon)
+                                      RulesEntry, Scoring, ViewImage, WorldInfo, for_horizon)
 from wildhold.world.actions import REGISTRY, did_you_mean
 from wildhold.world.world import describe_validation
 
@@ -91,6 +91,7 @@ class QueryDef:
     writes: bool = False
     program: dict[str, Any] | None = None
     aliases: tuple[str, ...] = ()  # older HTTP paths, still served, documented as deprecated
+    image: str | None = None  # the answer's field holding a base64 PNG: MCP also serves it as an image block
 
     def arguments(self, raw: Any, strings: bool = False) -> Args:
         """The arguments checked against the model: JSON values, or (`strings`) a query string's text."""
@@ -157,6 +158,10 @@ QUERIES: dict[str, QueryDef] = {q.name: q for q in (
              "seen before (unless memory=false), and what each part of the world shows it.",
              Observation, lambda host, agent, a: reads.observe(host, agent, a.memory, a.memory_since), ObserveArgs,
              program={"memory": False}, aliases=("/api/observation",)),
+    QueryDef("view_image", "Your view square drawn as a PNG image (base64): each tile in its terrain's colour, what "
+             "stands on it as a small sprite, you at the centre; the picture the RL envs' image observations show. "
+             "Over MCP it also comes as an image.",
+             ViewImage, lambda host, agent, a: reads.view_image(host, agent), image="png_base64"),
     QueryDef("map_memory", "Your view square and the tiles you remember, each with the tick you last saw it, a page "
              "at a time (`next` starts the following page).",
              MapMemory, lambda host, agent, a: reads.map_memory(host, agent, a.start, a.limit), PageArgs, aliases=("/api/map",)),

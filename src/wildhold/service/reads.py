@@ -8,10 +8,12 @@ When the match's horizon is hidden, no read says when it ends, how long it lasts
 
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING, Any
 
 from wildhold import __version__
 from wildhold.docs.rules import wealth_formula
+from wildhold.looks import Picture
 from wildhold.service.errors import HostError
 from wildhold.world.observe import clock as world_clock
 from wildhold.world.observe import observe as world_observe
@@ -38,6 +40,21 @@ def require_started(host: Host) -> None:
 def observe(host: Host, agent: str, memory: bool = True, memory_since: int | None = None) -> dict[str, Any]:
     require_started(host)
     return world_observe(host.world, agent, memory, memory_since, shows_end(host))
+
+
+_PICTURES: dict[str, Picture] = {}  # content digest -> its picture (keeps the tiles it has drawn)
+
+
+def view_image(host: Host, agent: str) -> dict[str, Any]:
+    """The character's view square as a PNG, drawn from its observation alone."""
+    obs = observe(host, agent, memory=False)
+    content = host.world.content
+    picture = _PICTURES.get(content.digest)
+    if picture is None:
+        picture = _PICTURES[content.digest] = Picture(content)
+    png = picture.png(obs)
+    return {"tick": obs["time"]["tick"], "width": picture.width, "height": picture.width, "mime": "image/png",
+            "png_base64": base64.b64encode(png).decode()}
 
 
 def map_memory(host: Host, agent: str, start: int = 0, limit: int | None = None) -> dict[str, Any]:

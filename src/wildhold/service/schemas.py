@@ -187,6 +187,14 @@ class Inventory(Strict):
     equipment: dict[str, str]
 
 
+class ViewImage(Strict):
+    tick: int
+    width: int
+    height: int
+    mime: str
+    png_base64: str
+
+
 class Open(BaseModel):
     """An answer whose keys depend on the scenario's parts: each part adds its own."""
 

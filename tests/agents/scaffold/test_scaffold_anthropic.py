@@ -152,3 +152,14 @@ def test_a_session_the_provider_cannot_continue_ends_interrupted(tmp_path):
     ends = [r for r in telemetry.records() if r["kind"] == "session_end"]
     assert [(r["session"], r["reason"]) for r in ends] == [(3, "interrupted")]
     assert not [r for r in telemetry.records()[len(records):] if r["kind"] == "llm_call"]
+
+
+def test_images_a_tool_returned_are_image_blocks_in_its_result():
+    from wildhold.agents.scaffold.anthropic_adapter import to_anthropic_messages
+
+    messages = [{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "observe", "arguments": {}}]},
+                {"role": "tool", "tool_call_id": "c1", "name": "observe", "content": "{}",
+                 "images": [{"mime": "image/png", "data": "QUJD"}]}]
+    result = to_anthropic_messages(messages)[-1]["content"][0]
+    assert result["content"] == [{"type": "text", "text": "{}"},
+                                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QUJD"}}]

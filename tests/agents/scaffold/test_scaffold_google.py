@@ -142,3 +142,18 @@ def test_a_google_arm_plays_sessions_through_the_scaffold(tmp_path, monkeypatch)
     assert isinstance(made[0], GoogleAdapter) and made[0].api_key == SECRET
     assert_arm_spent_its_budget(fake, paths, "google", input_per_call=1200, first_retries=1)
     assert all(r.headers["x-goog-api-key"] == SECRET for r in fake.requests)
+
+
+def test_images_a_tool_returned_are_inline_parts_beside_its_response():
+    from wildhold.agents.scaffold.google_adapter import to_google_contents
+
+    messages = [{"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "observe", "arguments": {}},
+                                                                   {"id": "c2", "name": "inventory", "arguments": {}}]},
+                {"role": "tool", "tool_call_id": "c1", "name": "observe", "content": "{}",
+                 "images": [{"mime": "image/png", "data": "QUJD"}]},
+                {"role": "tool", "tool_call_id": "c2", "name": "inventory", "content": "{}"}]
+    contents = to_google_contents(messages)
+    assert len(contents) == 2
+    parts = contents[1].parts
+    assert parts[0].function_response.name == "observe" and parts[1].inline_data.data == b"ABC"
+    assert parts[1].inline_data.mime_type == "image/png" and parts[2].function_response.name == "inventory"

@@ -81,3 +81,17 @@ def test_an_openai_arm_plays_sessions_through_the_scaffold_until_its_hidden_budg
     ledger = assert_arm_spent_its_budget(fake, paths, "openai", input_per_call=1200, first_retries=0)
     assert ledger.sessions == 3 and ledger.llm_calls == 3
     assert all(r.headers["authorization"] == f"Bearer {SECRET}" for r in fake.requests)
+
+
+def test_images_a_tool_returned_follow_the_tool_results_as_a_user_message():
+    from wildhold.agents.scaffold.openai_compat import to_openai_messages
+
+    messages = [{"role": "user", "content": "Session 1 begins."},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "observe", "arguments": {}},
+                                                                   {"id": "c2", "name": "inventory", "arguments": {}}]},
+                {"role": "tool", "tool_call_id": "c1", "name": "observe", "content": "{}",
+                 "images": [{"mime": "image/png", "data": "QUJD"}]},
+                {"role": "tool", "tool_call_id": "c2", "name": "inventory", "content": "{}"}]
+    wire = to_openai_messages("system", messages)
+    assert [m["role"] for m in wire] == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert wire[-1]["content"][1] == {"type": "image_url", "image_url": {"url": "data:image/png;base64,QUJD"}}

@@ -392,3 +392,22 @@ def test_the_closing_summary_shows_each_arm_as_its_artifacts_record_it(smoke):
         assert rows[arm][1:6] == [a.complete, str(a.sessions), str(a.llm_calls), f"{a.tokens:,}", f"{a.cached_input_tokens:,}"]
         assert rows[arm][6] == f"${a.cost_usd:.4f}" and rows[arm][9] == str(ranks[arm])
     assert rows["baseline"][0] == "scripted producer" and rows["baseline"][9] == str(ranks["baseline"])
+
+
+@pytest.mark.parametrize("observation", ["image", "both"])
+def test_a_vision_arm_receives_its_view_as_an_image_and_the_manifest_records_it(tmp_path, observation):
+    import base64
+
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["observation"] = observation
+    data["arms"] = [data["arms"][0]]  # explorer: its recorded turns observe
+    run = Run(Experiment.model_validate(data), tmp_path, EXAMPLE.parent)
+    asyncio.run(run.play())
+    paths = run.finish()
+    assert json.loads(paths["manifest"].read_text())["observation"] == observation
+    seen = [m for r in run.adapters["explorer"].received for m in r["messages"] if m.get("name") == "observe"]
+    assert seen and all(len(m["images"]) == 1 and m["images"][0]["mime"] == "image/png" for m in seen)
+    assert base64.b64decode(seen[0]["images"][0]["data"])[:8] == b"\x89PNG\r\n\x1a\n"
+    assert all(("view" in json.loads(m["content"])) == (observation == "both") for m in seen)
+    records = Telemetry(paths["telemetry"]).records()
+    assert any(r["kind"] == "tool_call" and r["name"] == "observe" and r.get("images") for r in records)

@@ -46,7 +46,11 @@ def to_anthropic_messages(messages: list[dict[str, Any]],
             blocks += [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]} for c in calls]
             out.append({"role": "assistant", "content": blocks})
         elif m["role"] == "tool":
-            result = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
+            if m.get("images"):
+                result["content"] = [{"type": "text", "text": m["content"]}] + [
+                    {"type": "image", "source": {"type": "base64", "media_type": i["mime"], "data": i["data"]}}
+                    for i in m["images"]]
             if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
                 out[-1]["content"].append(result)
             else:

@@ -79,6 +79,7 @@ class Experiment(BaseModel):
     tick_seconds: float = Field(default=1.0, gt=0)  # realtime: wall-clock seconds per world minute
     objective: str = DEFAULT_OBJECTIVE
     horizon: Literal["hidden", "visible"] = "hidden"  # hidden: no face tells an agent when the match ends
+    observation: Literal["text", "image", "both"] = "text"  # what an observe shows a model arm (session.OBSERVATIONS)
     budget_usd: float = Field(gt=0)  # per arm, unless the arm sets its own
     ceiling_s: float = Field(gt=0)  # per arm, unless the arm sets its own
     turn_deadline_s: float = 5.0
@@ -140,7 +141,7 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
         arms.append(entry)
     table = exp.price_table()
     return {"experiment": exp.name, "wildhold_git_sha": git_revision(short=False),
-            "tools_hash": tools_hash(horizon=exp.horizon), "horizon": exp.horizon,
+            "tools_hash": tools_hash(horizon=exp.horizon), "horizon": exp.horizon, "observation": exp.observation,
             "rules_digest": rules_digest(default_content(), program_reads(), exp.horizon),
             "price_table": table, "price_table_sha256": price_table_id(table), "scenario": exp.scenario, "seed": exp.seed,
             "clock": exp.clock, "tick_seconds": exp.tick_seconds if exp.clock == "realtime" else None,
@@ -284,7 +285,8 @@ class Run:
                     result = await run_session(arm=arm.name, number=number, system=system, world_tools=tools,
                                                world=world, adapter=adapter, workspace=workspace,
                                                telemetry=self.telemetry, price=price, caps=self.caps, ledger=ledger,
-                                               resumed=state, repeatable=world.read_only)
+                                               resumed=state, repeatable=world.read_only,
+                                               observation=self.exp.observation)
                     self.record_spend(arm.name, number, ledger, adapter.model, price)
                     await self.checkpoint(arm.name, world, number, ledger)
                     await self.sleep(arm.name, world, number, result.wake_minutes)

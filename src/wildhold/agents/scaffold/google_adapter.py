@@ -8,6 +8,8 @@ retry is counted; the SDK's own retries are off (no retry options are given).
 
 from __future__ import annotations
 
+import base64
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,10 +64,12 @@ def to_google_contents(messages: list[dict[str, Any]], own_turns: dict[str, type
             call_id = wire_ids.get(m["tool_call_id"], m["tool_call_id"])
             part = types.Part(function_response=types.FunctionResponse(id=call_id, name=m["name"],
                                                                        response={"output": m["content"]}))
-            if out and out[-1].role == "user" and out[-1].parts and out[-1].parts[-1].function_response:
-                out[-1].parts.append(part)
+            pictures = [types.Part(inline_data=types.Blob(mime_type=i["mime"], data=base64.b64decode(i["data"])))
+                        for i in m.get("images", ())]
+            if out and out[-1].role == "user" and out[-1].parts and any(p.function_response for p in out[-1].parts):
+                out[-1].parts.extend([part, *pictures])
             else:
-                out.append(types.Content(role="user", parts=[part]))
+                out.append(types.Content(role="user", parts=[part, *pictures]))
         else:
             out.append(types.Content(role="user", parts=[types.Part(text=m["content"])]))
     return out

@@ -24,7 +24,16 @@ def is_transient(exc: Exception) -> bool:
 def to_openai_messages(system: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The scaffold's neutral transcript in the chat-completions wire format."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}]
+    pictures: list[dict[str, Any]] = []  # images of the tool results just passed: a user message after them
+
+    def show_pictures() -> None:
+        if pictures:
+            out.append({"role": "user", "content": list(pictures)})
+            pictures.clear()
+
     for m in messages:
+        if m["role"] != "tool":
+            show_pictures()
         if m["role"] == "assistant":
             msg: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
             if m.get("tool_calls"):
@@ -34,8 +43,12 @@ def to_openai_messages(system: str, messages: list[dict[str, Any]]) -> list[dict
             out.append(msg)
         elif m["role"] == "tool":
             out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
+            for i in m.get("images", ()):  # a tool message carries text only: its images follow the tool results
+                pictures += [{"type": "text", "text": f"The image {m['name']} returned ({m['tool_call_id']}):"},
+                             {"type": "image_url", "image_url": {"url": f"data:{i['mime']};base64,{i['data']}"}}]
         else:
             out.append({"role": m["role"], "content": m["content"]})
+    show_pictures()
     return out
 
 

@@ -40,6 +40,9 @@ SCAFFOLD_TOOLS: list[dict[str, Any]] = [
      "input_schema": {"type": "object", "properties": {}, "additionalProperties": False}},
 ]
 HIDDEN_WORLD_TOOLS = ("register",)  # the scaffold registers the arm before its first session
+# What an experiment's `observation` shows the model when it observes: the observation as text, its view as an
+# image (the text less its view section, plus the `view_image` picture), or both.
+OBSERVATIONS = ("text", "image", "both")
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ class SessionState:
             elif state is not None and kind == "tool_call":
                 call = next((c for c in state.unanswered if c.id == r.get("id")), None)
                 if call is not None:
-                    state.on_result(call, r["code"] != "ok", r.get("result", ""), caps)
+                    state.on_result(call, r["code"] != "ok", r.get("result", ""), caps, r.get("images", []))
         return state
 
     def on_turn(self, text: str, calls: list[ToolCall], tokens: int) -> None:
@@ -169,11 +172,16 @@ class SessionState:
         if not calls:
             self.reason = "model_stopped"
 
-    def on_result(self, call: ToolCall, is_error: bool, text: str, caps: Caps) -> None:
-        """A call's result joins the transcript; the caps and breakers decide whether the session ends."""
+    def on_result(self, call: ToolCall, is_error: bool, text: str, caps: Caps,
+                  images: list[dict[str, str]] | None = None) -> None:
+        """A call's result joins the transcript (with the images it carries, each {mime, data}: base64); the caps and
+        breakers decide whether the session ends."""
         self.unanswered.remove(call)
         self.calls += 1
-        self.messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text})
+        message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": text}
+        if images:
+            message["images"] = list(images)
+        self.messages.append(message)
         self.errors = self.errors + 1 if is_error else 0
         self.recent = (self.recent + [json.dumps([call.name, call.arguments], sort_keys=True)])[-caps.repeat_limit:]
         if call.name == "set_next_wake" and not is_error:
@@ -196,7 +204,7 @@ class SessionState:
 async def run_session(*, arm: str, number: int, system: str, world_tools: list[dict[str, Any]], world: WorldTools,
                       adapter: Adapter, workspace: Workspace, telemetry: Telemetry, price: Price, caps: Caps,
                       ledger: ArmLedger, resumed: SessionState | None = None,
-                      repeatable: frozenset[str] = frozenset()) -> SessionResult:
+                      repeatable: frozenset[str] = frozenset(), observation: str = "text") -> SessionResult:
     """One session, from a fresh transcript (or the one a crash interrupted) to its recorded end reason.
 
     `repeatable` names the world tools that only read (the server marks them read-only): after a crash,
@@ -218,17 +226,18 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
             if state.reason:
                 state.skip(call)
                 continue
+            images: list[dict[str, str]] = []
             if after_crash and call.name not in safe:
                 is_error, text = True, INTERRUPTED
             else:
-                is_error, text = await _dispatch(call, world_names, world, workspace, caps)
+                is_error, text, images = await _dispatch(call, world_names, world, workspace, caps, observation)
             ledger.tool_calls += 1
             telemetry.emit("tool_call", arm, session=number, id=call.id, name=call.name, args=call.arguments,
-                           code=_code(text) if is_error else "ok", result=text)
+                           code=_code(text) if is_error else "ok", result=text, **({"images": images} if images else {}))
             if call.name == "write_file" and not is_error:
                 telemetry.emit("workspace_write", arm, session=number, path=call.arguments.get("path"),
                                bytes=len(str(call.arguments.get("content", "")).encode()))
-            state.on_result(call, is_error, text, caps)
+            state.on_result(call, is_error, text, caps, images)
 
     await answer(after_crash=True)
     while not state.reason:
@@ -259,31 +268,40 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
 
 
 async def _dispatch(call: ToolCall, world_names: set[str], world: WorldTools, workspace: Workspace,
-                    caps: Caps) -> tuple[bool, str]:
-    """Run one tool call: (is_error, the text the model gets back)."""
+                    caps: Caps, observation: str = "text") -> tuple[bool, str, list[dict[str, str]]]:
+    """Run one tool call: (is_error, the text the model gets back, the images it gets with it)."""
     args = call.arguments
     try:
         if call.name == "end_session":
-            return False, json.dumps({"ended": True})
+            return False, json.dumps({"ended": True}), []
         if call.name == "set_next_wake":
             minutes = args.get("minutes")
             if not isinstance(minutes, int) or not caps.wake_min_minutes <= minutes <= caps.wake_max_minutes:
                 return True, (f"bad_arguments: set_next_wake: minutes must be a whole number from "
-                              f"{caps.wake_min_minutes} to {caps.wake_max_minutes}.")
-            return False, json.dumps({"next_wake_in_minutes": minutes})
+                              f"{caps.wake_min_minutes} to {caps.wake_max_minutes}."), []
+            return False, json.dumps({"next_wake_in_minutes": minutes}), []
         if call.name == "write_file":
-            return False, json.dumps(workspace.write(str(args["path"]), str(args["content"])))
+            return False, json.dumps(workspace.write(str(args["path"]), str(args["content"]))), []
         if call.name == "read_file":
-            return False, json.dumps(workspace.read(str(args["path"])))
+            return False, json.dumps(workspace.read(str(args["path"]))), []
         if call.name == "list_files":
-            return False, json.dumps(workspace.list())
+            return False, json.dumps(workspace.list()), []
         if call.name == "delete_file":
-            return False, json.dumps(workspace.delete(str(args["path"])))
+            return False, json.dumps(workspace.delete(str(args["path"]))), []
     except WorkspaceError as exc:
-        return True, str(exc)
+        return True, str(exc), []
     except KeyError as exc:
-        return True, f"bad_arguments: {call.name}: missing argument {exc.args[0]!r}."
+        return True, f"bad_arguments: {call.name}: missing argument {exc.args[0]!r}.", []
     if call.name not in world_names:
-        return True, f"unknown_tool: There is no tool named {call.name!r}."
-    is_error, text, _ = await world.call(call.name, args)
-    return is_error, text
+        return True, f"unknown_tool: There is no tool named {call.name!r}.", []
+    is_error, text, data = await world.call(call.name, args)
+    if is_error or data is None or observation == "text" or call.name not in ("observe", "view_image"):
+        return is_error, text, []
+    if call.name == "view_image":
+        picture, shown = data, {k: v for k, v in data.items() if k != "png_base64"}
+    else:
+        failed, _, picture = await world.call("view_image", {})
+        if failed or picture is None:
+            return is_error, text, []
+        shown = data if observation == "both" else {k: v for k, v in data.items() if k != "view"}
+    return False, json.dumps(shown, sort_keys=True), [{"mime": picture["mime"], "data": picture["png_base64"]}]

@@ -1,0 +1,209 @@
+"""`wildhold bench env`: the RL faces' steps per second, crafter's side by side in the same run.
+
+Rows: the Gymnasium env (default scenario, symbolic observations) with uniform random entries and no mask, as
+crafter's random player plays, and with legal random entries drawn from the mask it builds every step; the same
+with image observations against crafter with its render; the native batched env; PettingZoo's ParallelEnv at 100
+agents (agent-steps/s: one observation per agent per tick). crafter runs between the repeats so both meet the
+same load. `check_all` runs Gymnasium's checker over every registered id instead.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+
+from wildhold.bench import figures_table
+from wildhold.terminal import FitTable
+
+SEED = 7
+STEPS, QUICK_STEPS = 600, 60
+PZ_TICKS, QUICK_PZ_TICKS = 20, 3
+PZ_AGENTS = 100
+BATCH = 8
+REPEATS, QUICK_REPEATS = 3, 1
+SCENARIO = "Wildhold/Default-v1"
+
+
+def _gym_rate(observation: tuple[str, ...], steps: int, legal: bool) -> tuple[float, float]:
+    """(steps/s, share of steps the world accepted) of the Gymnasium env; resets are not timed."""
+    import gymnasium as gym
+
+    env = gym.make(SCENARIO, observation=observation, action_mask=legal).unwrapped
+    rng = np.random.default_rng(SEED)
+    _, info = env.reset(seed=SEED)
+    elapsed, accepted = 0.0, 0
+    for _ in range(steps):
+        action = int(rng.choice(np.flatnonzero(info["action_mask"]))) if legal else int(rng.integers(len(env.table)))
+        start = time.perf_counter()
+        _, _, term, trunc, info = env.step(action)
+        elapsed += time.perf_counter() - start
+        accepted += action != 0 and not info["refused"]
+        if term or trunc:
+            _, info = env.reset()
+    env.close()
+    return steps / elapsed, accepted / steps
+
+
+def _batched_rate(steps: int) -> float:
+    from wildhold.env.vector import WildholdVectorEnv
+
+    envs = WildholdVectorEnv(BATCH, scenario="default", action_mask=False)
+    rng = np.random.default_rng(SEED)
+    envs.reset(seed=SEED)
+    n = len(envs.envs[0].table)
+    start = time.perf_counter()
+    for _ in range(max(1, steps // BATCH)):
+        envs.step(rng.integers(n, size=BATCH))
+    elapsed = time.perf_counter() - start
+    envs.close()
+    return max(1, steps // BATCH) * BATCH / elapsed
+
+
+def _pettingzoo_rate(ticks: int) -> tuple[float, float]:
+    """(agent-steps/s, share of submissions accepted) at PZ_AGENTS agents in the default scenario."""
+    from wildhold.env.parallel import WildholdParallelEnv
+
+    env = WildholdParallelEnv("default", agents=PZ_AGENTS, action_mask=False, max_ticks=ticks + 1)
+    rng = np.random.default_rng(SEED)
+    env.reset(seed=SEED)
+    n = len(env.table)
+    submitted = accepted = 0
+    start = time.perf_counter()
+    for _ in range(ticks):
+        actions = {a: int(rng.integers(n)) for a in env.agents}
+        _, _, _, _, infos = env.step(actions)
+        for a, info in infos.items():
+            if actions[a] and not info["busy"]:
+                submitted += 1
+                accepted += not info["refused"]
+    elapsed = time.perf_counter() - start
+    env.close()
+    return ticks * PZ_AGENTS / elapsed, accepted / submitted if submitted else 0.0
+
+
+def _crafter_rate(steps: int, render: bool) -> float | None:
+    try:
+        import crafter
+    except ImportError as exc:
+        Console(highlight=False).print(f"crafter is not importable ({exc}); its figures are null. It comes with the dev extras.")
+        return None
+    env = crafter.Env(seed=SEED)
+    if not render:
+        env._obs = lambda: None  # skip the rendered image; the step's simulation and semantic view stay
+    rng = np.random.default_rng(SEED)
+    actions = rng.integers(0, env.action_space.n, size=steps).tolist()
+    elapsed, done = 0.0, True
+    for action in actions:
+        if done:
+            env.reset()
+        start = time.perf_counter()
+        _, _, done, _ = env.step(action)
+        elapsed += time.perf_counter() - start
+    return steps / elapsed
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def bench_env(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
+    import wildhold.env  # noqa: F401  (registers the ids)
+
+    steps = QUICK_STEPS if quick else STEPS
+    repeats = QUICK_REPEATS if quick else REPEATS
+    runs: dict[str, list[Any]] = {k: [] for k in ("gym", "gym_legal", "gym_image", "batched", "pz", "crafter",
+                                                   "crafter_render")}
+    for _ in range(repeats):  # crafter between our runs: both meet the same load on the machine
+        runs["gym"].append(_gym_rate(("symbolic",), steps, legal=False))
+        runs["crafter"].append(_crafter_rate(steps, render=False))
+        runs["gym_legal"].append(_gym_rate(("symbolic",), max(10, steps // 10), legal=True))
+        runs["gym_image"].append(_gym_rate(("symbolic", "image"), steps, legal=False))
+        runs["crafter_render"].append(_crafter_rate(steps, render=True))
+        runs["batched"].append(_batched_rate(steps))
+        runs["pz"].append(_pettingzoo_rate(QUICK_PZ_TICKS if quick else PZ_TICKS))
+    gym_steps = _median([r[0] for r in runs["gym"]])
+    image_steps = _median([r[0] for r in runs["gym_image"]])
+    crafter, crafter_render = _median(runs["crafter"]), _median(runs["crafter_render"])
+    result = {
+        "quick": quick, "repeats": repeats, "steps": steps,
+        "gym_steps_per_s": gym_steps, "gym_accepted_share": _median([r[1] for r in runs["gym"]]),
+        "gym_legal_steps_per_s": _median([r[0] for r in runs["gym_legal"]]),
+        "gym_legal_accepted_share": _median([r[1] for r in runs["gym_legal"]]),
+        "gym_image_steps_per_s": image_steps,
+        "batched_steps_per_s": _median(runs["batched"]), "batch": BATCH,
+        "pettingzoo_agent_steps_per_s": _median([r[0] for r in runs["pz"]]),
+        "pettingzoo_accepted_share": _median([r[1] for r in runs["pz"]]), "pettingzoo_agents": PZ_AGENTS,
+        "crafter_steps_per_s": crafter, "crafter_render_steps_per_s": crafter_render,
+        "ratio_gym_vs_crafter": _ratio(gym_steps, crafter),
+        "ratio_gym_image_vs_crafter_render": _ratio(image_steps, crafter_render),
+    }
+    Console(highlight=False).print(_table(result))
+    if as_json:
+        print(json.dumps(result, sort_keys=True))
+    return result
+
+
+def _fmt(v: float | None, spec: str = ",.0f") -> str:
+    return "n/a" if v is None else format(v, spec)
+
+
+def _table(r: dict[str, Any]) -> FitTable:
+    table = figures_table("wildhold env benchmark" + (" (quick: rough figures)" if r["quick"] else ""),
+                          f"Medians of {r['repeats']} run(s), {r['steps']} steps each; crafter in the same process between "
+                          "ours. A step plays one action and runs the world until the character is idle.")
+    table.add_row("Gymnasium steps/s, default scenario, symbolic, uniform random entries, no mask",
+                  _fmt(r["gym_steps_per_s"]), "", "")
+    table.add_row("  steps the world accepted", f"{r['gym_accepted_share']:.1%}", "", "")
+    table.add_row("Gymnasium steps/s, legal random entries, the mask built every step",
+                  _fmt(r["gym_legal_steps_per_s"]), "", "")
+    table.add_row("  steps the world accepted", f"{r['gym_legal_accepted_share']:.1%}", "", "")
+    table.add_row("crafter steps/s, no image", _fmt(r["crafter_steps_per_s"]), "", "")
+    table.add_row("ratio: Gymnasium (no mask) / crafter (no image)", _fmt(r["ratio_gym_vs_crafter"], ".2f"), ">= 5", "")
+    table.add_row("Gymnasium steps/s with image observations", _fmt(r["gym_image_steps_per_s"]), "", "")
+    table.add_row("crafter steps/s with its render", _fmt(r["crafter_render_steps_per_s"]), "", "")
+    table.add_row("ratio: Gymnasium image / crafter render", _fmt(r["ratio_gym_image_vs_crafter_render"], ".2f"), ">= 1", "")
+    table.add_row(f"native batched env steps/s ({r['batch']} worlds, no mask)", _fmt(r["batched_steps_per_s"]), "", "")
+    table.add_row(f"PettingZoo agent-steps/s, {r['pettingzoo_agents']} agents, default scenario, no mask",
+                  _fmt(r["pettingzoo_agent_steps_per_s"]), ">= 20,000", "")
+    table.add_row("  submissions accepted", f"{r['pettingzoo_accepted_share']:.1%}", "", "")
+    return table
+
+
+def check_all(as_json: bool = False) -> dict[str, Any]:
+    """Gymnasium's checker over every registered id; the ids that failed, with their errors."""
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    import wildhold.env as wenv
+
+    ids = wenv.register_envs()
+    failed: dict[str, str] = {}
+    start = time.perf_counter()
+    for env_id in ids:
+        env = gym.make(env_id)
+        try:
+            check_env(env.unwrapped, skip_render_check=True)
+        except Exception as exc:  # every failure is reported, then the next id is checked
+            failed[env_id] = f"{type(exc).__name__}: {exc}"
+        finally:
+            env.close()
+    result = {"ids": len(ids), "passed": len(ids) - len(failed), "failed": failed,
+              "seconds": round(time.perf_counter() - start, 1)}
+    console = Console(highlight=False)
+    console.print(f"Gymnasium's check_env over {result['ids']} registered ids: {result['passed']} passed, "
+                  f"{len(failed)} failed, in {result['seconds']} s")
+    for env_id, why in failed.items():
+        console.print(f"  {env_id}: {why}")
+    if as_json:
+        print(json.dumps(result, sort_keys=True))
+    return result

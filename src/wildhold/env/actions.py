@@ -1,0 +1,243 @@
+"""The Discrete action table: every served action with its arguments filled relative to the character, generated
+from the action registry's schemas, the content tables and `env.yaml`'s argument sources.
+
+Entry 0 is `noop` (submit nothing; a tick passes). Every other entry is an action with, for each argument, a value
+or a slot the character's observation fills when the entry is played: a tile offset from the character, the k-th
+item it carries, the k-th id its observation lists. An entry whose slot is empty resolves to nothing and is never
+legal; the legal-action mask is the world's would-accept check over every entry that resolves.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from wildhold.agents.sampled import ID_SOURCES
+from wildhold.content import Content
+from wildhold.content.loader import ContentError
+from wildhold.env.spec import FILE, EnvSpec, Entries, content_table
+from wildhold.server.surface import action_tools
+
+if TYPE_CHECKING:
+    from wildhold.world.world import World
+
+NOOP = "noop"
+TILE = "x,y"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One action of the table: its name and, per argument, how it is filled: ("value", v), ("tile", (dx, dy)),
+    ("carried", k), ("at_tile", k), ("sold", k), ("listed", k), ("goods_carried", k), ("goods_coin", n)."""
+
+    action: str
+    fills: tuple[tuple[str, tuple[str, Any]], ...]
+
+    def text(self) -> str:
+        parts = []
+        for field, (kind, v) in self.fills:
+            if kind == "value":
+                parts.append(f"{field}={v}")
+            elif kind == "tile":
+                parts.append(f"x,y=self{v[0]:+d},{v[1]:+d}")
+            elif kind == "goods_coin":
+                parts.append(f"{field}={{coin: {v}}}")
+            else:
+                parts.append(f"{field}={kind}[{v}]")
+        return f"{self.action}({', '.join(parts)})"
+
+
+class Context:
+    """What the slots of one character's entries resolve against, read from its observation once per step."""
+
+    __slots__ = ("me", "x", "y", "carried", "ids", "at_tile", "sold", "coin")
+
+    def __init__(self, obs: dict[str, Any], coin: str):
+        me = obs["self"]
+        self.me, self.x, self.y, self.coin = me["id"], me["x"], me["y"], coin
+        self.carried = sorted(me["inventory"])
+        self.ids = {field: [i for i in ids if i != self.me] for field, ids in _ids(obs).items()}
+        at: dict[tuple[int, int], set[str]] = {}
+        for tile in obs["view"]["tiles"]:
+            if "items" in tile:
+                at.setdefault((tile["x"], tile["y"]), set()).update(tile["items"])
+        for s in obs.get("structures", ()):
+            held = s.get("contents") or s.get("your_deposit")
+            if held:
+                at.setdefault((s["x"], s["y"]), set()).update(held)
+        for d in obs.get("deposits", ()):
+            at.setdefault((d["x"], d["y"]), set()).update(d["items"])
+        self.at_tile = {xy: sorted(items) for xy, items in at.items()}
+        self.sold = {v["npc"]: sorted(v["shop"]["sells"]) for v in obs.get("villagers", ()) if v.get("shop")}
+
+
+def _ids(obs: dict[str, Any]) -> dict[str, list[str]]:
+    """For each id argument, the ids the observation lists where the served ids of that kind appear."""
+    found: dict[str, list[str]] = {}
+    for field, paths in ID_SOURCES.items():
+        for path in paths:
+            node: Any = obs
+            for key in path:
+                node = node.get(key) if isinstance(node, dict) else None
+            for entry in node if isinstance(node, list) else ():
+                if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                    found.setdefault(field, []).append(entry["id"])
+    return found
+
+
+def _slot(items: list[str], k: int) -> str | None:
+    return items[k] if k < len(items) else None
+
+
+class ActionTable:
+    """Entries in a fixed order (the registry's actions by name, then the product of their argument choices)."""
+
+    def __init__(self, content: Content, spec: EnvSpec):
+        self.spec = spec.actions
+        self.coin = content.economy.coin
+        self.schemas = {name: d.json_schema() for name, d in sorted(action_tools().items())}
+        entries = [Entry(NOOP, ())]
+        for name, schema in self.schemas.items():
+            entries += self._entries(name, schema, content)
+        self.entries: tuple[Entry, ...] = tuple(entries)
+        self.ranges: dict[str, tuple[int, int]] = {}
+        for i, e in enumerate(self.entries):
+            first, _ = self.ranges.get(e.action, (i, i))
+            self.ranges[e.action] = (first, i)
+        # The carried slot each entry needs (-1: none), so the mask passes over entries whose slot is empty at once.
+        self.needs_carried = np.array([max((v for _, (kind, v) in e.fills if kind in ("carried", "goods_carried")),
+                                           default=-1) for e in self.entries])
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def _source(self, action: str, field: str) -> Any:
+        own = self.spec.per_action.get(action, {})
+        return own.get(field, self.spec.arguments.get(field))
+
+    def _entries(self, action: str, schema: dict[str, Any], content: Content) -> list[Entry]:
+        props = schema.get("properties", {})
+        required = set(schema.get("required", ()))
+        named = set(self.spec.per_action.get(action, {}))
+        fields = [f for f in props if f in required or f in named]
+        choices: list[tuple[str, list[tuple[str, Any]]]] = []
+        if "x" in fields and "y" in fields:
+            r = self.spec.tile_radius
+            offsets = [(dx, dy) for dy in range(-r, r + 1) for dx in range(-r, r + 1)]
+            choices.append((TILE, [("tile", d) for d in offsets]))
+            fields = [f for f in fields if f not in ("x", "y")]
+        for field in fields:
+            source = self._source(action, field)
+            if source is None:
+                raise ContentError(FILE, f"actions.arguments.{field}", f"no source for {action}'s argument {field!r}")
+            choices.append((field, self._choices(action, field, source, props[field], content)))
+        return [Entry(action, tuple(zip([f for f, _ in choices], combo)))
+                for combo in itertools.product(*(c for _, c in choices))]
+
+    def _choices(self, action: str, field: str, source: Any, prop: dict[str, Any], content: Content) -> list[tuple[str, Any]]:
+        s = self.spec
+        if isinstance(source, Entries):
+            return [("value", v) for v in content_table(content, source.content, source.having, source.where)]
+        if isinstance(source, dict):
+            (kind, values), = source.items()
+            return [("value" if kind == "values" else kind, v) for v in values]
+        if source == "enum":
+            if "enum" not in prop:
+                raise ContentError(FILE, f"actions.arguments.{field}", f"{action}'s {field!r} has no enum in its schema")
+            return [("value", v) for v in prop["enum"]]
+        if source.startswith("content:"):
+            return [("value", v) for v in content_table(content, source[len("content:"):])]
+        slots = {"carried": s.carried_slots, "goods_carried": s.carried_slots, "at_tile": s.at_tile_slots,
+                 "sold": s.sold_slots, "listed": s.listed_slots}[source]
+        return [(source, k) for k in range(slots)]
+
+    # ---- playing entries --------------------------------------------------------------------------
+
+    def context(self, obs: dict[str, Any]) -> Context:
+        return Context(obs, self.coin)
+
+    def resolve(self, index: int, ctx: Context) -> tuple[str, dict[str, Any]] | None:
+        """The action and arguments entry `index` stands for now, or None when a slot it needs is empty."""
+        e = self.entries[index]
+        args: dict[str, Any] = {}
+        x, y = ctx.x, ctx.y
+        for field, (kind, v) in e.fills:
+            if kind == "tile":
+                x, y = ctx.x + v[0], ctx.y + v[1]
+                args["x"], args["y"] = x, y
+            elif kind == "value":
+                args[field] = v
+            elif kind == "carried":
+                args[field] = _slot(ctx.carried, v)
+            elif kind == "goods_carried":
+                item = _slot(ctx.carried, v)
+                args[field] = None if item is None else {item: 1}
+            elif kind == "goods_coin":
+                args[field] = {ctx.coin: v}
+            elif kind == "listed":
+                args[field] = _slot(ctx.ids.get(field, []), v)
+            elif kind == "at_tile":
+                args[field] = _slot(ctx.at_tile.get((x, y), []), v)
+            elif kind == "sold":
+                args[field] = _slot(ctx.sold.get(args.get("npc", ""), []), v)
+            if args.get(field, 0) is None:
+                return None
+        return e.action, args
+
+    def mask(self, world: World, agent: str, ctx: Context) -> np.ndarray:
+        """1 where the entry resolves and the world would accept it now (noop: always), else 0."""
+        out = np.zeros(len(self.entries), dtype=np.int8)
+        out[0] = 1
+        check, resolve = world.check, self.resolve
+        for i in np.flatnonzero(self.needs_carried < len(ctx.carried))[1:].tolist():
+            got = resolve(i, ctx)
+            if got is not None and check(agent, got[0], got[1]) is None:
+                out[i] = 1
+        return out
+
+    # ---- the document -----------------------------------------------------------------------------
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Per action: its index range and how each argument is filled, in the order the product runs."""
+        rows = []
+        for action, (first, last) in self.ranges.items():
+            e = self.entries[first]
+            rows.append({"action": action, "first": first, "last": last, "count": last - first + 1,
+                         "arguments": {field: self._describe_fill(action, field) for field, _ in e.fills}})
+        return rows
+
+    def _describe_fill(self, action: str, field: str) -> str:
+        if field == TILE:
+            r = self.spec.tile_radius
+            return f"your x, y plus an offset dx, dy in -{r}..{r} (dy outer, dx inner)"
+        source = self._source(action, field)
+        if isinstance(source, Entries):
+            having = f" whose `{source.having}` is set" if source.having else ""
+            where = "".join(f" whose `{k}` is {v}" for k, v in source.where.items())
+            return f"each name of the {source.content} table{having}{where}"
+        if isinstance(source, dict):
+            (kind, values), = source.items()
+            return f"one of {values}" if kind == "values" else f"{{{self.coin}: n}}, n one of {values}"
+        return {
+            "enum": "each value the schema allows",
+            "carried": f"the k-th item you carry, by name (k < {self.spec.carried_slots})",
+            "goods_carried": f"one unit of the k-th item you carry (k < {self.spec.carried_slots})",
+            "at_tile": f"the k-th item your observation shows at the target tile (k < {self.spec.at_tile_slots})",
+            "sold": f"the k-th item that villager's shop sells, by name (k < {self.spec.sold_slots})",
+            "listed": f"the k-th id your observation lists for {field!r}, yours left out (k < {self.spec.listed_slots})",
+        }.get(source, f"each name of the {source[len('content:'):]} table" if source.startswith("content:") else source)
+
+    def markdown(self) -> str:
+        lines = ["# The Discrete action table (`wildhold.env`)", "",
+                 f"{len(self.entries)} entries. Entry 0 is `noop`: nothing is submitted and one tick passes. "
+                 "Entry `first + i` of an action is the i-th of the product of its argument choices, the first "
+                 "argument outermost. An entry whose slot is empty is never legal; the mask in `info['action_mask']` "
+                 "is the world's would-accept check over every other entry.", "",
+                 "| entries | action | arguments |", "|---|---|---|"]
+        for row in self.describe():
+            args = "; ".join(f"`{f}`: {how}" for f, how in row["arguments"].items()) or "-"
+            lines.append(f"| {row['first']}..{row['last']} ({row['count']}) | `{row['action']}` | {args} |")
+        return "\n".join(lines) + "\n"

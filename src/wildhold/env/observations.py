@@ -1,0 +1,188 @@
+"""Observations for the RL faces, built only from the character's own observation (`world.observe`): symbolic
+arrays (the view's channels, a memory map, inventory, equipment, needs, time), the text a language agent reads,
+and the view drawn as an RGB image (`wildhold.looks`, as the `view_image` query draws it).
+
+A `Seat` is one character's side of an env: it keeps the memory map and asks the world only for the memory
+changed since its last observation, so an observation costs the same however much the character remembers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import orjson
+from gymnasium import spaces
+
+from wildhold.content import Content
+from wildhold.env.spec import EnvSpec
+from wildhold.looks import Picture
+from wildhold.server.surface import action_tools
+from wildhold.world.observe import observe
+
+if TYPE_CHECKING:
+    from wildhold.world.world import World
+
+KEYS = ("symbolic", "text", "image")
+VIEW_CHANNELS = ("terrain", "structures", "nodes", "creatures", "characters")
+MEMORY_CHANNELS = ("terrain", "nodes", "structures")
+TIME_FIELDS = ("hour", "minute", "day", "season", "night", "weather")
+STATUS_FIELDS = ("x", "y", "asleep", "sheltered", "busy", "knockdowns")
+BIG = 2**31 - 1
+TEXT_CHARSET = frozenset(chr(c) for c in range(32, 127)) | {"\n"}
+TEXT_MAX = 1 << 20
+
+
+def equipment_slots() -> list[str]:
+    """The slots equipment sits in: the values the served actions' `slot` argument takes."""
+    for d in action_tools().values():
+        prop = d.json_schema().get("properties", {}).get("slot", {})
+        if "enum" in prop:
+            return list(prop["enum"])
+    return []
+
+
+class Encoder:
+    """The observation space of one scenario's characters, and the arrays of one observation."""
+
+    def __init__(self, content: Content, spec: EnvSpec, scenario: str, keys: tuple[str, ...] = ("symbolic", "text")):
+        unknown = set(keys) - set(KEYS)
+        if unknown or not keys:
+            raise ValueError(f"observation keys are some of {', '.join(KEYS)}; not {', '.join(sorted(unknown)) or 'none'}")
+        sc = content.scenario(scenario)
+        self.keys = keys
+        self.width, self.height = sc.width, sc.height
+        self.radius = content.needs.view_radius
+        self.size = 2 * self.radius + 1
+        self.terrain = list(content.terrain)
+        self.nodes, self.structures, self.creatures = list(content.nodes), list(content.structures), list(content.creatures)
+        self.items, self.slots = list(content.items), equipment_slots()
+        self.seasons, self.weathers = list(content.calendar.seasons), list(content.calendar.weathers)
+        self.code = {
+            "terrain": {n: i + 1 for i, n in enumerate(self.terrain)},
+            "nodes": {n: i + 1 for i, n in enumerate(self.nodes)},
+            "structures": {n: i + 1 for i, n in enumerate(self.structures)},
+            "creatures": {n: i + 1 for i, n in enumerate(self.creatures)},
+        }
+        self.item_index = {n: i for i, n in enumerate(self.items)}
+        self.glyph_lut = np.zeros(256, dtype=np.uint8)
+        for name, t in content.terrain.items():
+            self.glyph_lut[ord(t.glyph)] = self.code["terrain"][name]
+        needs = content.needs
+        self.max_needs = np.array([needs.max_health, needs.max_energy, needs.max_satiety], dtype=np.int32)
+        self.picture = Picture(content) if "image" in keys else None
+        self.space = spaces.Dict(self._spaces())
+
+    def _spaces(self) -> dict[str, spaces.Space]:
+        s, out = self.size, {}
+        if "symbolic" in self.keys:
+            top = max(len(self.terrain), len(self.nodes), len(self.structures), len(self.creatures), 255)
+            out["view"] = spaces.Box(0, top, (len(VIEW_CHANNELS), s, s), np.uint8)
+            out["memory"] = spaces.Box(0, top, (len(MEMORY_CHANNELS), self.height, self.width), np.uint8)
+            out["inventory"] = spaces.Box(0, BIG, (len(self.items),), np.int32)
+            out["equipment"] = spaces.Box(0, len(self.items), (len(self.slots),), np.int32)
+            out["needs"] = spaces.Box(0, self.max_needs, (3,), np.int32)
+            out["time"] = spaces.Box(0, BIG, (len(TIME_FIELDS),), np.int32)
+            out["status"] = spaces.Box(0, BIG, (len(STATUS_FIELDS),), np.int32)
+        if "text" in self.keys:
+            out["text"] = spaces.Text(TEXT_MAX, min_length=0, charset=TEXT_CHARSET)
+        if "image" in self.keys:
+            px = self.picture.width  # type: ignore[union-attr]
+            out["image"] = spaces.Box(0, 255, (px, px, 3), np.uint8)
+        return out
+
+    def view(self, obs: dict[str, Any]) -> np.ndarray:
+        """The view's channels, centred on the character; 0 outside the map or where nothing is."""
+        r, s = self.radius, self.size
+        me, v = obs["self"], obs["view"]
+        out = np.zeros((len(VIEW_CHANNELS), s, s), dtype=np.uint8)
+        ox, oy = v["x0"] - (me["x"] - r), v["y0"] - (me["y"] - r)  # where the (clipped) view starts in the square
+        rows = v["rows"]
+        if rows:
+            grid = self.glyph_lut[np.frombuffer("".join(rows).encode(), dtype=np.uint8)].reshape(len(rows), len(rows[0]))
+            out[0, oy:oy + grid.shape[0], ox:ox + grid.shape[1]] = grid
+        bx, by = me["x"] - r, me["y"] - r
+        for t in v["tiles"]:
+            if "structure" in t:
+                out[1, t["y"] - by, t["x"] - bx] = self.code["structures"][t["structure"]["kind"]]
+            if "node" in t:
+                out[2, t["y"] - by, t["x"] - bx] = self.code["nodes"][t["node"]["kind"]]
+        for cr in v["creatures"]:
+            out[3, cr["y"] - by, cr["x"] - bx] = self.code["creatures"].get(cr["kind"], 0)
+        for ch in v["characters"]:
+            cell = out[4, ch["y"] - by, ch["x"] - bx]
+            out[4, ch["y"] - by, ch["x"] - bx] = min(int(cell) + 1, 255)
+        return out
+
+    def text(self, obs: dict[str, Any]) -> str:
+        """The observation as the served `observe` answers it, as JSON (ASCII, non-ASCII escaped)."""
+        raw = orjson.dumps(obs, option=orjson.OPT_SORT_KEYS).decode()
+        if not raw.isascii():
+            raw = json.dumps(obs, sort_keys=True, separators=(",", ":"))
+        return raw if len(raw) <= TEXT_MAX else raw[:TEXT_MAX]
+
+
+def image(picture: Picture, obs: dict[str, Any]) -> np.ndarray:
+    """The view as an (h, w, 3) uint8 array."""
+    w, h, raw = picture.rgb(obs)
+    return np.frombuffer(raw, dtype=np.uint8).reshape(h, w, 3)
+
+
+class Seat:
+    """One character's side of an env: its memory map and the tick of its last observation."""
+
+    def __init__(self, encoder: Encoder, agent: str):
+        self.enc, self.agent = encoder, agent
+        self.memory = np.zeros((len(MEMORY_CHANNELS), encoder.height, encoder.width), dtype=np.uint8)
+        self.since: int | None = None
+        self.last: dict[str, Any] | None = None
+
+    def observe(self, world: World) -> dict[str, Any]:
+        """The character's observation now, its memory as the changes since the seat's last one."""
+        obs = observe(world, self.agent, memory_since=self.since)
+        self.since = world.tick
+        self.last = obs
+        return obs
+
+    def encode(self, obs: dict[str, Any], world: World) -> dict[str, Any]:
+        enc, out = self.enc, {}
+        if "symbolic" in enc.keys:
+            view = enc.view(obs)
+            self._remember(obs, view)
+            me, t = obs["self"], obs["time"]
+            inv = np.zeros(len(enc.items), dtype=np.int32)
+            for item, qty in me["inventory"].items():
+                inv[enc.item_index[item]] = qty
+            out["view"] = view
+            out["memory"] = self.memory.copy()
+            out["inventory"] = inv
+            out["equipment"] = np.array([enc.item_index[me["equipment"][s]] + 1 if s in me["equipment"] else 0
+                                         for s in enc.slots], dtype=np.int32)
+            out["needs"] = np.array([me["health"], me["energy"], me["satiety"]], dtype=np.int32)
+            out["time"] = np.array([t["hour"], t["minute"], t["day"], enc.seasons.index(t["season"]), int(t["night"]),
+                                    enc.weathers.index(t["weather"])], dtype=np.int32)
+            out["status"] = np.array([me["x"], me["y"], int(me["asleep"]), int(me["sheltered"]),
+                                      int(me["operation"] is not None), me["knockdowns"]], dtype=np.int32)
+        if "text" in enc.keys:
+            out["text"] = enc.text(obs)
+        if "image" in enc.keys:
+            assert enc.picture is not None
+            out["image"] = image(enc.picture, obs)
+        return out
+
+    def _remember(self, obs: dict[str, Any], view: np.ndarray) -> None:
+        """Lay the new memory, then the view, over the map the seat holds."""
+        enc, mem = self.enc, self.memory
+        for t in obs.get("memory", ()):
+            x, y = t["x"], t["y"]
+            mem[0, y, x] = enc.code["terrain"][t["terrain"]]
+            mem[1, y, x] = enc.code["nodes"][t["node"]["kind"]] if "node" in t else 0
+            mem[2, y, x] = enc.code["structures"][t["structure"]["kind"]] if "structure" in t else 0
+        r, me, v = enc.radius, obs["self"], obs["view"]
+        x0, y0 = v["x0"], v["y0"]
+        h, w = len(v["rows"]), len(v["rows"][0]) if v["rows"] else 0
+        ox, oy = x0 - (me["x"] - r), y0 - (me["y"] - r)
+        mem[0, y0:y0 + h, x0:x0 + w] = view[0, oy:oy + h, ox:ox + w]
+        mem[1, y0:y0 + h, x0:x0 + w] = view[2, oy:oy + h, ox:ox + w]
+        mem[2, y0:y0 + h, x0:x0 + w] = view[1, oy:oy + h, ox:ox + w]
