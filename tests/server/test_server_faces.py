@@ -72,7 +72,7 @@ async def test_every_query_answers_the_same_on_mcp_http_and_to_programs(tmp_path
                         assert old.json() == over_http.json(), (alias, args)
                 if q.program is not None:
                     over_mcp = await client.call_tool(name, q.program)
-                    assert not over_mcp.is_error and s.host.programs.turns._read(agent, name) == over_mcp.structured_content, name
+                    assert not over_mcp.is_error and s.host.programs.turns.calls._read(agent, name) == over_mcp.structured_content, name
         assert s.host.world.tick == tick, "the world stood still while every face was asked"
         changes = (await s.http.get("/api/observe", params={"memory_since": tick}, headers=auth(token))).json()
         assert changes["memory_since"] == tick and all(m["seen_tick"] >= tick for m in changes["memory"])
