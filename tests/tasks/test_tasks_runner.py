@@ -1,0 +1,150 @@
+"""The task runner: model arms through the scaffold offline (spend per attempt), the clock, the results files
+rebuilt from the archives byte for byte, resuming, and a refused set-up reported as a task error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from wildhold.cli import app
+from wildhold.content import default_content
+from wildhold.store.archive import Archive
+from wildhold.tasks.attempt import run_attempt
+from wildhold.tasks.catalog import default_suite
+from wildhold.tasks.scaffolded import run_model_attempt
+from wildhold.tasks.spec import Limits, SetupStep
+from wildhold.tasks.suite import RESULT_FILES, Player, SuiteError, players_of, run_suite, score_dir, write_results
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "wildhold" / "examples"
+SMOKE = EXAMPLES / "tasks-smoke.yaml"
+LITE_SAMPLE = ["exploration/gather-wood-v1", "crafting/craft-plank-v1", "social/talk-mara-v1"]
+CASSETTE_TOKENS = 64_515  # the tasker cassette: every turn's input + output tokens
+CASSETTE_DOLLARS = 0.197325  # at its pinned price, 3 $ / 15 $ per million input / output tokens
+runner = CliRunner()
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in RESULT_FILES}
+
+
+def _smoke():
+    from wildhold.agents.scaffold.experiment import Experiment
+
+    exp = Experiment.load(SMOKE)
+    return exp, exp.arms[0]
+
+
+def test_a_model_arm_attempts_lite_tasks_offline_with_its_spend_and_score_rebuilds_every_file(tmp_path):
+    tasks = [default_suite().get(t) for t in LITE_SAMPLE]
+    results = run_suite(tasks, players_of(SMOKE), 1, 1, tmp_path)
+    assert [r["task"] for r in results] == sorted(LITE_SAMPLE)
+    for r in results:
+        assert r["policy"] == "tasker" and r["clock"] == "lockstep" and r["status"] in ("success", "failure")
+        assert r["tokens"] == CASSETTE_TOKENS and r["dollars"] == pytest.approx(CASSETTE_DOLLARS)
+        assert r["turns"] == r["llm_calls"] == 8
+    with Archive(tmp_path / "exploration__gather-wood-v1__r0.wha") as a:
+        m = a.manifest
+        assert m["objective"] == "Gather 2 wood from the land." and m["horizon"] == "hidden"
+        assert m["caps"]["max_tool_calls"] == 40 and m["budget_usd"] == 1.0
+    md = (tmp_path / "results.md").read_text()
+    assert "tasker: 3 tasks x 1 repeat, lockstep clock" in md and "tokens / attempt" in md and "$ / attempt" in md
+    assert "64,515" in md and "0.1973" in md
+    written = _files(tmp_path)
+    for name in RESULT_FILES:
+        (tmp_path / name).unlink()
+    write_results(tmp_path, score_dir(tmp_path))
+    assert _files(tmp_path) == written
+
+
+def test_the_cli_runs_the_smoke_experiment_and_tasks_score_reproduces_its_files(tmp_path):
+    out = tmp_path / "run"
+    ran = runner.invoke(app, ["tasks", "run", "--suite", "exploration/gather-wood-v1", "--experiment", str(SMOKE),
+                              "--repeats", "2", "--workers", "1", "--out", str(out), "--quiet"])
+    assert ran.exit_code == 0, ran.output
+    assert "Tasks: tasker: 1 task x 2 repeats, lockstep clock" in ran.output
+    assert "64,515" in ran.output and "0.1973" in ran.output
+    written = _files(out)
+    scored = runner.invoke(app, ["tasks", "score", str(out)])
+    assert scored.exit_code == 0, scored.output
+    assert _files(out) == written
+    html = (out / "results.html").read_text()
+    assert "<h2>tasker: 1 task x 2 repeats, lockstep clock</h2>" in html
+
+
+def test_the_clock_is_recorded_in_every_result_and_titled(tmp_path):
+    tasks = [default_suite().get("exploration/gather-wood-v1")]
+    scripted = run_suite(tasks, "oracle", 2, 1, tmp_path / "s", clock="realtime")
+    assert {r["clock"] for r in scripted} == {"realtime"}
+    assert "oracle: 1 task x 2 repeats, realtime clock" in (tmp_path / "s" / "results.md").read_text()
+    model = run_suite(tasks, players_of(SMOKE), 1, 1, tmp_path / "m", clock="realtime")
+    assert model[0]["clock"] == "realtime" and model[0]["tokens"] == CASSETTE_TOKENS
+    with Archive(tmp_path / "m" / "exploration__gather-wood-v1__r0.wha") as a:
+        assert a.manifest["clock"] == "realtime" and a.manifest["server"]["tick_seconds"] == 0.05
+    default = run_suite(tasks, "idle", 1, 1, tmp_path / "d")
+    assert default[0]["clock"] == tasks[0].clock == "lockstep"
+
+
+def test_a_rerun_resumes_and_refuses_another_clock_or_player_in_the_same_folder(tmp_path):
+    tasks = [default_suite().get("exploration/gather-wood-v1")]
+    first = run_suite(tasks, players_of(SMOKE), 1, 1, tmp_path)
+    telemetry = tmp_path / "exploration__gather-wood-v1__r0.telemetry.jsonl"
+    before = telemetry.stat().st_mtime_ns
+    assert run_suite(tasks, players_of(SMOKE), 1, 1, tmp_path) == first
+    assert telemetry.stat().st_mtime_ns == before  # nothing played again
+    with pytest.raises(SuiteError, match="realtime"):
+        run_suite(tasks, players_of(SMOKE), 1, 1, tmp_path, clock="realtime")
+    with pytest.raises(SuiteError, match="oracle"):
+        run_suite(tasks, [Player("oracle", policy="oracle")], 1, 1, tmp_path)
+
+
+def test_an_attempt_cut_short_is_played_again(tmp_path):
+    tasks = [default_suite().get("exploration/gather-wood-v1")]
+    (tmp_path / "exploration__gather-wood-v1__r0.wha.part").write_bytes(b"torn")
+    (tmp_path / "exploration__gather-wood-v1__r0.work").mkdir()
+    results = run_suite(tasks, "oracle", 1, 1, tmp_path)
+    assert results[0]["status"] == "success"
+
+
+def _refused(task_id: str):
+    task = default_suite().get(task_id)
+    return task.model_copy(update={"setup": (SetupStep(command="give_items", args={"item": "wood", "qty": -5}),)})
+
+
+def test_a_refused_set_up_is_a_task_error_for_a_scripted_policy_and_a_model_arm_with_nothing_spent(tmp_path):
+    content = default_content()
+    task = _refused("exploration/gather-wood-v1")
+    from wildhold.tasks.suite import policy_for
+
+    scripted = run_attempt(task, policy_for("oracle", task, content), "oracle", 0, tmp_path / "s", content)
+    assert scripted["status"] == "error" and "give_items" in scripted["error"]
+    exp, arm = _smoke()
+    model = run_model_attempt(task, exp, arm, 0, tmp_path / "m", content, name="refused", base=EXAMPLES)
+    assert model["status"] == "error" and "give_items" in model["error"]
+    assert model["llm_calls"] == 0 and model["tokens"] == 0 and model["dollars"] == 0
+    write_results(tmp_path / "m", score_dir(tmp_path / "m"))
+    md = (tmp_path / "m" / "results.md").read_text()
+    assert "error (n=1)" in md and "Task errors" in md
+
+
+def test_a_model_arm_stops_at_the_tasks_turn_limit(tmp_path):
+    content = default_content()
+    task = default_suite().get("exploration/gather-wood-v1")
+    task = task.model_copy(update={"limits": Limits(ticks=task.limits.ticks, turns=3)})
+    exp, arm = _smoke()
+    result = run_model_attempt(task, exp, arm, 0, tmp_path, content, name="short", base=EXAMPLES)
+    assert result["turns"] == 3 and result["tokens"] < CASSETTE_TOKENS
+    ends = [json.loads(line) for line in (tmp_path / "short.telemetry.jsonl").read_text().splitlines()]
+    assert [r["reason"] for r in ends if r["kind"] == "session_end"] == ["turn_limit"]
+
+
+def test_a_model_arm_stops_at_the_tasks_tick_limit(tmp_path):
+    content = default_content()
+    task = default_suite().get("exploration/gather-wood-v1")
+    task = task.model_copy(update={"limits": Limits(ticks=5, turns=task.limits.turns)})
+    exp, arm = _smoke()
+    result = run_model_attempt(task, exp, arm, 0, tmp_path, content, name="brief", base=EXAMPLES)
+    assert result["status"] == "failure" and result["ticks"] == 5
+    assert result["turns"] < 8  # the match ended during the first sleep: the second session never began
