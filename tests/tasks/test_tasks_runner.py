@@ -50,7 +50,7 @@ def test_a_model_arm_attempts_lite_tasks_offline_with_its_spend_and_score_rebuil
         assert m["objective"] == "Gather 2 wood from the land." and m["horizon"] == "hidden"
         assert m["caps"]["max_tool_calls"] == 40 and m["budget_usd"] == 1.0
     md = (tmp_path / "results.md").read_text()
-    assert "tasker: 3 tasks x 1 repeat, lockstep clock" in md and "tokens / attempt" in md and "$ / attempt" in md
+    assert "tasker: 3 tasks x 1 repeat, lockstep clock" in md and "tokens / task" in md and "$ / task" in md
     assert "64,515" in md and "0.1973" in md
     written = _files(tmp_path)
     for name in RESULT_FILES:
@@ -148,3 +148,24 @@ def test_a_model_arm_stops_at_the_tasks_tick_limit(tmp_path):
     result = run_model_attempt(task, exp, arm, 0, tmp_path, content, name="brief", base=EXAMPLES)
     assert result["status"] == "failure" and result["ticks"] == 5
     assert result["turns"] < 8  # the match ended during the first sleep: the second session never began
+
+
+def test_a_killed_workers_working_store_is_swept_and_a_live_ones_kept(tmp_path):
+    import os
+    import subprocess
+
+    from wildhold.tasks.attempt import scratch_folder, sweep_scratch
+
+    dead = subprocess.Popen(["true"])  # a process that has exited: nothing alive has its pid
+    dead.wait()
+    folder = scratch_folder(tmp_path)
+    left = folder / f"wildhold-attempt-{dead.pid}-x__r0.db"
+    mine = folder / f"wildhold-attempt-{os.getpid()}-x__r0.db"
+    left.write_bytes(b"")
+    mine.write_bytes(b"")
+    try:
+        assert sweep_scratch(tmp_path) >= 1
+        assert not left.exists() and mine.exists()
+    finally:
+        left.unlink(missing_ok=True)
+        mine.unlink(missing_ok=True)

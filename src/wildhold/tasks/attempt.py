@@ -151,6 +151,24 @@ def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: 
     return result
 
 
+def sweep_scratch(out: Path) -> int:
+    """Remove the working stores that attempts of processes no longer alive left behind (a worker killed
+    mid-attempt); how many files went."""
+    removed = 0
+    for path in scratch_folder(out).glob("wildhold-attempt-*.db*"):
+        try:
+            pid = int(path.name.split("-")[2])
+            os.kill(pid, 0)
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+            removed += 1
+        except PermissionError:  # alive, another user's
+            continue
+    return removed
+
+
 def _remove_store(db: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)

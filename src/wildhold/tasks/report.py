@@ -1,5 +1,5 @@
 """The suite's table (seed 002, Table 3) as text: one table per player, success % ± std over repeats per
-category x difficulty, totals, mean steps and, for a model arm, tokens and dollars per attempt; in the
+category x difficulty, totals, mean steps and, for a model arm, tokens and dollars per task; in the
 terminal, Markdown and one static HTML page (Jinja2, autoescaped). A pure function of the results."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _number(value: float | None, fmt: str) -> str:
 def rows(t: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The table's header and rows as text: one row per category present, then the totals."""
     cells = t["cells"]
-    header = ["category", *COLUMNS, "mean steps"] + (["tokens / attempt", "$ / attempt"] if t["model"] else [])
+    header = ["category", *COLUMNS, "mean steps"] + (["tokens / task", "$ / task"] if t["model"] else [])
     out = []
     for cat in [*CATEGORIES, "total"]:
         whole = cells.get(f"{cat}/all")
@@ -48,7 +48,8 @@ def rows(t: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 CAPTION = ("success: mean ± std over repeats of the share of tasks solved (%); n: attempts; steps: agent turns "
-           "(a scripted policy's actions, a model arm's model calls)")
+           "(a scripted policy's actions, a model arm's model calls), mean per attempt; tokens and $ per task: "
+           "a model arm's spend, mean per attempt")
 
 
 def _escape_cell(text: str) -> str:

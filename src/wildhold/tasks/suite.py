@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 from wildhold.agents.base import Policy
 from wildhold.agents.scripted import make_policy
 from wildhold.content import Content, default_content
-from wildhold.tasks.attempt import attempt_name, run_attempt, score_archive
+from wildhold.tasks.attempt import attempt_name, run_attempt, score_archive, sweep_scratch
 from wildhold.tasks.catalog import default_suite
 from wildhold.tasks.oracle import Oracle
 from wildhold.tasks.spec import CATEGORIES, DIFFICULTIES, Task
@@ -107,6 +107,7 @@ def run_suite(tasks: Iterable[Task], players: str | Sequence[Player], repeats: i
         players = [Player(players, policy=players)]
     several = len(players) > 1
     out.mkdir(parents=True, exist_ok=True)
+    sweep_scratch(out)
     jobs: list[Job] = [(t.id, r, p, str(out), several, clock, tick_seconds)
                        for t in tasks for p in players for r in range(repeats)]
     results: list[dict[str, Any]] = []
