@@ -766,9 +766,11 @@ def tasks_run(
     if experiment is not None:
         if not experiment.exists():
             _fail(f"{experiment} does not exist")
+        from wildhold.extras import MissingExtra
+
         try:
             players = players_of(experiment)
-        except (ValidationError, ValueError, OSError) as exc:
+        except (ValidationError, ValueError, OSError, MissingExtra) as exc:
             _fail(f"{experiment}: {exc}")
     suite = _suite()
     try:

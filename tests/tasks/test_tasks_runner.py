@@ -169,3 +169,18 @@ def test_a_killed_workers_working_store_is_swept_and_a_live_ones_kept(tmp_path):
     finally:
         left.unlink(missing_ok=True)
         mine.unlink(missing_ok=True)
+
+
+def test_an_experiment_whose_arm_could_never_play_is_refused_before_any_attempt(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(SMOKE.read_text().replace("cassettes/tasker.json", "cassettes/missing.json"))
+    ran = runner.invoke(app, ["tasks", "run", "--suite", "lite", "--experiment", str(bad), "--out", str(tmp_path / "o")])
+    assert ran.exit_code == 2 and "cassette" in ran.output and not (tmp_path / "o").exists()
+    keyless = tmp_path / "keyless.yaml"
+    keyless.write_text(SMOKE.read_text().replace("provider: replay", "provider: openai\n    model: m\n    api_key_env: "
+                                                 "WILDHOLD_TEST_UNSET_KEY"))
+    ran = runner.invoke(app, ["tasks", "run", "--suite", "lite", "--experiment", str(keyless), "--out", str(tmp_path / "o")])
+    assert ran.exit_code == 2 and "WILDHOLD_TEST_UNSET_KEY" in ran.output
+    both = runner.invoke(app, ["tasks", "run", "--suite", "lite", "--agent", "idle", "--experiment", str(SMOKE),
+                               "--out", str(tmp_path / "o")])
+    assert both.exit_code == 2 and "not both" in both.output

@@ -41,11 +41,25 @@ class Player:
 
 
 def players_of(experiment: Path) -> list[Player]:
-    """Each arm of an experiment file: a model arm through the scaffold, a scripted arm as its policy."""
+    """Each arm of an experiment file: a model arm through the scaffold, a scripted arm as its policy. What
+    would stop a model arm in every attempt (its provider's SDK missing, its key's variable unset, its
+    cassette absent) is refused here, before any attempt starts."""
+    import os
+
     from wildhold.agents.scaffold.experiment import Experiment
+    from wildhold.extras import require
 
     exp = Experiment.load(experiment)
     path = str(Path(experiment).resolve())
+    for a in exp.arms:
+        if a.provider in ("openai", "anthropic", "google"):
+            require(a.provider, f"the {a.provider} arm {a.name!r}")
+            if not a.model:
+                raise ValueError(f"arm {a.name!r}: provider {a.provider!r} needs a model")
+            if a.api_key_env and not os.environ.get(a.api_key_env):
+                raise ValueError(f"arm {a.name!r}: the environment variable {a.api_key_env} is not set")
+        if a.cassette and not (Path(experiment).resolve().parent / a.cassette).is_file():
+            raise ValueError(f"arm {a.name!r}: its cassette {a.cassette} is not beside the experiment file")
     return [Player(a.name, policy=a.policy or "producer") if a.provider == "scripted" else Player(a.name, experiment=path)
             for a in exp.arms]
 
