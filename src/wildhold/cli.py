@@ -719,14 +719,14 @@ class TaskClock(str, Enum):
 
 def _results_tables(results: list[dict[str, Any]]) -> list[FitTable]:
     """The suite's table per player, for the terminal (results.md and results.html hold the same rows)."""
-    from wildhold.tasks.report import CAPTION, rows, title
+    from wildhold.tasks.report import caption, rows, title
     from wildhold.tasks.suite import tables
 
     out = []
     for player, t in tables(results).items():
         header, body = rows(t)
         table = FitTable([Col(header[0], "left", key=True), *(Col(h, wrap=True) for h in header[1:])],
-                         title=f"Tasks: {escape(title(player, t))}", caption=CAPTION)
+                         title=f"Tasks: {escape(title(player, t))}", caption=caption(results))
         for row in body:
             table.add_row(*(escape(c) for c in row))
         out.append(table)

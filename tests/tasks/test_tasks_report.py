@@ -24,4 +24,13 @@ def test_html_escapes_player_names_and_errors():
 def test_markdown_keeps_a_players_name_from_breaking_the_table():
     text = markdown(_results("a|b", "line one\nline two | cell"))
     assert "a\\|b" in text and "line one line two \\| cell" in text
-    assert "| exploration | 100.0 ± 0.0 (n=2, 1 error) |" in text
+    assert "| exploration | 100.0 (n=2, 1 error) |" in text  # one repeat played: no spread to show
+
+
+def test_success_is_the_mean_and_std_over_repeats_of_the_share_solved():
+    rows = _results("oracle", "")
+    rows[1] = {**rows[0], "repeat": 1, "status": "failure", "progress": 0.5}
+    rows.append({**rows[0], "task": "exploration/gather-stone-v1", "repeat": 0})
+    rows.append({**rows[0], "task": "exploration/gather-stone-v1", "repeat": 1})
+    # repeat 0 solved 2 of 2, repeat 1 solved 1 of 2: 100 % and 50 %
+    assert "| exploration | 75.0 ± 25.0 (n=4) |" in markdown(rows)

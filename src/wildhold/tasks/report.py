@@ -24,7 +24,8 @@ def success(cell: dict[str, Any] | None) -> str:
     if not cell or cell.get("success") is None:
         return "-" if not cell else f"error (n={cell['attempts']})"
     errors = f", {cell['errors']} error{'s' * (cell['errors'] != 1)}" if cell["errors"] else ""
-    return f"{cell['success']:.1f} ± {cell['std']:.1f} (n={cell['attempts']}{errors})"
+    spread = "" if cell["std"] is None else f" ± {cell['std']:.1f}"
+    return f"{cell['success']:.1f}{spread} (n={cell['attempts']}{errors})"
 
 
 def _number(value: float | None, fmt: str) -> str:
@@ -48,8 +49,12 @@ def rows(t: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
 
 
 CAPTION = ("success: mean ± std over repeats of the share of tasks solved (%); n: attempts; steps: agent turns "
-           "(a scripted policy's actions, a model arm's model calls), mean per attempt; tokens and $ per task: "
-           "a model arm's spend, mean per attempt")
+           "(a scripted policy's actions, a model arm's model calls), mean per attempt")
+SPEND_CAPTION = "; tokens and $ per task: a model arm's spend, mean per attempt"
+
+
+def caption(results: list[dict[str, Any]]) -> str:
+    return CAPTION + (SPEND_CAPTION if any("tokens" in r for r in results) else "")
 
 
 def _escape_cell(text: str) -> str:
@@ -63,7 +68,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
         lines += [f"### Tasks: {_escape_cell(title(player, t))}", "",
                   "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(_escape_cell(c) for c in row) + " |" for row in body]
-        lines += ["", f"_{CAPTION}_", ""]
+        lines += ["", f"_{caption(results)}_", ""]
     errors = [r for r in results if r["status"] == "error"]
     if errors:
         lines += ["Task errors (a set-up the world refused; never counted against the player):", ""]
@@ -82,5 +87,5 @@ def html(results: list[dict[str, Any]]) -> str:
         header, body = rows(t)
         players.append({"title": title(player, t), "header": header, "rows": body,
                         "attempts": [r for r in results if r["policy"] == player]})
-    return env.get_template("tasks.html.j2").render(players=players, caption=CAPTION,
+    return env.get_template("tasks.html.j2").render(players=players, caption=caption(results),
                                                     errors=[r for r in results if r["status"] == "error"])

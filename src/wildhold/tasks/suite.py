@@ -165,8 +165,8 @@ def _mean(values: list[float], digits: int) -> float | None:
 
 
 def _cell(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Success % (mean ± std over repeats of the per-repeat success rate), attempts, errors, mean steps, and for
-    a model arm its mean tokens and dollars per attempt."""
+    """Success % (mean ± std over repeats of the per-repeat success rate; no std from one repeat), attempts,
+    errors, mean steps, and for a model arm its mean tokens and dollars per attempt."""
     played = [r for r in rows if r["status"] != "error"]
     by_repeat: dict[int, list[int]] = {}
     for r in played:
@@ -174,7 +174,7 @@ def _cell(rows: list[dict[str, Any]]) -> dict[str, Any]:
     rates = [100 * sum(v) / len(v) for _, v in sorted(by_repeat.items())]
     cell: dict[str, Any] = {
         "attempts": len(rows), "errors": len(rows) - len(played),
-        "success": _mean(rates, 1), "std": round(statistics.pstdev(rates), 1) if rates else None,
+        "success": _mean(rates, 1), "std": round(statistics.pstdev(rates), 1) if len(rates) > 1 else None,
         "steps": _mean([r["turns"] for r in played], 1),
     }
     if any("tokens" in r for r in rows):
