@@ -745,7 +745,7 @@ def _print_results(results: list[dict[str, Any]], paths: dict[str, Path]) -> Non
 
 @tasks_app.command("run")
 def tasks_run(
-    suite_names: Annotated[list[str], typer.Option("--suite", help="lite, full, or task ids.")],
+    suite_names: Annotated[list[str], typer.Option("--suite", help="lite, full, or task ids (repeat --suite, or separate them with commas).")],
     out: Annotated[Path, typer.Option("--out", help="Folder for archives and results (a rerun resumes).")],
     agent: Annotated[Optional[str], typer.Option("--agent", help="oracle, idle, random or another scripted policy (default oracle).")] = None,
     experiment: Annotated[Optional[Path], typer.Option("--experiment", help="An experiment file: each arm attempts every task (model arms through the scaffold).")] = None,
@@ -774,7 +774,7 @@ def tasks_run(
             _fail(f"{experiment}: {exc}")
     suite = _suite()
     try:
-        tasks = suite.select(suite_names)
+        tasks = suite.select([name for value in suite_names for name in value.split(",") if name])
     except KeyError as exc:
         _say(f"[red]{escape(exc.args[0])}[/red]")
         raise typer.Exit(2) from None

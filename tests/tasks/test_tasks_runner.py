@@ -184,3 +184,31 @@ def test_an_experiment_whose_arm_could_never_play_is_refused_before_any_attempt(
     both = runner.invoke(app, ["tasks", "run", "--suite", "lite", "--agent", "idle", "--experiment", str(SMOKE),
                                "--out", str(tmp_path / "o")])
     assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_an_attempt_on_a_restored_copy_of_a_generated_world_writes_the_same_log(tmp_path):
+    from wildhold.tasks import attempt
+    from wildhold.tasks.suite import policy_for
+
+    content = default_content()
+    task = default_suite().get("crafting/craft-plank-v1")
+    attempt._GENERATED.clear()
+    heads = []
+    for label in ("generated", "restored"):
+        result = run_attempt(task, policy_for("oracle", task, content), "oracle", 1, tmp_path / label, content)
+        assert result["status"] == "success"
+        with Archive(tmp_path / label / "crafting__craft-plank-v1__r1.wha") as a:
+            m = a.manifest
+            heads.append((m["chain_head"], m["state_hash"], m["event_count"], m["records_digest"]))
+            events = [e for e in a.events()]
+        assert events[0]["seq"] == 1  # the world's first events are in the log
+    assert heads[0] == heads[1]
+
+
+def test_the_cli_takes_task_ids_separated_by_commas_and_names_the_closest_to_an_unknown_one(tmp_path):
+    ran = runner.invoke(app, ["tasks", "run", "--suite", "exploration/gather-wood-v1,crafting/craft-plank-v1",
+                              "--agent", "idle", "--repeats", "1", "--workers", "1", "--out", str(tmp_path), "--quiet"])
+    assert ran.exit_code == 0, ran.output
+    assert "idle: 2 tasks x 1 repeat, lockstep clock" in (tmp_path / "results.md").read_text()
+    unknown = runner.invoke(app, ["tasks", "run", "--suite", "exploration/gather-wod-v1", "--out", str(tmp_path / "u")])
+    assert unknown.exit_code == 2 and "exploration/gather-wood-v1" in unknown.output

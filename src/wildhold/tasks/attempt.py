@@ -16,7 +16,9 @@ from wildhold.store.archive import Archive
 from wildhold.tasks.evaluate import Tracker
 from wildhold.tasks.spec import Task
 from wildhold.world.parts.farming import farm
+from wildhold.world.serialize import dumps, loads
 from wildhold.world.setup import SETUP
+from wildhold.world.world import World
 
 AGENT_NAME = "tasker"
 
@@ -74,6 +76,23 @@ def attempt_name(task: Task, repeat: int) -> str:
     return f"{task.id.replace('/', '__')}__r{repeat}"
 
 
+_GENERATED: dict[tuple[str, str, int], tuple[bytes, list[tuple[int, int, str, bytes, str]]]] = {}
+
+
+def generated_world(content: Content, scenario: str, seed: int) -> World:
+    """The world of `scenario` and `seed` as generated, with its first events still pending: generated once
+    a process, then restored from its snapshot (a fraction of the cost; attempts share scenarios and seeds)."""
+    key = (content.digest, scenario, seed)
+    if key not in _GENERATED:
+        world = World(content, scenario, seed)
+        _GENERATED[key] = (dumps(world), list(world.events.pending))
+        return world
+    blob, pending = _GENERATED[key]
+    world = loads(content, blob)
+    world.events.pending = list(pending)
+    return world
+
+
 def scratch_folder(out: Path) -> Path:
     """Where an attempt's working database lives while it plays: memory-backed space where the system has
     it (nothing there needs to outlive the attempt: its archive is what is kept, and an attempt cut short
@@ -107,7 +126,8 @@ def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: 
     out.mkdir(parents=True, exist_ok=True)
     db = (scratch or scratch_folder(out)) / f"wildhold-attempt-{os.getpid()}-{name}.db"
     _remove_store(db)
-    match = Match.create(task.scenario, seed, db, content, clock=clock)
+    match = Match.create(task.scenario, seed, db, content, clock=clock,
+                         world=generated_world(content, task.scenario, seed))
     agent = match.join(AGENT_NAME, policy=policy_name)
     extra: dict[str, Any] = {"task": task.id, "policy": policy_name, "repeat": repeat}
     try:
