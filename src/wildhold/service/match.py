@@ -185,10 +185,11 @@ class Match:
             advance_to(world, reached, match._flush_events)
         return match
 
-    def close(self) -> None:
-        """Stop cleanly: a final snapshot, so a resume starts exactly here."""
+    def close(self, snapshot: bool = True) -> None:
+        """Stop cleanly: a final snapshot, so a resume starts exactly here (none for a store about to be
+        thrown away, its archive written)."""
         if self.store:
-            self.flush(snapshot=True)
+            self.flush(snapshot=snapshot)
             self.store.close()
 
     def joins(self) -> dict[str, dict[str, Any]]:

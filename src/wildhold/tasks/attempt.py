@@ -162,7 +162,7 @@ def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: 
     match.end("task over")
     part = out / f"{name}.wha.part"  # written whole, then renamed: an archive in `out` is a finished attempt
     match.export(part, extra)
-    match.close()
+    match.close(snapshot=False)  # the working store goes: the archive is the attempt's record
     path = part.replace(out / f"{name}.wha")
     _remove_store(db)
     phase("archive")
