@@ -80,7 +80,7 @@ def test_the_clock_is_recorded_in_every_result_and_titled(tmp_path):
     assert {r["clock"] for r in scripted} == {"realtime"}
     assert "oracle: 1 task x 2 repeats, realtime clock" in (tmp_path / "s" / "results.md").read_text()
     model = run_suite(tasks, players_of(SMOKE), 1, 1, tmp_path / "m", clock="realtime")
-    assert model[0]["clock"] == "realtime" and model[0]["tokens"] == CASSETTE_TOKENS
+    assert model[0]["clock"] == "realtime" and model[0]["tokens"] > 0  # how far it got depends on the machine
     with Archive(tmp_path / "m" / "exploration__gather-wood-v1__r0.wha") as a:
         assert a.manifest["clock"] == "realtime" and a.manifest["server"]["tick_seconds"] == 0.05
     default = run_suite(tasks, "idle", 1, 1, tmp_path / "d")
