@@ -207,7 +207,7 @@ def test_an_attempt_on_a_restored_copy_of_a_generated_world_writes_the_same_log(
 
 def test_the_cli_takes_task_ids_separated_by_commas_and_names_the_closest_to_an_unknown_one(tmp_path):
     ran = runner.invoke(app, ["tasks", "run", "--suite", "exploration/gather-wood-v1,crafting/craft-plank-v1",
-                              "--agent", "idle", "--repeats", "1", "--workers", "1", "--out", str(tmp_path), "--quiet"])
+                              "--agent", "idle", "--repeats", "1", "--workers", "2", "--out", str(tmp_path), "--quiet"])
     assert ran.exit_code == 0, ran.output
     assert "idle: 2 tasks x 1 repeat, lockstep clock" in (tmp_path / "results.md").read_text()
     unknown = runner.invoke(app, ["tasks", "run", "--suite", "exploration/gather-wod-v1", "--out", str(tmp_path / "u")])

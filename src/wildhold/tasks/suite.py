@@ -8,7 +8,8 @@ import json
 import statistics
 import time
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -129,7 +130,7 @@ def run_suite(tasks: Iterable[Task], players: str | Sequence[Player], repeats: i
         mapped: Iterable[tuple[dict[str, Any], dict[str, float]]] = map(_one, jobs)
         pool = None
     else:
-        pool = get_context("spawn").Pool(workers)
+        pool = _context().Pool(workers)
         mapped = pool.imap_unordered(_one, jobs)
     try:
         for result, spent in mapped:
@@ -145,6 +146,17 @@ def run_suite(tasks: Iterable[Task], players: str | Sequence[Player], repeats: i
     results.sort(key=_order)
     write_results(out, results)
     return results
+
+
+def _context() -> BaseContext:
+    """Workers forked from a server process that has imported the runner once (no worker imports it again),
+    where the system has one; else started fresh. Never forked from this process, whose threads (a progress
+    bar's) a fork would copy mid-step."""
+    if "forkserver" not in get_all_start_methods():
+        return get_context("spawn")
+    ctx = get_context("forkserver")
+    ctx.set_forkserver_preload(["wildhold.tasks.suite"])
+    return ctx
 
 
 def _order(r: dict[str, Any]) -> tuple[str, str, int]:
