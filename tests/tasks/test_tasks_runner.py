@@ -181,6 +181,10 @@ def test_an_experiment_whose_arm_could_never_play_is_refused_before_any_attempt(
                                                  "WILDHOLD_TEST_UNSET_KEY"))
     ran = runner.invoke(app, ["tasks", "run", "--suite", "lite", "--experiment", str(keyless), "--out", str(tmp_path / "o")])
     assert ran.exit_code == 2 and "WILDHOLD_TEST_UNSET_KEY" in ran.output
+    odd = tmp_path / "odd.yaml"
+    odd.write_text(SMOKE.read_text().replace("name: tasker", "name: ../tasker"))
+    ran = runner.invoke(app, ["tasks", "run", "--suite", "lite", "--experiment", str(odd), "--out", str(tmp_path / "o")])
+    assert ran.exit_code == 2 and "file names" in ran.output
     both = runner.invoke(app, ["tasks", "run", "--suite", "lite", "--agent", "idle", "--experiment", str(SMOKE),
                                "--out", str(tmp_path / "o")])
     assert both.exit_code == 2 and "not both" in both.output

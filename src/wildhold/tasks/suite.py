@@ -5,6 +5,7 @@ computed from the results alone, so `score_dir` rebuilds every file byte for byt
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 from dataclasses import dataclass
@@ -53,6 +54,9 @@ def players_of(experiment: Path) -> list[Player]:
     exp = Experiment.load(experiment)
     path = str(Path(experiment).resolve())
     for a in exp.arms:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", a.name) or a.name.startswith("."):
+            raise ValueError(f"arm {a.name!r}: a name the runner writes into file names takes letters, digits, "
+                             "'_', '-' and '.' (not first), at most 64")
         if a.provider in ("openai", "anthropic", "google"):
             require(a.provider, f"the {a.provider} arm {a.name!r}")
             if not a.model:
