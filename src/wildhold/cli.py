@@ -790,13 +790,19 @@ def tasks_run(
 
 
 @tasks_app.command("score")
-def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")]) -> None:
-    """Recompute results.json, results.md and results.html and the table from the archives alone."""
+def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")], trust: Trust = False) -> None:
+    """Recompute results.json, results.md and results.html and the table from the archives alone, each archive
+    verified by re-simulation first (one that does not verify is refused)."""
+    from wildhold.store.archive import ArchiveError
     from wildhold.tasks.suite import score_dir, write_results
 
     if not out.is_dir():
         _fail(f"{out} is not a folder")
-    results = score_dir(out)
+    try:
+        results = score_dir(out, verify=not trust)
+    except ArchiveError as exc:
+        _refuse(exc)
     if not results:
         _fail(f"{out} holds no attempt archives (*.wha)")
     _print_results(results, write_results(out, results))
+    _say(f"{len(results)} archives {'scored as they are (--trust): not verified' if trust else 'verified by re-simulation'}")

@@ -216,3 +216,20 @@ def test_the_cli_takes_task_ids_separated_by_commas_and_names_the_closest_to_an_
     assert "idle: 2 tasks x 1 repeat, lockstep clock" in (tmp_path / "results.md").read_text()
     unknown = runner.invoke(app, ["tasks", "run", "--suite", "exploration/gather-wod-v1", "--out", str(tmp_path / "u")])
     assert unknown.exit_code == 2 and "exploration/gather-wood-v1" in unknown.output
+
+
+def test_tasks_score_verifies_every_archive_by_re_simulation_and_refuses_a_forged_one(tmp_path):
+    from archive_support import forge
+
+    tasks = [default_suite().get("exploration/gather-wood-v1")]
+    run_suite(tasks, "idle", 1, 1, tmp_path)
+    scored = runner.invoke(app, ["tasks", "score", str(tmp_path)])
+    assert scored.exit_code == 0 and "1 archives verified by re-simulation" in scored.output
+    archive = tmp_path / "exploration__gather-wood-v1__r0.wha"
+    forged = forge(archive, tmp_path / "forged.zip",
+                   event=lambda e: {**e, "data": {**e["data"], "x": e["data"]["x"] + 1}} if e["kind"] == "agent_spawned" else e)
+    forged.replace(archive)
+    refused = runner.invoke(app, ["tasks", "score", str(tmp_path)])
+    assert refused.exit_code == 1 and "refused" in refused.output
+    trusted = runner.invoke(app, ["tasks", "score", str(tmp_path), "--trust"])
+    assert trusted.exit_code == 0 and "not verified" in trusted.output

@@ -167,10 +167,17 @@ def _order(r: dict[str, Any]) -> tuple[str, str, int]:
     return (r["policy"], r["task"], r["repeat"])
 
 
-def score_dir(out: Path) -> list[dict[str, Any]]:
-    """Every attempt's result from the archives in `out` alone."""
+def score_dir(out: Path, *, verify: bool = False) -> list[dict[str, Any]]:
+    """Every attempt's result from the archives in `out` alone; with `verify`, each archive is first verified
+    by re-simulation (`service.verify`: an archive that does not follow from its inputs raises ArchiveError)."""
+    from wildhold.service.verify import verify_archive
+
     content = default_content()
-    return sorted((score_archive(p, content) for p in sorted(out.glob("*.wha"))), key=_order)
+    paths = sorted(out.glob("*.wha"))
+    if verify:
+        for path in paths:
+            verify_archive(path, content)
+    return sorted((score_archive(p, content) for p in paths), key=_order)
 
 
 # ---- the table ---------------------------------------------------------------------------------
