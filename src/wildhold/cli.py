@@ -763,6 +763,11 @@ def tasks_run(
     if agent is not None and experiment is not None:
         _fail("pass --agent or --experiment, not both")
     players = [Player(agent or "oracle", policy=agent or "oracle")]
+    if agent not in (None, "oracle"):
+        from wildhold.agents.scripted import POLICIES
+
+        if agent not in POLICIES:
+            _fail(f"unknown agent {agent!r}; known: oracle, {', '.join(POLICIES)}")
     if experiment is not None:
         if not experiment.exists():
             _fail(f"{experiment} does not exist")

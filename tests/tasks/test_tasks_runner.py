@@ -216,6 +216,8 @@ def test_the_cli_takes_task_ids_separated_by_commas_and_names_the_closest_to_an_
     assert "idle: 2 tasks x 1 repeat, lockstep clock" in (tmp_path / "results.md").read_text()
     unknown = runner.invoke(app, ["tasks", "run", "--suite", "exploration/gather-wod-v1", "--out", str(tmp_path / "u")])
     assert unknown.exit_code == 2 and "exploration/gather-wood-v1" in unknown.output
+    policy = runner.invoke(app, ["tasks", "run", "--suite", "lite", "--agent", "idel", "--out", str(tmp_path / "p")])
+    assert policy.exit_code == 2 and "unknown agent 'idel'" in policy.output and "idle" in policy.output
 
 
 def test_tasks_score_verifies_every_archive_by_re_simulation_and_refuses_a_forged_one(tmp_path):
