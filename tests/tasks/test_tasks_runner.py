@@ -235,3 +235,31 @@ def test_tasks_score_verifies_every_archive_by_re_simulation_and_refuses_a_forge
     assert refused.exit_code == 1 and "refused" in refused.output
     trusted = runner.invoke(app, ["tasks", "score", str(tmp_path), "--trust"])
     assert trusted.exit_code == 0 and "not verified" in trusted.output
+
+
+def test_a_model_attempt_cut_short_resumes_where_it_stopped_and_spends_each_turn_once(tmp_path, monkeypatch):
+    from wildhold.agents.scaffold.adapters import ReplayAdapter
+    from wildhold.service.verify import verify_archive
+
+    content = default_content()
+    task = default_suite().get("exploration/gather-wood-v1")
+    exp, arm = _smoke()
+    complete = ReplayAdapter.complete
+
+    async def crash_at_the_sixth_turn(self, system, messages, tools):
+        if self.position == 5:
+            raise RuntimeError("the process died")
+        return await complete(self, system, messages, tools)
+
+    monkeypatch.setattr(ReplayAdapter, "complete", crash_at_the_sixth_turn)
+    with pytest.raises(Exception):  # as the arm's task group hands it on
+        run_model_attempt(task, exp, arm, 0, tmp_path, content, name="cut", base=EXAMPLES)
+    assert (tmp_path / "cut.work").is_dir() and not (tmp_path / "cut.wha").exists()
+    monkeypatch.setattr(ReplayAdapter, "complete", complete)
+    result = run_model_attempt(task, exp, arm, 0, tmp_path, content, name="cut", base=EXAMPLES)
+    assert result["llm_calls"] == 8 and result["tokens"] == CASSETTE_TOKENS
+    assert result["dollars"] == pytest.approx(CASSETTE_DOLLARS)
+    records = [json.loads(line) for line in (tmp_path / "cut.telemetry.jsonl").read_text().splitlines()]
+    assert [r.get("resumed") for r in records if r["kind"] == "run_start" and r["arm"] == "tasker"] == [False, True]
+    assert verify_archive(tmp_path / "cut.wha", content).status == "verified"
+    assert not (tmp_path / "cut.work").exists()

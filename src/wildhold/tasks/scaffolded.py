@@ -17,6 +17,8 @@ from typing import Any
 from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, Run
 from wildhold.agents.scaffold.session import MCPTools
 from wildhold.content import Content
+from wildhold.service.host import DB_NAME
+from wildhold.store.sqlite import StoreError
 from wildhold.tasks.attempt import SetupFailed, score_archive, set_up
 from wildhold.tasks.evaluate import Tracker
 from wildhold.tasks.spec import Task
@@ -40,6 +42,12 @@ class AttemptRun(Run):
             task=task.id, policy=arm.name, repeat=repeat, experiment=exp.name, objective=task.description,
             budget_usd=exp.budget(arm), ceiling_s=exp.ceiling(arm), caps=asdict(exp.caps),
             arm=arm.model_dump(mode="json", exclude_none=True))
+        if self.host.state != "lobby":
+            try:
+                self.resume()
+            except StoreError:
+                self.host.close()
+                raise
 
     def started(self) -> None:
         host = self.host
@@ -52,15 +60,38 @@ class AttemptRun(Run):
             error = str(exc)
         match.flush()
         w = host.world
-        extra: dict[str, Any] = {"task_start_seq": w.events.seq, "task_start_tick": w.tick}
+        start: dict[str, Any] = {"task_start_seq": w.events.seq, "task_start_tick": w.tick}
         if error is not None:
-            extra["task_error"] = error
-        host.archives.manifest_extra.update(extra)
+            start["task_error"] = error
+        assert match.store is not None
+        match.store.set_meta({"task_start": start})  # where a resumed attempt picks the task up again
+        host.archives.manifest_extra.update(start)
         if error is not None:  # the task's fault: the match ends before the arm plays, nothing is spent
             host.stop("task error")
             return
-        tracker = self.tracker = Tracker(self.task, self.content, self.seed, self.agent, w.events.seq, w.tick)
-        self.stop_tick = w.tick + self.task.limits.ticks
+        self.follow(start["task_start_seq"], start["task_start_tick"])
+
+    def resume(self) -> None:
+        """A match this folder already holds, past its set-up: the task as its start left it, its evaluator fed
+        the events stored since, and the end it may have reached while the attempt was down."""
+        host = self.host
+        store = host.match.store
+        assert store is not None
+        start = store.meta().get("task_start")
+        if start is None:
+            raise StoreError(f"{self.out} holds an attempt stopped before its task was set up")
+        self.agent = next(iter(host.match.joins()))
+        host.archives.manifest_extra.update(start)
+        if "task_error" in start:
+            return
+        self.follow(start["task_start_seq"], start["task_start_tick"]).records(list(store.events(start["task_start_seq"])))
+        host.end_if_due()
+
+    def follow(self, start_seq: int, start_tick: int) -> Tracker:
+        """The task's evaluator over the events after `start_seq`, and its limits as the match's end."""
+        host, match = self.host, self.host.match
+        tracker = self.tracker = Tracker(self.task, self.content, self.seed, self.agent, start_seq, start_tick)
+        self.stop_tick = start_tick + self.task.limits.ticks
         follow = match.on_events
 
         def both(records: list[tuple[int, int, str, bytes, str]]) -> None:
@@ -70,6 +101,7 @@ class AttemptRun(Run):
 
         match.on_events = both
         host.ends_when = self.over
+        return tracker
 
     def over(self) -> str | None:
         """Why the attempt is over as far as the world goes (the task done, its minutes spent), or None."""
@@ -102,18 +134,24 @@ def run_model_attempt(task: Task, exp: Experiment, arm: ArmSpec, repeat: int, ou
                       name: str, base: Path, clock: str | None = None) -> dict[str, Any]:
     """Play one attempt of `arm` and write `out/NAME.wha` (and its telemetry beside it); the live result.
 
-    The attempt plays in `out/NAME.work/`, which is removed once the archive is in place: an attempt cut
-    short leaves no archive, and a rerun plays it again from the start."""
+    The attempt plays in `out/NAME.work/`, removed once the archive is in place. An attempt cut short after
+    its set-up resumes there, as `wildhold run` resumes (its spend so far counted once, a recorded model's
+    turns taken up where they stopped); one cut short before, or under other settings, starts again."""
     work = out / f"{name}.work"
-    shutil.rmtree(work, ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
-    run = AttemptRun(exp, arm, task, repeat, clock or task.clock, work, base, content)
+    clock = clock or task.clock
+    if not (work / "world" / DB_NAME).exists():
+        shutil.rmtree(work, ignore_errors=True)
+    try:
+        run = AttemptRun(exp, arm, task, repeat, clock, work, base, content)
+    except StoreError:
+        shutil.rmtree(work, ignore_errors=True)
+        run = AttemptRun(exp, arm, task, repeat, clock, work, base, content)
     try:
         asyncio.run(run.play())
+        archive = run.host.archives.path or run.host.archives.export()
     finally:
         run.host.close()
-    archive = run.host.archives.path
-    assert archive is not None, "the attempt's match ended without its archive"
     os.replace(run.telemetry.path, out / f"{name}.telemetry.jsonl")
     path = out / f"{name}.wha"
     os.replace(archive, path)
