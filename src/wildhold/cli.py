@@ -9,7 +9,7 @@ import sys
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Annotated, Callable, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, Optional
 
 import typer
 from rich.console import Console, Group
@@ -723,6 +723,16 @@ def bench_env(json_out: Annotated[bool, typer.Option("--json", help="Also print 
     bench.bench_env(as_json=json_out, quick=quick)
 
 
+@bench_app.command("tasks")
+def bench_tasks(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+                quick: Annotated[bool, typer.Option(help="One repeat instead of three: a rough figure, fast.")] = False,
+                workers: Annotated[int, typer.Option("--workers", min=1, help="Worker processes.")] = 2) -> None:
+    """The oracle over Lite x 3 repeats (wall time) and each attempt's overhead by phase: set-up, archive, scoring."""
+    from wildhold.bench.tasks import bench_tasks as run
+
+    run(as_json=json_out, quick=quick, workers=workers)
+
+
 if __name__ == "__main__":
     app()
 
@@ -786,39 +796,102 @@ def tasks_validate() -> None:
                f"{variants} ({variants / max(1, len(suite.tasks)):.0%}) differ from another only in a quantity")
 
 
+class TaskClock(str, Enum):
+    lockstep = "lockstep"
+    realtime = "realtime"
+
+
+def _results_tables(results: list[dict[str, Any]]) -> list[FitTable]:
+    """The suite's table per player, for the terminal (results.md and results.html hold the same rows)."""
+    from wildhold.tasks.report import caption, rows, title
+    from wildhold.tasks.suite import tables
+
+    out = []
+    for player, t in tables(results).items():
+        header, body = rows(t)
+        table = FitTable([Col(header[0], "left", key=True), *(Col(h, wrap=True) for h in header[1:])],
+                         title=f"Tasks: {escape(title(player, t))}", caption=caption(results))
+        for row in body:
+            table.add_row(*(escape(c) for c in row))
+        out.append(table)
+    return out
+
+
+def _print_results(results: list[dict[str, Any]], paths: dict[str, Path]) -> None:
+    for r in results:
+        if r["status"] == "error":
+            _say(f"[yellow]task error[/yellow] {escape(r['task'])} r{r['repeat']}: {escape(r['error'])}")
+    for t in _results_tables(results):
+        console.print(t)
+    for name, path in paths.items():
+        _say(f"{name}: {escape(str(path))}")
+
+
 @tasks_app.command("run")
 def tasks_run(
-    suite_names: Annotated[list[str], typer.Option("--suite", help="lite, full, or task ids.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for archives and results.json (a rerun resumes).")],
-    agent: Annotated[str, typer.Option("--agent", help="oracle, idle, random or another scripted policy.")] = "oracle",
+    suite_names: Annotated[list[str], typer.Option("--suite", help="lite, full, or task ids (repeat --suite, or separate them with commas).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for archives and results (a rerun resumes).")],
+    agent: Annotated[Optional[str], typer.Option("--agent", help="oracle, idle, random or another scripted policy (default oracle).")] = None,
+    experiment: Annotated[Optional[Path], typer.Option("--experiment", help="An experiment file: each arm attempts every task (model arms through the scaffold).")] = None,
+    clock: Annotated[Optional[TaskClock], typer.Option("--clock", help="Pause the world while the player decides (lockstep) or not (realtime); default: each task's own.")] = None,
+    tick_seconds: Annotated[float, typer.Option("--tick-seconds", min=0.001, help="Realtime, scripted policies: wall-clock seconds per world minute (a model arm's is its experiment's).")] = 1.0,
     repeats: Annotated[int, typer.Option("--repeats", min=1)] = 3,
     workers: Annotated[int, typer.Option("--workers", min=1)] = os.cpu_count() or 1,
     quiet: Quiet = False,
 ) -> None:
-    """Run each attempt as a short match with its own archive; print the table."""
-    from wildhold.tasks.suite import markdown, run_suite
+    """Run each attempt as a short match with its own archive; write results.json, .md and .html; print the table."""
+    from pydantic import ValidationError
 
+    from wildhold.tasks.suite import Player, SuiteError, players_of, run_suite
+
+    if agent is not None and experiment is not None:
+        _fail("pass --agent or --experiment, not both")
+    players = [Player(agent or "oracle", policy=agent or "oracle")]
+    if agent not in (None, "oracle"):
+        from wildhold.agents.scripted import POLICIES
+
+        if agent not in POLICIES:
+            _fail(f"unknown agent {agent!r}; known: oracle, {', '.join(POLICIES)}")
+    if experiment is not None:
+        if not experiment.exists():
+            _fail(f"{experiment} does not exist")
+        from wildhold.extras import MissingExtra
+
+        try:
+            players = players_of(experiment)
+        except (ValidationError, ValueError, OSError, MissingExtra) as exc:
+            _fail(f"{experiment}: {exc}")
     suite = _suite()
     try:
-        tasks = suite.select(suite_names)
+        tasks = suite.select([name for value in suite_names for name in value.split(",") if name])
     except KeyError as exc:
         _say(f"[red]{escape(exc.args[0])}[/red]")
         raise typer.Exit(2) from None
     with Progress(TextColumn("tasks"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
                   disable=quiet) as bar:
-        job = bar.add_task("tasks", total=len(tasks) * repeats)
-        results = run_suite(tasks, agent, repeats, workers, out, on_result=lambda _: bar.advance(job))
-    for r in results:
-        if r["status"] == "error":
-            _say(f"[yellow]task error[/yellow] {r['task']} r{r['repeat']}: {escape(r['error'])}")
-    typer.echo(markdown(results), nl=False)
+        job = bar.add_task("tasks", total=len(tasks) * repeats * len(players))
+        try:
+            results = run_suite(tasks, players, repeats, workers, out, on_result=lambda _: bar.advance(job),
+                                clock=clock.value if clock else None, tick_seconds=tick_seconds)
+        except SuiteError as exc:
+            _fail(str(exc))
+    _print_results(results, {name: out / name for name in ("results.json", "results.md", "results.html")})
 
 
 @tasks_app.command("score")
-def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")]) -> None:
-    """Recompute results.json and the table from the archives alone."""
-    from wildhold.tasks.suite import markdown, score_dir, write_results
+def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")], trust: Trust = False) -> None:
+    """Recompute results.json, results.md and results.html and the table from the archives alone, each archive
+    verified by re-simulation first (one that does not verify is refused)."""
+    from wildhold.store.archive import ArchiveError
+    from wildhold.tasks.suite import score_dir, write_results
 
-    results = score_dir(out)
-    write_results(out, results)
-    typer.echo(markdown(results), nl=False)
+    if not out.is_dir():
+        _fail(f"{out} is not a folder")
+    try:
+        results = score_dir(out, verify=not trust)
+    except ArchiveError as exc:
+        _refuse(exc)
+    if not results:
+        _fail(f"{out} holds no attempt archives (*.wha)")
+    _print_results(results, write_results(out, results))
+    _say(f"{len(results)} archives {'scored as they are (--trust): not verified' if trust else 'verified by re-simulation'}")

@@ -6,7 +6,9 @@ names, submission) and nothing more, so a policy that plays well here plays the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+import functools
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from wildhold.agents.base import AgentView, Policy
 from wildhold.server.surface import action_tools
@@ -20,6 +22,13 @@ def _code(refused: Any) -> str | None:
     return None if refused is None else refused.code
 
 
+@functools.cache
+def _served() -> tuple[tuple[str, ...], Mapping[str, Any]]:
+    """The served action names and their argument schemas: the same for every client, built once a process."""
+    served = action_tools()
+    return tuple(sorted(served)), MappingProxyType({name: spec.json_schema() for name, spec in served.items()})
+
+
 class LocalClient:
     """Observes and acts for the characters of a world this process holds; `submit` is the match's
     (which records each input) or, for a bare world, the world's own."""
@@ -27,9 +36,7 @@ class LocalClient:
     def __init__(self, world: World, submit: Callable[[str, str, dict[str, Any]], Any] | None = None):
         self.world = world
         self._submit = submit or world.submit
-        served = action_tools()
-        self.actions = tuple(sorted(served))
-        self.schemas = {name: spec.json_schema() for name, spec in served.items()}
+        self.actions, self.schemas = _served()
 
     def idle(self, agent: str) -> bool:
         """Whether the agent's character has no operation running (so it may decide)."""

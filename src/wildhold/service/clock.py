@@ -78,7 +78,8 @@ class Clock:
     # ---- stepping ---------------------------------------------------------------------------------
 
     def step(self) -> None:
-        """Advance one tick, give running programs their turn, follow activity, end the match when its time is up."""
+        """Advance one tick, give running programs their turn, follow activity, end the match when its time is up
+        (or its owner's end condition holds)."""
         host = self.host
         host.match.step()
         self.submitted.clear()
@@ -86,8 +87,7 @@ class Clock:
         if not host.world.finished:
             host.programs.tick()
         self._track_activity()
-        if host.world.finished and host.state == "running":
-            host.finish("season over")
+        host.end_if_due()
 
     def wake(self) -> None:
         """Something happened (an action, a start, the end): a waiting driver looks again."""

@@ -66,6 +66,9 @@ class Host:
         if not config.lobby and self.state == "lobby":
             self._set_started()
         self.programs = ProgramHost(self)  # restores every program that was running or waiting
+        # An end besides the season's, set by whoever runs the match (a task attempt's limits): a reason to end
+        # it, or None; looked at after every tick and every submission.
+        self.ends_when: Callable[[], str | None] | None = None
 
     @classmethod
     def open(cls, data_dir: Path | str, config: HostConfig, scenario: str = "default", seed: int = 0,
@@ -138,6 +141,14 @@ class Host:
         self.clock.wake()
         self.operations.release_waiters()
 
+    def end_if_due(self) -> None:
+        """End the match when its season is over or `ends_when` names a reason."""
+        if self.state != "running":
+            return
+        reason = "season over" if self.world.finished else (self.ends_when() if self.ends_when is not None else None)
+        if reason:
+            self.finish(reason)
+
     def close(self) -> None:
         """Stop cleanly: end the program runner (programs stay stored), a final snapshot so a restart resumes exactly here."""
         self.programs.close()
@@ -158,11 +169,14 @@ class Host:
         self.spectate.submitted(agent, action, result)
         if isinstance(result, Rejected):
             self.rejections[result.code] += 1
+            self.end_if_due()
             return result
         self.counters["actions_accepted"] += 1
         self.clock.submitted.add(agent)
         self.clock.wake()
-        return self.operations.operation(agent, result.op)
+        record = self.operations.operation(agent, result.op)
+        self.end_if_due()
+        return record
 
     def setup(self, command: str, args: dict[str, Any]) -> dict[str, Any]:
         """An operator's setup command, recorded as an input like every change."""

@@ -137,12 +137,18 @@ class Match:
 
     @classmethod
     def create(cls, scenario: str = "default", seed: int = 0, db: Path | str | None = None,
-               content: Content | None = None, clock: str = "fast", horizon: Horizon = "visible") -> Match:
-        """A new match; `horizon` says whether its agents are told when it ends (hidden: no face says so)."""
+               content: Content | None = None, clock: str = "fast", horizon: Horizon = "visible",
+               world: World | None = None) -> Match:
+        """A new match; `horizon` says whether its agents are told when it ends (hidden: no face says so).
+        `world`, when given, is this scenario and seed's world as generated, its first events still pending
+        (a copy restored from a generated one spares generating it again)."""
         if horizon not in HORIZONS:
             raise StoreError(f"horizon must be one of {', '.join(HORIZONS)}, not {horizon!r}")
         content = content or default_content()
-        world = World(content, scenario, seed)
+        if world is not None and (world.scenario_name, world.seed, world.tick) != (scenario, seed, world.start_tick):
+            raise StoreError(f"the world given is {world.scenario_name} seed {world.seed} at tick {world.tick}, not "
+                             f"{scenario} seed {seed} as generated")
+        world = world or World(content, scenario, seed)
         store = None
         if db is not None:
             store = MatchStore(db)
@@ -191,10 +197,11 @@ class Match:
             advance_to(world, reached, match._flush_events)
         return match
 
-    def close(self) -> None:
-        """Stop cleanly: a final snapshot, so a resume starts exactly here."""
+    def close(self, snapshot: bool = True) -> None:
+        """Stop cleanly: a final snapshot, so a resume starts exactly here (none for a store about to be
+        thrown away, its archive written)."""
         if self.store:
-            self.flush(snapshot=True)
+            self.flush(snapshot=snapshot)
             self.store.close()
 
     def joins(self) -> dict[str, dict[str, Any]]:

@@ -3,18 +3,22 @@ is done or a limit (ticks, turns) is reached; the result is read back from the a
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 from wildhold.agents.base import Policy
 from wildhold.agents.client import LocalClient
 from wildhold.content import Content
-from wildhold.service.match import Match
+from wildhold.service.match import SPEND, Match
 from wildhold.store.archive import Archive
 from wildhold.tasks.evaluate import Tracker
 from wildhold.tasks.spec import Task
 from wildhold.world.parts.farming import farm
+from wildhold.world.serialize import dumps, loads
 from wildhold.world.setup import SETUP
+from wildhold.world.world import World
 
 AGENT_NAME = "tasker"
 
@@ -72,14 +76,58 @@ def attempt_name(task: Task, repeat: int) -> str:
     return f"{task.id.replace('/', '__')}__r{repeat}"
 
 
-def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: Path, content: Content) -> dict[str, Any]:
-    """Play one attempt and write its archive under `out`; the live result (which `score_archive` reproduces)."""
+_GENERATED: dict[tuple[str, str, int], tuple[bytes, list[tuple[int, int, str, bytes, str]]]] = {}
+
+
+def generated_world(content: Content, scenario: str, seed: int) -> World:
+    """The world of `scenario` and `seed` as generated, with its first events still pending: generated once
+    a process, then restored from its snapshot (a fraction of the cost; attempts share scenarios and seeds)."""
+    key = (content.digest, scenario, seed)
+    if key not in _GENERATED:
+        world = World(content, scenario, seed)
+        _GENERATED[key] = (dumps(world), list(world.events.pending))
+        return world
+    blob, pending = _GENERATED[key]
+    world = loads(content, blob)
+    world.events.pending = list(pending)
+    return world
+
+
+def scratch_folder(out: Path) -> Path:
+    """Where an attempt's working database lives while it plays: memory-backed space where the system has
+    it (nothing there needs to outlive the attempt: its archive is what is kept, and an attempt cut short
+    is played again), else `out`. On a disk each store costs tens of milliseconds of syncing."""
+    shm = Path("/dev/shm")
+    return shm if shm.is_dir() and os.access(shm, os.W_OK) else out
+
+
+def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: Path, content: Content,
+                clock: str | None = None, tick_seconds: float = 1.0, name: str | None = None,
+                timings: dict[str, float] | None = None, scratch: Path | None = None) -> dict[str, Any]:
+    """Play one attempt and write its archive under `out`; the live result (which `score_archive` reproduces).
+
+    `clock` (the task's own when None): lockstep pauses the world while the policy decides; realtime lets
+    it run on, `tick_seconds` of the policy's thinking to a world minute, before the decision lands.
+    `name` is the archive's (`attempt_name` when None). `timings`, when given, gets the seconds of each
+    phase: setup (the match, the join, the set-up), play, archive (written, the store removed), scoring.
+    `scratch` is the working database's folder (`scratch_folder(out)` when None)."""
+    clocked = time.perf_counter()
+
+    def phase(label: str) -> None:
+        nonlocal clocked
+        now = time.perf_counter()
+        if timings is not None:
+            timings[label] = timings.get(label, 0.0) + now - clocked
+        clocked = now
+
     seed = task.seeds.seed(repeat)
-    name = attempt_name(task, repeat)
+    name = name or attempt_name(task, repeat)
+    clock = clock or task.clock
     out.mkdir(parents=True, exist_ok=True)
-    db = out / f"{name}.db"
-    db.unlink(missing_ok=True)
-    match = Match.create(task.scenario, seed, db, content, clock=task.clock)
+    db = (scratch or scratch_folder(out)) / f"wildhold-attempt-{os.getpid()}-{name}.db"
+    _remove_store(db)
+    match = Match.create(task.scenario, seed, db, content, clock=clock,
+                         world=generated_world(content, task.scenario, seed))
     agent = match.join(AGENT_NAME, policy=policy_name)
     extra: dict[str, Any] = {"task": task.id, "policy": policy_name, "repeat": repeat}
     try:
@@ -90,32 +138,79 @@ def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: 
     w = match.world
     extra.update(task_start_seq=w.events.seq, task_start_tick=w.tick)
     tracker = Tracker(task, content, seed, agent, w.events.seq, w.tick)
+    phase("setup")
     if "task_error" not in extra:
         match.on_events = tracker.records
         client = LocalClient(w, match.submit)
         turns, stop = 0, w.tick + task.limits.ticks
         while w.tick < stop and not tracker.done:
-            if turns < task.limits.turns and client.idle(agent) and client.decide(agent, policy):
-                turns += 1
+            if turns < task.limits.turns and client.idle(agent):
+                started = time.perf_counter()
+                decision = policy.decide(client.view(agent, policy))
+                if clock == "realtime":  # the world did not wait: the minutes the decision took pass first
+                    for _ in range(int((time.perf_counter() - started) / tick_seconds)):
+                        if w.tick >= stop or tracker.done:
+                            break
+                        match.step()
+                if decision is not None and w.tick < stop and not tracker.done:
+                    client.submit(agent, *decision)
+                    turns += 1
             match.step()
             if turns >= task.limits.turns and client.idle(agent):
                 break
+    phase("play")
     match.end("task over")
-    path = match.export(out / f"{name}.wha", extra)
-    match.close()
-    db.unlink(missing_ok=True)
-    return score_archive(path, content, live=tracker)
+    part = out / f"{name}.wha.part"  # written whole, then renamed: an archive in `out` is a finished attempt
+    match.export(part, extra)
+    match.close(snapshot=False)  # the working store goes: the archive is the attempt's record
+    path = part.replace(out / f"{name}.wha")
+    _remove_store(db)
+    phase("archive")
+    result = score_archive(path, content, live=tracker)
+    phase("scoring")
+    return result
+
+
+def sweep_scratch(out: Path) -> int:
+    """Remove the working stores that attempts of processes no longer alive left behind (a worker killed
+    mid-attempt); how many files went."""
+    removed = 0
+    for path in scratch_folder(out).glob("wildhold-attempt-*.db*"):
+        try:
+            pid = int(path.name.split("-")[2])
+            os.kill(pid, 0)
+        except ValueError:
+            continue
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+            removed += 1
+        except PermissionError:  # alive, another user's
+            continue
+    return removed
+
+
+def _remove_store(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
 def score_archive(path: Path, content: Content, live: Tracker | None = None) -> dict[str, Any]:
-    """The attempt's result from its archive alone (with `live`, from the tracker that followed the match instead)."""
+    """The attempt's result from its archive alone (with `live`, from the tracker that followed the match instead).
+
+    Turns are the agent's decisions: a scripted policy's submitted actions, a model arm's model calls. A
+    model arm (its archive carries a price table) also gets its tokens and dollars, from the spend records."""
     from wildhold.tasks.catalog import default_suite
 
     with Archive(path) as a:
         m = a.manifest
         task = default_suite().get(m["task"])
         agent = m["agents"][0]["id"]
-        turns = sum(1 for inp in a.inputs() if inp.kind == "action" and inp.agent == agent)
+        spend = [inp.args for inp in a.inputs() if inp.kind == SPEND and inp.agent == agent]
+        model_arm = m.get("price_table") is not None
+        if model_arm:
+            turns = sum(s["llm_calls"] for s in spend)
+        else:
+            turns = sum(1 for inp in a.inputs() if inp.kind == "action" and inp.agent == agent)
         tracker = live
         if tracker is None:
             tracker = Tracker(task, content, m["seed"], agent, m["task_start_seq"], m["task_start_tick"])
@@ -123,8 +218,12 @@ def score_archive(path: Path, content: Content, live: Tracker | None = None) -> 
                 tracker.feed(event)
     result: dict[str, Any] = {
         "task": task.id, "category": task.category, "difficulty": task.difficulty, "policy": m["policy"],
-        "repeat": m["repeat"], "seed": m["seed"], "clock": task.clock,
+        "repeat": m["repeat"], "seed": m["seed"], "clock": m["clock"],
     }
+    if model_arm:
+        result.update(llm_calls=turns, tokens=sum(s["input_tokens"] + s["output_tokens"] for s in spend),
+                      cached_input_tokens=sum(s["cached_input_tokens"] for s in spend),
+                      dollars=round(sum(s["cost_usd"] for s in spend), 6))
     if "task_error" in m:
         return {**result, "status": "error", "error": m["task_error"]}
     return {**result, "status": "success" if tracker.done else "failure", "progress": tracker.trace[-1][1],

@@ -194,6 +194,14 @@ class Run:
         self.agents: dict[str, str] = {}  # arm name -> its character, once the match has started
         self.spent: set[tuple[str, int]] = set()  # (character, session) whose spend the match has recorded
 
+    def started(self) -> None:
+        """The match has just left its lobby and no arm has played yet (a task attempt sets its task up here)."""
+
+    def session_stop(self) -> str:
+        """A reason to end a model session before its next model call ('' to go on): a session plays on
+        after the match ends unless a subclass says otherwise (a task attempt stops it there)."""
+        return ""
+
     def budget(self, arm: ArmSpec) -> float:
         return self.exp.budget(arm)
 
@@ -286,7 +294,7 @@ class Run:
                                                world=world, adapter=adapter, workspace=workspace,
                                                telemetry=self.telemetry, price=price, caps=self.caps, ledger=ledger,
                                                resumed=state, repeatable=world.read_only,
-                                               observation=self.exp.observation)
+                                               observation=self.exp.observation, stop=self.session_stop)
                     self.record_spend(arm.name, number, ledger, adapter.model, price)
                     await self.checkpoint(arm.name, world, number, ledger)
                     await self.sleep(arm.name, world, number, result.wake_minutes)
@@ -463,6 +471,7 @@ class Run:
                         tokens[arm.name] = await self.register(arm)
                         _write_private(tokens_file, tokens)
                 self.host.start()
+                self.started()
             self.agents = {args["name"]: agent for agent, args in self.host.match.joins().items()}
             self.spent = {(inp.agent, inp.args["session"]) for inp in self.host.match.store.inputs(0) if inp.kind == SPEND}
             missing = sorted(a.name for a in self.exp.arms if a.name not in tokens)

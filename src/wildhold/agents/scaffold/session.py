@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from pydantic import ConfigDict
 
@@ -204,12 +204,14 @@ class SessionState:
 async def run_session(*, arm: str, number: int, system: str, world_tools: list[dict[str, Any]], world: WorldTools,
                       adapter: Adapter, workspace: Workspace, telemetry: Telemetry, price: Price, caps: Caps,
                       ledger: ArmLedger, resumed: SessionState | None = None,
-                      repeatable: frozenset[str] = frozenset(), observation: str = "text") -> SessionResult:
+                      repeatable: frozenset[str] = frozenset(), observation: str = "text",
+                      stop: Callable[[], str] | None = None) -> SessionResult:
     """One session, from a fresh transcript (or the one a crash interrupted) to its recorded end reason.
 
     `repeatable` names the world tools that only read (the server marks them read-only): after a crash,
     a call of the interrupted turn that has no recorded result runs again if it only reads or is a
     scaffold tool; any other is answered as interrupted, since the world may already have done it.
+    `stop`, looked at before every model call, names a reason to end the session there ('' to go on).
     """
     tools = world_tools + SCAFFOLD_TOOLS
     world_names = {t["name"] for t in world_tools}
@@ -246,6 +248,9 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
             break
         if state.tokens >= caps.max_tokens:
             state.reason = "token_cap"
+            break
+        if stop is not None and (reason := stop()):
+            state.reason = reason
             break
         started = time.monotonic()
         try:
