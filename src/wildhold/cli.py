@@ -1,4 +1,5 @@
-"""The `wildhold` command line: demo, resume, replay, rules, serve, report, leaderboard, export, run, examples, bench."""
+"""The `wildhold` command line: demo, resume, replay, rules, serve, report, leaderboard, export, run, sweep, compare, fork,
+examples, bench."""
 
 from __future__ import annotations
 
@@ -541,6 +542,79 @@ def run_cmd(
     console.print(summary_table(out))
     for kind, path in paths.items():
         _say(f"{kind}: {path}")
+
+
+class Executor(str, Enum):
+    """Where a sweep's cells run (wildhold.runner.sweep.EXECUTORS)."""
+
+    local = "local"
+    ray = "ray"
+
+
+@app.command()
+@_owner_only()
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(metavar="SWEEP.yaml", help="A sweep file (`wildhold examples DIR` copies sweep-smoke.yaml).")],
+    out: Annotated[Path, typer.Option(help="Folder for every cell's run folder and archive, sweep.jsonl, results.json and the summary; a rerun resumes (finished cells are skipped).")],
+    executor: Annotated[Executor, typer.Option(help="local: a process pool; ray: Ray tasks (pip install 'wildhold[ray]').")] = Executor.local,
+    address: Annotated[Optional[str], typer.Option(help="Ray: the cluster's address (default: a local Ray started for the sweep and shut down after).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Cells at once (default: the cores).")] = os.cpu_count() or 1,
+    quiet: Quiet = False,
+) -> None:
+    """Run the product of arms x protocols x seeds x repeats, each cell one `wildhold run` (or task attempt) with its
+    own archive; failures retried with their errors recorded, the sweep's budget respected; then the summary."""
+    from wildhold.extras import MissingExtra
+    from wildhold.runner.spec import Sweep, SweepError, cells
+    from wildhold.runner.sweep import run_sweep
+
+    if address and executor is not Executor.ray:
+        _fail("--address is for --executor ray")
+    try:
+        total = len(cells(Sweep.load(sweep_file)))
+    except SweepError as exc:
+        _refuse(exc)
+    with Progress(TextColumn("cells"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=console, disable=quiet) as bar:
+        job = bar.add_task("", total=total)
+
+        def advance(result: dict) -> None:
+            failed = " (failed)" if result["status"] == "failed" else ""
+            bar.update(job, advance=1, description=f"{result['cell']}{failed}")
+
+        try:
+            outcome = run_sweep(sweep_file, out, executor=executor.value, workers=workers, address=address, on_cell=advance)
+        except (SweepError, MissingExtra) as exc:
+            _refuse(exc)
+    console.print(sweep_table(json.loads((out / "summary.json").read_text())))
+    for cell, errors in outcome["failed"].items():
+        _say(f"failed: {cell} after {len(errors)} tries; last error: {errors[-1]}")
+    if outcome["unlaunched_for_budget"]:
+        _say(f"budget spent (${outcome['spent_usd']:.4f} of ${outcome['budget_usd']:.2f}): "
+             f"{len(outcome['unlaunched_for_budget'])} cells not started; raise budget_usd and rerun to go on")
+    _say(f"{outcome['finished']} of {outcome['cells']} cells finished ({outcome['ran_now']} now, "
+         f"{outcome['skipped_finished']} before); spent ${outcome['spent_usd']:.4f} of ${outcome['budget_usd']:.2f}; "
+         f"{outcome['wall_s']:.1f} s on {outcome['workers']} workers ({outcome['executor']})")
+    _say(f"summary: {out / 'summary.md'}\nresults: {out / 'results.json'}")
+    if outcome["failed"]:
+        raise typer.Exit(1)
+
+
+SWEEP_MEASURES = ("index", "composite", "trial", "task_success", "quests", "spend_usd")
+
+
+def sweep_table(summary: dict) -> FitTable:
+    """The sweep's summary: a row per configuration and protocol; each cell mean ± std [95% CI] over seeds."""
+    from wildhold.eval.stats import show
+    from wildhold.runner.summary import DIGITS
+
+    shown = [m for m in SWEEP_MEASURES if any(m in r["measures"] for r in summary["rows"])]
+    table = FitTable([Col("configuration", "left", short="config", key=True, wrap=True), Col("protocol", "left", key=True),
+                      Col("n"), *(Col(m, "left", wrap=True) for m in shown)],
+                     title="Sweep: mean ± std [95% CI] over seeds", caption=summary["statistic"])
+    for row in summary["rows"]:
+        table.add_row(row["label"], row["protocol"], str(len(row["seeds"])),
+                      *(show(row["measures"].get(m, {}), DIGITS.get(m, 2)).rsplit(" n=", 1)[0] for m in shown))
+    return table
 
 
 @app.command()

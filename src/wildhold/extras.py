@@ -15,6 +15,7 @@ EXTRAS = {
     "anthropic": ("anthropic", "the Anthropic SDK"),
     "google": ("google.genai", "the Google GenAI SDK"),
     "parquet": ("pyarrow", "pyarrow"),
+    "ray": ("ray", "Ray"),
 }
 
 
