@@ -459,7 +459,8 @@ def report(
 
 LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
                        Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
-                       Col("firsts", short="1st"), Col("fitness mean", short="fitness"), Col("95% CI", wrap=True))
+                       Col("firsts", short="1st"), Col("fitness mean ± std", "left", short="fitness"),
+                       Col("95% CI", wrap=True), Col("composite", "left", short="comp"), Col("spend $", "left", short="$"))
 
 
 @app.command()
@@ -467,31 +468,38 @@ def leaderboard(
     archives: Annotated[list[Path], typer.Argument(help="Match archives (.wildhold.zip).")],
     rubric: Annotated[Optional[str], typer.Option(help="Rubric version (default: the published one).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the leaderboard as one JSON document instead of a table.")] = False,
+    pool_scenarios: Annotated[bool, typer.Option("--pool-scenarios", help="Pool archives of different scenarios into one board (refused otherwise).")] = False,
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Skill ratings (openskill; shared ranks are draws) and mean fitness with 95% CI per agent configuration,
-    over archives each verified by re-simulation first."""
+    """Skill ratings (openskill; shared ranks are draws) and every measure as mean ± std with a 95% bootstrap
+    interval over seeds, per configuration (its full arm identity), over archives each verified by re-simulation
+    first. Every archive is scored under the one rubric named; one scenario unless --pool-scenarios."""
+    from wildhold.eval.leaderboard import PoolingRefused
     from wildhold.eval.leaderboard import leaderboard as board
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.service.verify import TRUSTED_NOTE
     from wildhold.store.archive import ArchiveError
 
     try:
-        result = board(archives, rubric, trust=trust, cache=cache)
-    except (ArchiveError, UnknownRubric, ContentError) as exc:
+        result = board(archives, rubric, trust=trust, cache=cache, pool_scenarios=pool_scenarios)
+    except (ArchiveError, UnknownRubric, ContentError, PoolingRefused) as exc:
         _refuse(exc)
     if json_out:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
         return
-    caption = result["model"] + (f"; {TRUSTED_NOTE}" if trust else "; every archive verified by re-simulation")
+    caption = (f"{result['pooled']['statement']}. {result['model']}"
+               + (f"; {TRUSTED_NOTE}" if trust else "; every archive verified by re-simulation"))
     table = FitTable(LEADERBOARD_COLUMNS, caption=caption,
                      title=f"Leaderboard over {len(result['matches'])} matches (rubric {result['rubric_version']})")
     for row in result["rows"]:
-        f, r = row["fitness"], row["rating"]
-        ci = "n/a (one match)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
+        f, r, m = row["fitness"], row["rating"], row["measures"]
+        ci = "n/a (one seed)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
+        fitness = f"{f['mean']:.1f}" + ("" if f["std"] is None else f" ± {f['std']:.1f}")
+        composite = "-" if "composite" not in m else f"{m['composite']['mean']:.1f}"
+        spend = "-" if "spend_usd" not in m else f"{m['spend_usd']['mean']:.4f}"
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
-                      str(row["matches"]), str(row["firsts"]), f"{f['mean']:.1f}", ci)
+                      str(row["matches"]), str(row["firsts"]), fitness, ci, composite, spend)
     console.print(table)
 
 

@@ -166,3 +166,13 @@ def test_a_task_protocol_runs_each_task_as_an_attempt_of_a_scripted_arm():
     planned = cells(sweep)
     assert {c.arm for c in planned} == {"producer"} and all(c.task for c in planned)
     assert len(planned) == len({c.key for c in planned}) == len({c.task for c in planned}) * 3
+
+
+def test_a_task_cell_is_an_attempt_with_its_own_archive_and_success_in_the_summary(tmp_path):
+    path = _variant(tmp_path, seeds=[1, 2], arms=[{"name": "oracle", "provider": "scripted", "policy": "oracle"}],
+                    protocols=[{"name": "gather", "tasks": ["exploration/gather-wood-v1", "crafting/craft-plank-v1"]}])
+    outcome = run_sweep(path, tmp_path / "out", workers=2)
+    assert outcome["finished"] == 4 and not outcome["failed"]
+    assert all(r["archives"][0].endswith(".wha") for r in outcome["results"])
+    row = json.loads((tmp_path / "out" / "summary.json").read_text())["rows"][0]
+    assert row["measures"]["task_success"]["n"] == 2 and row["measures"]["task_success"]["mean"] == 1.0  # the oracle passes

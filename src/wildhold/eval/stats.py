@@ -83,7 +83,7 @@ def paired(a: Mapping[int, float], b: Mapping[int, float], *, seed: int = SEED,
         exact = False
     flipped = np.abs((signs * d).mean(axis=1))
     p = float(np.mean(flipped >= observed - 1e-12))
-    result.update(mean_diff=_round(float(d.mean())), p=_round(p), exact=exact)
+    result.update(mean_diff=_round(float(d.mean())), p=_round(p, 6), exact=exact)
     return result
 
 

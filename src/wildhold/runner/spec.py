@@ -123,8 +123,13 @@ class Sweep(BaseModel):
                     raise SweepError(f"protocol {p.name!r}: {exc}", "sweep_unknown_scenario") from None
             else:
                 task_ids(p)
+        on_scenarios = {a.name for a in self.arms
+                        if any(p.scenario is not None and (p.arms is None or a.name in p.arms) for p in self.protocols)}
         for arm in self.arms:
-            if arm.provider == "scripted":
+            if arm.provider == "scripted" and arm.policy == "oracle" and arm.name in on_scenarios:
+                raise SweepError(f"arm {arm.name!r}: the oracle is told a task's goal, so it plays task protocols only",
+                                 "sweep_unknown_policy")
+            if arm.provider == "scripted" and arm.policy != "oracle":
                 try:
                     make_policy(arm.policy or "producer", content)
                 except ValueError as exc:
