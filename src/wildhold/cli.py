@@ -607,6 +607,41 @@ def sweep(
         raise typer.Exit(1)
 
 
+class CompareFormat(str, Enum):
+    md = "md"
+    html = "html"
+    json = "json"
+
+
+@app.command()
+def compare(
+    a: Annotated[str, typer.Argument(help="Side A: a sweep folder (DIR or DIR@CONFIG), or a configuration of --sweep (an arm, a label or a key prefix).")],
+    b: Annotated[str, typer.Argument(help="Side B, the same way.")],
+    sweep_dir: Annotated[Optional[Path], typer.Option("--sweep", help="The sweep folder A and B name configurations of.")] = None,
+    format: Annotated[CompareFormat, typer.Option("--format", help="Markdown, HTML or JSON.")] = CompareFormat.md,
+    out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
+) -> None:
+    """Two configurations (or two sweeps) side by side on every measure, per protocol: the difference B - A, its
+    95% bootstrap interval and a paired sign-flip test over the seeds both ran."""
+    from wildhold.runner.compare import CompareError, markdown, render_html
+    from wildhold.runner.compare import compare as run_compare
+
+    try:
+        result = run_compare(a, b, sweep_dir)
+    except CompareError as exc:
+        _refuse(exc)
+    if format is CompareFormat.json:
+        text = json.dumps(result, indent=2, sort_keys=True) + "\n"
+    else:
+        text = render_html(result) if format is CompareFormat.html else markdown(result)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        _say(f"compare: {out}")
+    else:
+        sys.stdout.write(text)
+
+
 SWEEP_MEASURES = ("index", "composite", "trial", "task_success", "quests", "spend_usd")
 
 
