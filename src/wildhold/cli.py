@@ -251,10 +251,12 @@ def resume(db: Annotated[Path, typer.Argument(help="A match database written by 
 
 
 @app.command()
-def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")]) -> None:
+def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
+           parent: Annotated[Optional[Path], typer.Option(help="For a fork: its parent archive, to hold the fork point to it too.")] = None) -> None:
     """Re-simulate an archive from its seed and inputs; exit 1 unless the chain head, the state hash, the final
     state file and the roster match (and, when agents ran programs, unless every program run re-simulates from
-    its transcript)."""
+    its transcript; for a fork, unless its log at the fork point is the chain head it records)."""
+    from wildhold.runner.fork import fork_checks
     from wildhold.service.verify import check_content, resimulate
     from wildhold.store.archive import Archive, ArchiveError
 
@@ -265,13 +267,17 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
             content = default_content()
             check_content(m, content, archive)
             sim = resimulate(arc, content)
+        forked = fork_checks(archive, parent)
     except ArchiveError as exc:
         _fail(str(exc), 1)
+    if parent is not None and not forked:
+        _fail(f"{archive.name} is not a fork: --parent is for forks")
     table = FitTable([Col("check", "left", key=True, wrap=True), Col("archive", "left"), Col("replay", "left"),
                       Col("match", "left")], title=f"replay of {archive.name}", caption="hashes: their first 16 characters")
     checks = [(c.name, c.archived, c.replayed, c.same) for c in sim.checks]
     checks.append(("log verifies", logged_head, m["chain_head"], logged_head == m["chain_head"]))
     checks.append(("header bound", "yes" if bound else "no (format 1)", "-", True))
+    checks.extend(forked)
     runs = sim.runs
     if runs:
         same_runs = sum(r.ok for r in runs)
@@ -605,6 +611,42 @@ def sweep(
     _say(f"summary: {out / 'summary.md'}\nresults: {out / 'results.json'}")
     if outcome["failed"]:
         raise typer.Exit(1)
+
+
+@app.command()
+@_owner_only()
+def fork(
+    archive: Annotated[Path, typer.Argument(help="The parent match archive (.wildhold.zip); verified by re-simulation first.")],
+    at: Annotated[int, typer.Option("--at", help="The tick to fork at: the new match starts from the parent's state there.")],
+    out: Annotated[Path, typer.Option(help="Folder for the fork's match database and archive.")],
+    replace: Annotated[Optional[list[str]], typer.Option("--replace", metavar="NAME=POLICY", help="From the fork on, this agent plays this scripted policy (repeatable).")] = None,
+    absent: Annotated[Optional[list[str]], typer.Option("--absent", metavar="NAME", help="From the fork on, this agent does nothing (repeatable).")] = None,
+    ticks: Annotated[Optional[int], typer.Option(min=1, help="Ticks to play after the fork (default: as many as the parent played after it).")] = None,
+    cache: CacheDir = None,
+) -> None:
+    """A new match from the verified, replayed state of ARCHIVE at a tick, with the same agents or others; its
+    archive records the parent's digest, the chain head at the fork and the tick, and `wildhold replay` verifies it."""
+    from wildhold.runner.fork import ForkError
+    from wildhold.runner.fork import fork as run_fork
+    from wildhold.store.archive import ArchiveError
+
+    swaps: dict[str, str] = {}
+    for item in replace or []:
+        name, eq, policy = item.partition("=")
+        if not eq or not name or not policy:
+            _fail(f"--replace takes NAME=POLICY, not {item!r}")
+        swaps[name] = policy
+    try:
+        made = run_fork(archive, at, out, replace=swaps, absent=absent or [], ticks=ticks, cache=cache)
+    except (ForkError, ArchiveError, ContentError) as exc:
+        _refuse(exc)
+    console.print(_summary_table(made["archive"]))
+    f = made["fork"]
+    _say(f"archive: {made['archive']}\nforked at tick {f['tick']} (event {f['seq']}, chain head {f['chain_head_at_fork']}) "
+         f"from parent {f['parent_sha256'][:16]}")
+    for name, change in f["agents"].items():
+        _say(f"  {name}: {change['from']} -> {change['to']}")
+    _say(f"verify: wildhold replay {made['archive']} --parent {archive}")
 
 
 class CompareFormat(str, Enum):

@@ -20,6 +20,10 @@ def agent_identity(manifest: dict[str, Any], agent: dict[str, Any]) -> dict[str,
     recorded = manifest.get("arm_identities", {}).get(agent.get("name"))
     if recorded is not None:
         return dict(recorded)
+    change = manifest.get("fork", {}).get("agents", {}).get(agent.get("name"))
+    if change is not None:  # a fork's agent that another policy took over (or left absent) from the fork's tick
+        return {"harness": "direct", "provider": "scripted", "policy": change["to"],
+                "fork": {"tick": manifest["fork"]["tick"], "from": change["from"]}}
     ident: dict[str, Any] = {"harness": agent.get("harness", "direct")}
     if agent.get("policy"):
         ident.update(provider="scripted", policy=agent["policy"])
