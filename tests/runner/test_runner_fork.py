@@ -14,6 +14,8 @@ from wildhold.runner.fork import ForkError, fork, fork_checks
 from wildhold.service.verify import resimulate, verify_archive
 from wildhold.store.archive import Archive
 
+pytestmark = [pytest.mark.slow(seconds=20), pytest.mark.xdist_group("season_fork")]  # one season archive feeds every test
+
 runner = CliRunner()
 AT = 3000
 

@@ -15,6 +15,8 @@ from wildhold.cli import app
 from wildhold.runner.spec import Sweep, SweepError, cells
 from wildhold.runner.sweep import run_sweep
 
+pytestmark = [pytest.mark.slow(seconds=90), pytest.mark.xdist_group("sweep_smoke")]  # one local smoke sweep feeds several tests
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SMOKE = EXAMPLES / "sweep-smoke.yaml"
 

@@ -8,6 +8,7 @@ Only this process writes the ledger and the summary; each worker writes only its
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -62,10 +63,10 @@ class _Ray:
         if not ray.is_initialized():
             env = {"env_vars": {"PYTHONPATH": os.environ["PYTHONPATH"]}} if os.environ.get("PYTHONPATH") else None
             if address:
-                ray.init(address=address, runtime_env=env, log_to_driver=False)
+                ray.init(address=address, runtime_env=env, log_to_driver=False, logging_level=logging.WARNING)
             else:
                 ray.init(num_cpus=workers, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
-                         runtime_env=env, object_store_memory=80 * 1024 * 1024)
+                         runtime_env=env, object_store_memory=80 * 1024 * 1024, logging_level=logging.WARNING)
             self.started = True
         self.actor = ray.remote(num_cpus=0, max_concurrency=256)(ProviderLimits).remote(limits)
         self.limiter = RayLimiter(self.actor)
