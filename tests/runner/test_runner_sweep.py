@@ -178,3 +178,12 @@ def test_a_task_cell_is_an_attempt_with_its_own_archive_and_success_in_the_summa
     assert all(r["archives"][0].endswith(".wha") for r in outcome["results"])
     row = json.loads((tmp_path / "out" / "summary.json").read_text())["rows"][0]
     assert row["measures"]["task_success"]["n"] == 2 and row["measures"]["task_success"]["mean"] == 1.0  # the oracle passes
+
+
+def test_the_ray_executor_without_ray_installed_names_the_extra(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    result = CliRunner().invoke(app, ["sweep", str(SMOKE), "--out", str(tmp_path / "o"), "--executor", "ray", "--quiet"])
+    assert result.exit_code == 1 and "pip install 'wildhold[ray]'" in result.output
+    assert not (tmp_path / "o").exists()  # refused before anything was written

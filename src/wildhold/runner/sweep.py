@@ -12,6 +12,7 @@ import logging
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable
@@ -29,10 +30,19 @@ class _Local:
         from wildhold.runner.limits import local_limits
 
         self.manager, self.limiter = local_limits(limits)
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+        self.workers = workers
+        self.pool = self._pool()
+
+    def _pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"))
 
     def submit(self, sweep_path: str, out: str, cell: Cell) -> Future:
-        return self.pool.submit(run_cell, sweep_path, out, cell.as_dict(), self.limiter)
+        try:
+            return self.pool.submit(run_cell, sweep_path, out, cell.as_dict(), self.limiter)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): its cells were failed; a new pool goes on
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = self._pool()
+            return self.pool.submit(run_cell, sweep_path, out, cell.as_dict(), self.limiter)
 
     def wait(self, handles: list[Any]) -> list[Any]:
         done, _ = wait(handles, return_when=FIRST_COMPLETED)
@@ -114,16 +124,24 @@ class Ledger:
 def run_sweep(sweep_path: Path, out: Path, *, executor: str = "local", workers: int | None = None,
               address: str | None = None, on_cell: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Run every unfinished cell of the sweep into `out`; return the outcome (written as results.json and summary)."""
-    from wildhold.runner.summary import summarize, write_summary
-
     if executor not in EXECUTORS:
         raise SweepError(f"executor must be one of {', '.join(EXECUTORS)}, not {executor!r}", "sweep_executor")
     sweep_path = Path(sweep_path).resolve()
     sweep = Sweep.load(sweep_path)
     workers = workers or os.cpu_count() or 1
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     planned = cells(sweep)
+    runner = _Local(workers, sweep.limits) if executor == "local" else _Ray(workers, sweep.limits, address)
+    try:
+        return _run(sweep, sweep_path, Path(out), planned, runner, executor, workers, on_cell)
+    finally:
+        runner.close()
+
+
+def _run(sweep: Sweep, sweep_path: Path, out: Path, planned: list[Cell], runner: Any, executor: str, workers: int,
+         on_cell: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+    from wildhold.runner.summary import summarize, write_summary
+
+    out.mkdir(parents=True, exist_ok=True)
     ledger = Ledger(out / "sweep.jsonl")
     results: dict[str, dict[str, Any]] = {}
     todo: list[Cell] = []
@@ -143,7 +161,6 @@ def run_sweep(sweep_path: Path, out: Path, *, executor: str = "local", workers: 
     errors: dict[str, list[str]] = {}
     unlaunched: list[str] = []
     started = time.monotonic()
-    runner = _Local(workers, sweep.limits) if executor == "local" else _Ray(workers, sweep.limits, address)
     pending: dict[Any, Cell] = {}
     try:
         queue = list(todo)
@@ -182,8 +199,7 @@ def run_sweep(sweep_path: Path, out: Path, *, executor: str = "local", workers: 
                     on_cell(result)
         peaks = runner.peaks()
     finally:
-        runner.close()
-        for handle, cell in pending.items():
+        for cell in pending.values():
             ledger.emit("cell_interrupted", cell=cell.key)
     wall = time.monotonic() - started
     failed = {k: v for k, v in errors.items() if k not in results}
