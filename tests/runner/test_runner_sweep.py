@@ -74,6 +74,11 @@ def test_configurations_are_keyed_by_the_full_arm_identity_and_the_summary_has_i
     index = row["measures"]["index"]
     assert index["n"] == 3 and index["ci95"][0] <= index["mean"] <= index["ci95"][1]
     assert "index" in (out / "summary.md").read_text()
+    curves = json.loads((out / "curves.json").read_text())
+    assert {(ln["label"], ln["protocol"]) for ln in curves["lines"]} == {
+        (m, p) for m in ("replay/explorer-v1", "replay/stumbler-v1") for p in ("tiny", "famine")}
+    page = (out / "summary.html").read_text()
+    assert page.count("<svg") == 2 * 9 and "<polygon" in page  # each protocol: 3 measures x 3 axes, bands drawn
 
 
 @pytest.mark.timeout(900)

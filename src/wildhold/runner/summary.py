@@ -1,14 +1,17 @@
 """The sweep's summary: one row per configuration (its full arm identity's key) and protocol, each measure as n,
-mean, std and a 95% bootstrap interval over seeds (repeats of a seed averaged first); JSON and Markdown."""
+mean, std and a 95% bootstrap interval over seeds (repeats of a seed averaged first); JSON, Markdown, and an HTML
+page with the curves across runs (wildhold.runner.curves) as SVG."""
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
 
 from wildhold.eval.identity import labels
 from wildhold.eval.stats import describe, per_seed, show
+from wildhold.runner.curves import X, Y, svg
 
 MEASURES = ("index", "survival", "economy", "social", "adaptation", "competitiveness", "composite", "trial",
             "task_success", "quests", "wealth", "spend_usd", "tokens")
@@ -53,6 +56,34 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_summary(out: Path, summary: dict[str, Any]) -> None:
+def render_html(summary: dict[str, Any], curve_data: dict[str, Any], title: str) -> str:
+    """The summary's tables and, per protocol, every curve with its band over seeds as inline SVG."""
+    e = html.escape
+    parts = ["<!doctype html>", f"<html><head><meta charset=\"utf-8\"><title>{e(title)}</title>",
+             "<style>body{font-family:sans-serif;max-width:1400px}table{border-collapse:collapse;margin-bottom:1em}"
+             "td,th{border:1px solid #ccc;padding:3px 6px;text-align:right;font-size:13px}td:first-child{text-align:left}"
+             ".charts{display:flex;flex-wrap:wrap;gap:8px}</style></head><body>",
+             f"<h1>{e(title)}</h1>", f"<p>{e(summary['statistic'])}</p>"]
+    for protocol in sorted({r["protocol"] for r in summary["rows"]}):
+        rows = [r for r in summary["rows"] if r["protocol"] == protocol]
+        shown = [m for m in MEASURES if any(m in r["measures"] for r in rows)]
+        parts.append(f"<h2>{e(protocol)}</h2><table><tr><th>configuration</th><th>key</th>"
+                     + "".join(f"<th>{e(m)}</th>" for m in shown) + "</tr>")
+        for r in rows:
+            parts.append(f"<tr><td>{e(r['label'])}</td><td><code>{e(r['config'])}</code></td>"
+                         + "".join(f"<td>{e(show(r['measures'].get(m, {}), DIGITS.get(m, 2)))}</td>" for m in shown)
+                         + "</tr>")
+        parts.append("</table>")
+        if any(ln["protocol"] == protocol for ln in curve_data["lines"]):
+            parts.append(f"<p>{e(curve_data['reading'])}</p><div class=\"charts\">")
+            parts += [svg(curve_data, protocol, x, y) for x in X for y in Y]
+            parts.append("</div>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_summary(out: Path, summary: dict[str, Any], curve_data: dict[str, Any], title: str) -> None:
     (out / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     (out / "summary.md").write_text(markdown(summary))
+    (out / "curves.json").write_text(json.dumps(curve_data, indent=1, sort_keys=True) + "\n")
+    (out / "summary.html").write_text(render_html(summary, curve_data, title))

@@ -139,6 +139,7 @@ def run_sweep(sweep_path: Path, out: Path, *, executor: str = "local", workers: 
 
 def _run(sweep: Sweep, sweep_path: Path, out: Path, planned: list[Cell], runner: Any, executor: str, workers: int,
          on_cell: Callable[[dict[str, Any]], None] | None) -> dict[str, Any]:
+    from wildhold.runner.curves import curves
     from wildhold.runner.summary import summarize, write_summary
 
     out.mkdir(parents=True, exist_ok=True)
@@ -211,5 +212,5 @@ def _run(sweep: Sweep, sweep_path: Path, out: Path, planned: list[Cell], runner:
                "results": [results[c.key] for c in planned if c.key in results]}
     ledger.emit("sweep_end", finished=len(results), failed=sorted(failed), spent_usd=spent, wall_s=round(wall, 3))
     (out / "results.json").write_text(json.dumps(outcome, indent=1, sort_keys=True) + "\n")
-    write_summary(out, summarize(outcome["results"]))
+    write_summary(out, summarize(outcome["results"]), curves(out, outcome["results"]), f"Sweep {sweep.name}")
     return outcome
