@@ -511,21 +511,26 @@ def leaderboard(
 
 @app.command("export")
 def export_cmd(
-    archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
-    out: Annotated[Path, typer.Option(help="Folder for events and agents as JSONL and Parquet.")],
+    archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip), or a folder `wildhold sweep` wrote.")],
+    out: Annotated[Path, typer.Option(help="Folder for the tables as JSONL and Parquet.")],
     rubric: Annotated[Optional[str], typer.Option(help="Rubric version for the per-agent scores (default: the published one).")] = None,
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Write an archive's events and per-agent metrics to JSONL and Parquet for analysis (verified first)."""
+    """Write an archive's events and per-agent metrics to JSONL and Parquet for analysis (verified first); for a
+    sweep folder, its cells, every model cell's scaffold telemetry and every spend-curve point."""
     from wildhold.eval.export import export_match
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.extras import MissingExtra
+    from wildhold.runner.export import NotASweep, export_sweep
     from wildhold.store.archive import ArchiveError
 
     try:
-        paths = export_match(archive, out, rubric, trust=trust, cache=cache)
-    except (ArchiveError, UnknownRubric, ContentError, MissingExtra) as exc:
+        if archive.is_dir():
+            paths = export_sweep(archive, out)
+        else:
+            paths = export_match(archive, out, rubric, trust=trust, cache=cache)
+    except (ArchiveError, UnknownRubric, ContentError, MissingExtra, NotASweep) as exc:
         _refuse(exc)
     for name, path in paths.items():
         _say(f"{name}: {path}")
@@ -590,10 +595,12 @@ def sweep(
     with Progress(TextColumn("cells"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
                   TimeElapsedColumn(), console=console, disable=quiet) as bar:
         job = bar.add_task("", total=total)
+        spent = [0.0]
 
         def advance(result: dict) -> None:
             failed = " (failed)" if result["status"] == "failed" else ""
-            bar.update(job, advance=1, description=f"{result['cell']}{failed}")
+            spent[0] += result.get("cost_usd", 0.0)
+            bar.update(job, advance=1, description=f"{result['cell']}{failed}; ${spent[0]:.4f} spent by cells finished now")
 
         try:
             outcome = run_sweep(sweep_file, out, executor=executor.value, workers=workers, address=address, on_cell=advance)

@@ -77,6 +77,11 @@ def test_configurations_are_keyed_by_the_full_arm_identity_and_the_summary_has_i
     curves = json.loads((out / "curves.json").read_text())
     assert {(ln["label"], ln["protocol"]) for ln in curves["lines"]} == {
         (m, p) for m in ("replay/explorer-v1", "replay/stumbler-v1") for p in ("tiny", "famine")}
+    from wildhold.eval.leaderboard import leaderboard
+
+    tiny = [out / "cells" / r["cell"] / r["archives"][0] for r in outcome["results"] if r["protocol"] == "tiny"]
+    board = leaderboard(tiny)  # the same archives, keyed the same way on the leaderboard
+    assert {r["key"] for r in board["rows"]} == {r["config"] for r in outcome["results"]}
     page = (out / "summary.html").read_text()
     assert page.count("<svg") == 2 * 9 and "<polygon" in page  # each protocol: 3 measures x 3 axes, bands drawn
 
@@ -192,3 +197,34 @@ def test_the_ray_executor_without_ray_installed_names_the_extra(tmp_path, monkey
     result = CliRunner().invoke(app, ["sweep", str(SMOKE), "--out", str(tmp_path / "o"), "--executor", "ray", "--quiet"])
     assert result.exit_code == 1 and "pip install 'wildhold[ray]'" in result.output
     assert not (tmp_path / "o").exists()  # refused before anything was written
+
+
+def test_the_sweeps_exports_hold_cells_telemetry_and_curve_points_and_the_worked_analysis_redraws_the_band(local, tmp_path):
+    import subprocess
+    import sys
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    out, outcome = local
+    result = CliRunner().invoke(app, ["export", str(out), "--out", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    cells = pq.read_table(tmp_path / "data" / "cells.parquet").to_pylist()
+    assert len(cells) == 18 and {c["label"] for c in cells} == {"producer", "replay/explorer-v1", "replay/stumbler-v1"}
+    telemetry = pq.read_table(tmp_path / "data" / "telemetry.parquet").to_pylist()
+    assert {"session_start", "llm_call", "tool_call", "progress", "session_end"} <= {t["kind"] for t in telemetry}
+    assert all(json.loads(t["data"]) is not None for t in telemetry)
+    points = [json.loads(line) for line in (tmp_path / "data" / "curve_points.jsonl").read_text().splitlines()]
+    assert {p["cell"] for p in points} == {r["cell"] for r in outcome["results"] if r["arm"] != "producer"}
+    assert all(p["cost_usd"] > 0 for p in points)
+
+    pytest.importorskip("pandas")
+    script = EXAMPLES / "analysis" / "spend_band.py"
+    ran = subprocess.run([sys.executable, str(script), str(tmp_path / "data"), "--y", "wealth_cents", "--out",
+                          str(tmp_path / "band.svg")], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert "replay/explorer-v1" in ran.stdout and "replay/stumbler-v1" in ran.stdout
+    assert "<polygon" in (tmp_path / "band.svg").read_text()
+
+
+def test_export_of_a_folder_that_is_not_a_sweep_is_refused(tmp_path):
+    result = CliRunner().invoke(app, ["export", str(tmp_path), "--out", str(tmp_path / "x")])
+    assert result.exit_code == 1 and "(refused: export_not_a_sweep)" in result.output
