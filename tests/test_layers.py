@@ -3,8 +3,9 @@ two packages import each other, however indirectly.
 
 content <- world <- store <- programs, docs (the program API and the rules document, built from the
 registries the service hands them) <- service (the host and its query registry) <- server (the faces)
-<- eval, agents <- tasks <- runner (sweeps and forks) <- bench, cli; the small utility modules sit under
-everything. Imports inside functions count (a lazy import is still a dependency); imports only for type checking do not.
+<- eval, agents <- tasks <- runner (sweeps and forks), inspectai (Inspect AI tasks) <- bench, cli; the small
+utility modules sit under everything. Imports inside functions count (a lazy import is still a dependency);
+imports only for type checking do not.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"server"},
     {"eval", "agents"},
     {"tasks"},
-    {"runner"},
+    {"runner", "inspectai"},
     {"bench", "cli"},
 ]
 

@@ -24,7 +24,7 @@ from wildhold.extras import EXTRAS, MissingExtra, require
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "wildhold"
-OPTIONAL = ("openai", "anthropic", "google.genai", "pyarrow", "httpx", "ray")
+OPTIONAL = ("openai", "anthropic", "google.genai", "pyarrow", "httpx", "ray", "inspect_ai")
 
 # Runs the CLI with every optional module unimportable, reporting each attempt to import one.
 BLOCKED_CLI = """

@@ -16,6 +16,7 @@ EXTRAS = {
     "google": ("google.genai", "the Google GenAI SDK"),
     "parquet": ("pyarrow", "pyarrow"),
     "ray": ("ray", "Ray"),
+    "inspect": ("inspect_ai", "Inspect AI"),
 }
 
 
