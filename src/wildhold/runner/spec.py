@@ -59,6 +59,7 @@ class Sweep(BaseModel):
     budget_usd: float = Field(gt=0)  # the whole sweep's: no cell is launched once the finished cells spent it
     retries: int = Field(default=2, ge=0, le=10)  # further tries of a failed cell, each error recorded
     limits: dict[str, int] = Field(default_factory=dict)  # provider -> model calls in flight across all workers
+    rates: dict[str, float] = Field(default_factory=dict)  # provider -> model calls started per minute, all workers
     experiment: dict[str, Any] = Field(default_factory=dict)  # defaults of each cell's experiment file
     arms: list[ArmSpec] = Field(min_length=1)
     protocols: list[Protocol] = Field(min_length=1)
@@ -92,6 +93,9 @@ class Sweep(BaseModel):
         bad_limits = {k: v for k, v in self.limits.items() if v < 1}
         if bad_limits:
             raise ValueError(f"limits must be at least 1: {bad_limits}")
+        bad_rates = {k: v for k, v in self.rates.items() if not v > 0}
+        if bad_rates:
+            raise ValueError(f"rates must be above 0 calls a minute: {bad_rates}")
         return self
 
     @classmethod

@@ -26,10 +26,10 @@ EXECUTORS = ("local", "ray")
 class _Local:
     """A pool of spawned worker processes and, for the limits, a manager process every worker reaches."""
 
-    def __init__(self, workers: int, limits: dict[str, int]):
+    def __init__(self, workers: int, limits: dict[str, int], rates: dict[str, float]):
         from wildhold.runner.limits import local_limits
 
-        self.manager, self.limiter = local_limits(limits)
+        self.manager, self.limiter = local_limits(limits, rates)
         self.workers = workers
         self.pool = self._pool()
 
@@ -63,7 +63,7 @@ class _Ray:
     """The same cells as Ray tasks (one CPU each) on a cluster at `address`, or on a local Ray started here with
     `workers` CPUs, no dashboard, on 127.0.0.1, shut down at the end; the limits live in one actor."""
 
-    def __init__(self, workers: int, limits: dict[str, int], address: str | None):
+    def __init__(self, workers: int, limits: dict[str, int], rates: dict[str, float], address: str | None):
         from wildhold.extras import require
 
         ray = require("ray", "the Ray executor")
@@ -78,7 +78,7 @@ class _Ray:
                 ray.init(num_cpus=workers, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False,
                          runtime_env=env, object_store_memory=80 * 1024 * 1024, logging_level=logging.WARNING)
             self.started = True
-        self.actor = ray.remote(num_cpus=0, max_concurrency=256)(ProviderLimits).remote(limits)
+        self.actor = ray.remote(num_cpus=0, max_concurrency=256)(ProviderLimits).remote(limits, rates)
         self.limiter = RayLimiter(self.actor)
         self.task = ray.remote(num_cpus=1, max_retries=0)(run_cell)
 
@@ -130,7 +130,8 @@ def run_sweep(sweep_path: Path, out: Path, *, executor: str = "local", workers: 
     sweep = Sweep.load(sweep_path)
     workers = workers or os.cpu_count() or 1
     planned = cells(sweep)
-    runner = _Local(workers, sweep.limits) if executor == "local" else _Ray(workers, sweep.limits, address)
+    runner = (_Local(workers, sweep.limits, sweep.rates) if executor == "local"
+              else _Ray(workers, sweep.limits, sweep.rates, address))
     try:
         return _run(sweep, sweep_path, Path(out), planned, runner, executor, workers, on_cell)
     finally:
@@ -208,7 +209,7 @@ def _run(sweep: Sweep, sweep_path: Path, out: Path, planned: list[Cell], runner:
                "finished": len(results), "ran_now": len(results) - (len(planned) - len(todo)),
                "skipped_finished": len(planned) - len(todo), "failed": failed, "unlaunched_for_budget": unlaunched,
                "spent_usd": round(spent, 6), "budget_usd": sweep.budget_usd, "wall_s": round(wall, 3),
-               "peak_in_flight": peaks, "limits": sweep.limits,
+               "peak_in_flight": peaks, "limits": sweep.limits, "rates": sweep.rates,
                "results": [results[c.key] for c in planned if c.key in results]}
     ledger.emit("sweep_end", finished=len(results), failed=sorted(failed), spent_usd=spent, wall_s=round(wall, 3))
     (out / "results.json").write_text(json.dumps(outcome, indent=1, sort_keys=True) + "\n")
