@@ -228,3 +228,35 @@ def test_the_sweeps_exports_hold_cells_telemetry_and_curve_points_and_the_worked
 def test_export_of_a_folder_that_is_not_a_sweep_is_refused(tmp_path):
     result = CliRunner().invoke(app, ["export", str(tmp_path), "--out", str(tmp_path / "x")])
     assert result.exit_code == 1 and "(refused: export_not_a_sweep)" in result.output
+
+
+def test_a_fork_protocol_plays_each_arm_in_one_seat_of_every_parent_from_the_fork_tick(tmp_path):
+    from wildhold.agents.runner import ScriptedRun
+    from wildhold.service.verify import verify_archive
+    from wildhold.store.archive import Archive
+
+    parents = []
+    for seed in (1, 2):
+        run = ScriptedRun.start("tiny", seed, tmp_path / f"p{seed}.sqlite")
+        run.run(until=700)
+        parents.append(run.match.export(tmp_path / f"parent{seed}.wildhold.zip"))
+        run.match.close()
+    path = _variant(tmp_path, arms=[{"name": "producer", "provider": "scripted", "policy": "producer"},
+                                    {"name": "trader", "provider": "scripted", "policy": "trader"}],
+                    protocols=[{"name": "takeover", "ticks": 60,
+                                "fork": {"parents": [str(p) for p in parents], "at": 500, "seat": "producer-1"}}])
+    outcome = run_sweep(path, tmp_path / "out", workers=2)
+    assert outcome["finished"] == 4 and not outcome["failed"]
+    assert {(r["arm"], r["seed"]) for r in outcome["results"]} == {(a, s) for a in ("producer", "trader") for s in (1, 2)}
+    for r in outcome["results"]:
+        archive = tmp_path / "out" / "cells" / r["cell"] / r["archives"][0]
+        verify_archive(archive)
+        with Archive(archive) as a:
+            fork = a.manifest["fork"]
+        assert fork["tick"] == 500 and a.manifest["final_tick"] == 560 and r["scenario"] == "tiny"
+        assert fork["agents"] == {"producer-1": {"from": "producer", "to": r["arm"]}}
+    with pytest.raises(SweepError) as refused:
+        Sweep.load(_variant(tmp_path, protocols=[{"name": "t", "fork": {"parents": [str(parents[0])], "at": 500,
+                                                                        "seat": "nobody"}}],
+                            arms=[{"name": "p", "provider": "scripted", "policy": "producer"}]))
+    assert refused.value.code == "sweep_fork_parent"

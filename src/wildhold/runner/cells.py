@@ -64,13 +64,16 @@ def run_cell(sweep_path: str, out: str, cell: dict[str, Any], limiter: Limiter |
     started = time.monotonic()
     if c.task is not None:
         measures, archives, cost, tokens = _task(c, arm.policy or "producer", folder / "run")
+    elif protocol.fork is not None:
+        measures, archives, cost, tokens = _fork(sweep, protocol, c, arm.policy or "producer", folder / "run")
     elif arm.provider == "scripted":
         measures, archives, cost, tokens = _scripted(c, arm.name, arm.policy or "producer", protocol.scenario,
                                                      protocol.ticks, folder / "run")
     else:
         measures, archives, cost, tokens = _model(sweep, c, base, folder, limiter)
     ident = identity(sweep, arm, base)
-    result = {"cell": c.key, **c.as_dict(), "scenario": protocol.scenario, "status": "done", "identity": ident,
+    result = {"cell": c.key, **c.as_dict(), "scenario": protocol.scenario or _scenario(archives[0]), "status": "done",
+              "identity": ident,
               "config": identity_key(ident), "archives": [str(p.relative_to(folder)) for p in archives],
               "chain_heads": [_head(p) for p in archives], "cost_usd": cost, "tokens": tokens,
               "wall_s": round(time.monotonic() - started, 3), "measures": measures, "worker_pid": os.getpid()}
@@ -78,6 +81,13 @@ def run_cell(sweep_path: str, out: str, cell: dict[str, Any], limiter: Limiter |
     tmp.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     tmp.replace(folder / RESULT)
     return result
+
+
+def _scenario(path: Path) -> str:
+    from wildhold.store.archive import Archive
+
+    with Archive(path) as a:
+        return a.manifest["scenario"]
 
 
 def _head(path: Path) -> str:
@@ -129,6 +139,19 @@ def _scripted(cell: Cell, name: str, policy: str, scenario: str | None, ticks: i
     measures["spend_usd"] = 0.0
     measures["tokens"] = 0
     return measures, [archive], 0.0, 0
+
+
+def _fork(sweep: Sweep, protocol: Any, cell: Cell, policy: str, run_dir: Path):
+    from wildhold.runner.fork import fork
+    from wildhold.runner.spec import fork_parents
+
+    point = protocol.fork
+    parent = fork_parents(protocol, sweep._base)[cell.seed]
+    made = fork(parent, point.at, run_dir, replace={point.seat: policy}, ticks=protocol.ticks)
+    measures = _match_measures(made["archive"], point.seat)
+    measures["spend_usd"] = 0.0
+    measures["tokens"] = 0
+    return measures, [made["archive"]], 0.0, 0
 
 
 def _task(cell: Cell, policy: str, run_dir: Path):

@@ -3,8 +3,9 @@ cells it expands to, each with a stable key and folder name.
 
 An arm is an experiment arm (a model behind a provider adapter or a recorded cassette, or a scripted policy).
 A protocol is a scenario (each cell one `wildhold run` of a one-arm experiment; a scripted arm plays it as
-`wildhold demo` does, for the protocol's ticks) or a list of tasks (each task one attempt of the task suite,
-scripted arms only). Every cell of a model arm is an experiment built from the sweep's `experiment` defaults.
+`wildhold demo` does, for the protocol's ticks), a list of tasks (each task one attempt of the task suite,
+scripted arms only), or fork points (each parent archive forked at a tick with the arm in one seat, scripted
+arms only; a cell's seed is its parent's). Every cell of a model arm is an experiment built from the sweep's `experiment` defaults.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, arm_identity
 
@@ -30,25 +31,35 @@ class SweepError(ValueError):
         self.code = code
 
 
+class ForkPoint(BaseModel):
+    """Fork points: each parent archive forked at the same tick, the arm taking over one seat (an agent's name)."""
+
+    model_config = ConfigDict(extra="forbid")
+    parents: list[str] = Field(min_length=1)  # archives, relative to the sweep file; one cell per parent
+    at: int = Field(gt=0)
+    seat: str
+
+
 class Protocol(BaseModel):
-    """A scenario (with the ticks a scripted arm plays it for), or task ids / a suite name."""
+    """A scenario (with the ticks a scripted arm plays it for), task ids / a suite name, or fork points."""
 
     model_config = ConfigDict(extra="forbid")
     name: str
     scenario: str | None = None
-    ticks: int | None = Field(default=None, gt=0)  # scripted arms on a scenario: ticks played (default: to its end)
+    ticks: int | None = Field(default=None, gt=0)  # scripted arms: ticks played (default: to the end / the parent's)
     tasks: list[str] | None = None  # task ids, or the names `lite` / `full`
+    fork: ForkPoint | None = None
     arms: list[str] | None = None  # the arms this protocol takes (default: every arm)
 
     @model_validator(mode="after")
     def _one_kind(self) -> Protocol:
-        if (self.scenario is None) == (self.tasks is None):
-            raise ValueError(f"protocol {self.name!r}: give a scenario or tasks, not both or neither")
+        if sum(x is not None for x in (self.scenario, self.tasks, self.fork)) != 1:
+            raise ValueError(f"protocol {self.name!r}: give one of a scenario, tasks or a fork")
         return self
 
     @property
     def kind(self) -> str:
-        return "scenario" if self.scenario is not None else "tasks"
+        return "scenario" if self.scenario is not None else "tasks" if self.tasks is not None else "fork"
 
 
 class Sweep(BaseModel):
@@ -65,6 +76,7 @@ class Sweep(BaseModel):
     protocols: list[Protocol] = Field(min_length=1)
     seeds: list[int] = Field(min_length=1)
     repeats: int = Field(default=1, ge=1)
+    _base: Path = PrivateAttr(default_factory=Path.cwd)  # the sweep file's folder: paths in it are relative to it
 
     @model_validator(mode="after")
     def _consistent(self) -> Sweep:
@@ -82,11 +94,12 @@ class Sweep(BaseModel):
             strangers = sorted(set(p.arms or ()) - set(arms))
             if strangers:
                 raise ValueError(f"protocol {p.name!r} names arms the sweep does not have: {', '.join(strangers)}")
-            if p.kind == "tasks":
+            if p.kind in ("tasks", "fork"):
                 models = [n for n in (p.arms or arms) if arms[n].provider != "scripted"]
                 if models:
-                    raise ValueError(f"protocol {p.name!r}: tasks are attempted by scripted arms; list the arms it takes "
-                                     f"(arms: [...]) without the model arms {', '.join(models)}")
+                    raise ValueError(f"protocol {p.name!r}: {'tasks are attempted' if p.kind == 'tasks' else 'a fork is played'}"
+                                     f" by scripted arms; list the arms it takes (arms: [...]) without the model arms "
+                                     f"{', '.join(models)}")
         for key in ("arms", "scenario", "seed", "name", "cohort"):
             if key in self.experiment:
                 raise ValueError(f"experiment defaults may not set {key!r}: the sweep sets it for each cell")
@@ -109,7 +122,8 @@ class Sweep(BaseModel):
             raise SweepError(f"{path} is not YAML: {exc}") from None
         except ValidationError as exc:
             raise SweepError(f"{path}: {exc}") from None
-        sweep.check(path.resolve().parent)
+        sweep._base = path.resolve().parent
+        sweep.check(sweep._base)
         return sweep
 
     def check(self, base: Path) -> None:
@@ -125,8 +139,10 @@ class Sweep(BaseModel):
                     content.scenario(p.scenario)
                 except ContentError as exc:
                     raise SweepError(f"protocol {p.name!r}: {exc}", "sweep_unknown_scenario") from None
-            else:
+            elif p.tasks is not None:
                 task_ids(p)
+            else:
+                fork_parents(p, base)
         on_scenarios = {a.name for a in self.arms
                         if any(p.scenario is not None and (p.arms is None or a.name in p.arms) for p in self.protocols)}
         for arm in self.arms:
@@ -172,15 +188,44 @@ def task_ids(protocol: Protocol) -> list[str]:
         raise SweepError(f"protocol {protocol.name!r}: {exc.args[0]}", "sweep_unknown_task") from None
 
 
+def fork_parents(protocol: Protocol, base: Path) -> dict[int, Path]:
+    """A fork protocol's parent archives by their world seed (a cell's seed is its parent's): each must be an
+    archive, of its own seed, forkable at the tick, with the seat among its agents."""
+    from wildhold.store.archive import Archive, ArchiveError
+
+    point = protocol.fork
+    assert point is not None
+    parents: dict[int, Path] = {}
+    for rel in point.parents:
+        path = (base / rel).resolve()
+        try:
+            with Archive(path) as a:
+                m = a.manifest
+        except (ArchiveError, OSError) as exc:
+            raise SweepError(f"protocol {protocol.name!r}: {rel} is not a readable archive ({exc})",
+                             "sweep_fork_parent") from None
+        if m["seed"] in parents:
+            raise SweepError(f"protocol {protocol.name!r}: two parents of seed {m['seed']}; each parent is a seed",
+                             "sweep_fork_parent")
+        if not m["start_tick"] < point.at < m["final_tick"]:
+            raise SweepError(f"protocol {protocol.name!r}: tick {point.at} is outside {rel} ({m['start_tick']} to "
+                             f"{m['final_tick']}, exclusive)", "sweep_fork_parent")
+        if point.seat not in {agent["name"] for agent in m["agents"]}:
+            raise SweepError(f"protocol {protocol.name!r}: {rel} has no agent named {point.seat!r}", "sweep_fork_parent")
+        parents[m["seed"]] = path
+    return parents
+
+
 def cells(sweep: Sweep) -> list[Cell]:
-    """Every cell in a fixed order: arm, protocol, task, seed, repeat."""
+    """Every cell in a fixed order: arm, protocol, task, seed, repeat (a fork protocol's seeds are its parents')."""
     out = []
     for arm in sweep.arms:
         for p in sweep.protocols:
             if p.arms is not None and arm.name not in p.arms:
                 continue
+            seeds = sorted(fork_parents(p, sweep._base)) if p.kind == "fork" else sweep.seeds
             for task in task_ids(p) if p.kind == "tasks" else [None]:
-                for seed in sweep.seeds:
+                for seed in seeds:
                     for r in range(sweep.repeats):
                         out.append(Cell(arm.name, p.name, seed, r, task))
     return out
