@@ -255,7 +255,9 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
            parent: Annotated[Optional[Path], typer.Option(help="For a fork: its parent archive, to hold the fork point to it too.")] = None) -> None:
     """Re-simulate an archive from its seed and inputs; exit 1 unless the chain head, the state hash, the final
     state file and the roster match (and, when agents ran programs, unless every program run re-simulates from
-    its transcript; for a fork, unless its log at the fork point is the chain head it records)."""
+    its transcript).
+
+    For a fork, also unless its log at the fork point is the chain head it records (and, with --parent, the parent's)."""
     from wildhold.runner.fork import fork_checks
     from wildhold.service.verify import check_content, resimulate
     from wildhold.store.archive import Archive, ArchiveError
@@ -478,9 +480,10 @@ def leaderboard(
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Skill ratings (openskill; shared ranks are draws) and every measure as mean ± std with a 95% bootstrap
-    interval over seeds, per configuration (its full arm identity), over archives each verified by re-simulation
-    first. Every archive is scored under the one rubric named; one scenario unless --pool-scenarios."""
+    """Skill ratings (openskill; shared ranks are draws) and every measure with a 95% bootstrap interval over seeds.
+
+    Per configuration (its full arm identity), over archives each verified by re-simulation first, every one
+    scored under the one rubric named; archives of one scenario, unless --pool-scenarios."""
     from wildhold.eval.leaderboard import PoolingRefused
     from wildhold.eval.leaderboard import leaderboard as board
     from wildhold.eval.rubric import UnknownRubric
@@ -517,8 +520,10 @@ def export_cmd(
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Write an archive's events and per-agent metrics to JSONL and Parquet for analysis (verified first); for a
-    sweep folder, its cells, every model cell's scaffold telemetry and every spend-curve point."""
+    """Write an archive's events and per-agent metrics (or a sweep's cells, telemetry and curves) to JSONL and Parquet.
+
+    An archive is verified first; a sweep folder gives its cells, every model cell's scaffold telemetry and every
+    spend-curve point."""
     from wildhold.eval.export import export_match
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.extras import MissingExtra
@@ -575,13 +580,15 @@ class Executor(str, Enum):
 def sweep(
     sweep_file: Annotated[Path, typer.Argument(metavar="SWEEP.yaml", help="A sweep file (`wildhold examples DIR` copies sweep-smoke.yaml).")],
     out: Annotated[Path, typer.Option(help="Folder for every cell's run folder and archive, sweep.jsonl, results.json and the summary; a rerun resumes (finished cells are skipped).")],
-    executor: Annotated[Executor, typer.Option(help="local: a process pool; ray: Ray tasks (pip install 'wildhold[ray]').")] = Executor.local,
+    executor: Annotated[Executor, typer.Option(help="local: a process pool; ray: Ray tasks (the ray extra).")] = Executor.local,
     address: Annotated[Optional[str], typer.Option(help="Ray: the cluster's address (default: a local Ray started for the sweep and shut down after).")] = None,
     workers: Annotated[int, typer.Option(min=1, help="Cells at once (default: the cores).")] = os.cpu_count() or 1,
     quiet: Quiet = False,
 ) -> None:
-    """Run the product of arms x protocols x seeds x repeats, each cell one `wildhold run` (or task attempt) with its
-    own archive; failures retried with their errors recorded, the sweep's budget respected; then the summary."""
+    """Run arms x protocols x seeds x repeats, each cell its own run and archive; then the summary.
+
+    Each cell is one `wildhold run` (or task attempt, or fork); failures are retried with their errors recorded,
+    no cell starts once the sweep's budget is spent, and a rerun skips the finished cells."""
     from wildhold.extras import MissingExtra
     from wildhold.runner.spec import Sweep, SweepError, cells
     from wildhold.runner.sweep import run_sweep
@@ -631,8 +638,9 @@ def fork(
     ticks: Annotated[Optional[int], typer.Option(min=1, help="Ticks to play after the fork (default: as many as the parent played after it).")] = None,
     cache: CacheDir = None,
 ) -> None:
-    """A new match from the verified, replayed state of ARCHIVE at a tick, with the same agents or others; its
-    archive records the parent's digest, the chain head at the fork and the tick, and `wildhold replay` verifies it."""
+    """A new match from the verified, replayed state of ARCHIVE at a tick, with the same agents or others.
+
+    Its archive records the parent's digest, the chain head at the fork and the tick; `wildhold replay` verifies it."""
     from wildhold.runner.fork import ForkError
     from wildhold.runner.fork import fork as run_fork
     from wildhold.store.archive import ArchiveError
@@ -670,8 +678,10 @@ def compare(
     format: Annotated[CompareFormat, typer.Option("--format", help="Markdown, HTML or JSON.")] = CompareFormat.md,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
 ) -> None:
-    """Two configurations (or two sweeps) side by side on every measure, per protocol: the difference B - A, its
-    95% bootstrap interval and a paired sign-flip test over the seeds both ran."""
+    """Two configurations (or two sweeps) side by side on every measure, with intervals and a paired test.
+
+    Per protocol: each side's interval, the difference B - A with its 95% bootstrap interval, and a paired
+    sign-flip test over the seeds both ran."""
     from wildhold.runner.compare import CompareError, markdown, render_html
     from wildhold.runner.compare import compare as run_compare
 
