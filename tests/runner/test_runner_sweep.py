@@ -260,3 +260,32 @@ def test_a_fork_protocol_plays_each_arm_in_one_seat_of_every_parent_from_the_for
                                                                         "seat": "nobody"}}],
                             arms=[{"name": "p", "provider": "scripted", "policy": "producer"}]))
     assert refused.value.code == "sweep_fork_parent"
+
+
+def test_a_sweep_killed_with_its_workers_resumes_to_the_same_archives(local, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    small = _variant(tmp_path, seeds=[1, 2], protocols=[{"name": "tiny", "scenario": "tiny", "ticks": 60}])
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    proc = subprocess.Popen([sys.executable, "-m", "wildhold.cli", "sweep", str(small), "--out", str(out), "--workers", "2",
+                             "--quiet"], env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(3000):  # up to 300 s on a loaded machine; it usually takes a few
+            if len(list((out / "cells").glob("*/result.json"))) >= 2 or proc.poll() is not None:
+                break
+            time.sleep(0.1)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the coordinator and its workers, mid-sweep
+        proc.wait(timeout=60)
+    done_first = len(list((out / "cells").glob("*/result.json")))
+    assert done_first >= 2
+
+    resumed = run_sweep(small, out, workers=2)
+    assert resumed["finished"] == 6 and resumed["skipped_finished"] == done_first
+    full = _heads(local[1])
+    assert _heads(resumed) == {k: full[k] for k in _heads(resumed)}
