@@ -4,8 +4,9 @@ two packages import each other, however indirectly.
 content <- looks (a view drawn as an image) <- world <- store <- programs, docs (the program API and the
 rules document, built from the registries the service hands them) <- service (the host and its query
 registry) <- server (the faces) <- eval, agents <- tasks, web (the pages of a served match) <- env (the
-Gymnasium and PettingZoo faces) <- bench, cli and the examples; the small utility modules sit under everything.
-Imports inside functions count (a lazy import is still a dependency); imports only for type checking do not.
+Gymnasium and PettingZoo faces), runner (sweeps and forks), inspectai (Inspect AI tasks) <- bench, cli and the
+examples; the small utility modules sit under everything. Imports inside functions count (a lazy import is
+still a dependency); imports only for type checking do not.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"server"},
     {"eval", "agents"},
     {"tasks", "web"},
-    {"env"},
+    {"env", "runner", "inspectai"},
     {"bench", "cli", "examples"},
 ]
 

@@ -24,7 +24,7 @@ from wildhold.extras import EXTRAS, MissingExtra, require
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "wildhold"
-OPTIONAL = ("openai", "anthropic", "google.genai", "pyarrow", "httpx", "gymnasium", "pettingzoo")
+OPTIONAL = ("openai", "anthropic", "google.genai", "pyarrow", "httpx", "gymnasium", "pettingzoo", "ray", "inspect_ai")
 
 # Runs the CLI with every optional module unimportable, reporting each attempt to import one.
 BLOCKED_CLI = """
@@ -67,14 +67,15 @@ def test_runtime_dependencies_are_ranges_and_the_extras_are_optional():
     assert not [r for r in runtime if "==" in r], "runtime dependencies are ranges, not pins"
     assert all("<" in r or "~=" in r for r in runtime), "every range has an upper bound"
     names = {_name(r) for r in runtime}
-    assert not names & {"openai", "anthropic", "google-genai", "pyarrow", "httpx"}
+    assert not names & {"openai", "anthropic", "google-genai", "pyarrow", "httpx", "ray"}
     extras = project["optional-dependencies"]
     assert {_name(r) for r in extras["openai"]} == {"openai"}
     assert {_name(r) for r in extras["anthropic"]} == {"anthropic"}
     assert {_name(r) for r in extras["google"]} == {"google-genai"}
     assert {_name(r) for r in extras["parquet"]} == {"pyarrow"}
     assert {_name(r) for r in extras["rl"]} == {"gymnasium", "pettingzoo", "numpy"}
-    assert extras["all"] == ["wildhold[openai,anthropic,google,parquet,rl]"]
+    assert {_name(r) for r in extras["ray"]} == {"ray"}
+    assert extras["all"] == ["wildhold[openai,anthropic,google,parquet,rl,ray]"]
     assert "wildhold[all]" in extras["dev"] and "httpx" in {_name(r) for r in extras["dev"]}
     assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
     assert "Apache License" in (ROOT / "LICENSE").read_text() and "Version 2.0, January 2004" in (ROOT / "LICENSE").read_text()
@@ -106,7 +107,7 @@ def test_a_missing_extra_is_one_sentence_naming_it(extra, monkeypatch):
 
 def test_examples_are_package_data_and_the_checkout_link_points_at_them():
     shipped = importlib.resources.files("wildhold") / "examples"
-    for name in ("offline-smoke.yaml", "programs-smoke.yaml", "cassettes/explorer.json", "programs/farmer.py"):
+    for name in ("offline-smoke.yaml", "programs-smoke.yaml", "sweep-smoke.yaml", "cassettes/explorer.json", "programs/farmer.py"):
         assert (shipped / name).is_file(), name
     assert (ROOT / "examples").resolve() == PACKAGE / "examples"
 

@@ -1,4 +1,5 @@
-"""The `wildhold` command line: demo, resume, replay, rules, serve, report, leaderboard, export, run, examples, bench."""
+"""The `wildhold` command line: demo, resume, replay, rules, serve, report, leaderboard, export, run, sweep, compare, fork,
+examples, bench."""
 
 from __future__ import annotations
 
@@ -247,10 +248,14 @@ def resume(db: Annotated[Path, typer.Argument(help="A match database written by 
 
 
 @app.command()
-def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")]) -> None:
+def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
+           parent: Annotated[Optional[Path], typer.Option(help="For a fork: its parent archive, to hold the fork point to it too.")] = None) -> None:
     """Re-simulate an archive from its seed and inputs; exit 1 unless the chain head, the state hash, the final
     state file and the roster match (and, when agents ran programs, unless every program run re-simulates from
-    its transcript)."""
+    its transcript).
+
+    For a fork, also unless its log at the fork point is the chain head it records (and, with --parent, the parent's)."""
+    from wildhold.runner.fork import fork_checks
     from wildhold.service.verify import check_content, resimulate
     from wildhold.store.archive import Archive, ArchiveError
 
@@ -261,13 +266,17 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
             content = default_content()
             check_content(m, content, archive)
             sim = resimulate(arc, content)
+        forked = fork_checks(archive, parent)
     except ArchiveError as exc:
         _fail(str(exc), 1)
+    if parent is not None and not forked:
+        _fail(f"{archive.name} is not a fork: --parent is for forks")
     table = FitTable([Col("check", "left", key=True, wrap=True), Col("archive", "left"), Col("replay", "left"),
                       Col("match", "left")], title=f"replay of {archive.name}", caption="hashes: their first 16 characters")
     checks = [(c.name, c.archived, c.replayed, c.same) for c in sim.checks]
     checks.append(("log verifies", logged_head, m["chain_head"], logged_head == m["chain_head"]))
     checks.append(("header bound", "yes" if bound else "no (format 1)", "-", True))
+    checks.extend(forked)
     runs = sim.runs
     if runs:
         same_runs = sum(r.ok for r in runs)
@@ -515,7 +524,8 @@ def view(
 
 LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
                        Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
-                       Col("firsts", short="1st"), Col("fitness mean", short="fitness"), Col("95% CI", wrap=True))
+                       Col("firsts", short="1st"), Col("fitness mean ± std", "left", short="fitness"),
+                       Col("95% CI", wrap=True), Col("composite", "left", short="comp"), Col("spend $", "left", short="$"))
 
 
 @app.command()
@@ -523,51 +533,66 @@ def leaderboard(
     archives: Annotated[list[Path], typer.Argument(help="Match archives (.wildhold.zip).")],
     rubric: Annotated[Optional[str], typer.Option(help="Rubric version (default: the published one).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the leaderboard as one JSON document instead of a table.")] = False,
+    pool_scenarios: Annotated[bool, typer.Option("--pool-scenarios", help="Pool archives of different scenarios into one board (refused otherwise).")] = False,
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Skill ratings (openskill; shared ranks are draws) and mean fitness with 95% CI per agent configuration,
-    over archives each verified by re-simulation first."""
+    """Skill ratings (openskill; shared ranks are draws) and every measure with a 95% bootstrap interval over seeds.
+
+    Per configuration (its full arm identity), over archives each verified by re-simulation first, every one
+    scored under the one rubric named; archives of one scenario, unless --pool-scenarios."""
+    from wildhold.eval.leaderboard import PoolingRefused
     from wildhold.eval.leaderboard import leaderboard as board
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.service.verify import TRUSTED_NOTE
     from wildhold.store.archive import ArchiveError
 
     try:
-        result = board(archives, rubric, trust=trust, cache=cache)
-    except (ArchiveError, UnknownRubric, ContentError) as exc:
+        result = board(archives, rubric, trust=trust, cache=cache, pool_scenarios=pool_scenarios)
+    except (ArchiveError, UnknownRubric, ContentError, PoolingRefused) as exc:
         _refuse(exc)
     if json_out:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
         return
-    caption = result["model"] + (f"; {TRUSTED_NOTE}" if trust else "; every archive verified by re-simulation")
+    caption = (f"{result['pooled']['statement']}. {result['model']}"
+               + (f"; {TRUSTED_NOTE}" if trust else "; every archive verified by re-simulation"))
     table = FitTable(LEADERBOARD_COLUMNS, caption=caption,
                      title=f"Leaderboard over {len(result['matches'])} matches (rubric {result['rubric_version']})")
     for row in result["rows"]:
-        f, r = row["fitness"], row["rating"]
-        ci = "n/a (one match)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
+        f, r, m = row["fitness"], row["rating"], row["measures"]
+        ci = "n/a (one seed)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
+        fitness = f"{f['mean']:.1f}" + ("" if f["std"] is None else f" ± {f['std']:.1f}")
+        composite = "-" if "composite" not in m else f"{m['composite']['mean']:.1f}"
+        spend = "-" if "spend_usd" not in m else f"{m['spend_usd']['mean']:.4f}"
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
-                      str(row["matches"]), str(row["firsts"]), f"{f['mean']:.1f}", ci)
+                      str(row["matches"]), str(row["firsts"]), fitness, ci, composite, spend)
     console.print(table)
 
 
 @app.command("export")
 def export_cmd(
-    archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
-    out: Annotated[Path, typer.Option(help="Folder for events and agents as JSONL and Parquet.")],
+    archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip), or a folder `wildhold sweep` wrote.")],
+    out: Annotated[Path, typer.Option(help="Folder for the tables as JSONL and Parquet.")],
     rubric: Annotated[Optional[str], typer.Option(help="Rubric version for the per-agent scores (default: the published one).")] = None,
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Write an archive's events and per-agent metrics to JSONL and Parquet for analysis (verified first)."""
+    """Write an archive's events and per-agent metrics (or a sweep's cells, telemetry and curves) to JSONL and Parquet.
+
+    An archive is verified first; a sweep folder gives its cells, every model cell's scaffold telemetry and every
+    spend-curve point."""
     from wildhold.eval.export import export_match
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.extras import MissingExtra
+    from wildhold.runner.export import NotASweep, export_sweep
     from wildhold.store.archive import ArchiveError
 
     try:
-        paths = export_match(archive, out, rubric, trust=trust, cache=cache)
-    except (ArchiveError, UnknownRubric, ContentError, MissingExtra) as exc:
+        if archive.is_dir():
+            paths = export_sweep(archive, out)
+        else:
+            paths = export_match(archive, out, rubric, trust=trust, cache=cache)
+    except (ArchiveError, UnknownRubric, ContentError, MissingExtra, NotASweep) as exc:
         _refuse(exc)
     for name, path in paths.items():
         _say(f"{name}: {path}")
@@ -598,6 +623,157 @@ def run_cmd(
     console.print(summary_table(out))
     for kind, path in paths.items():
         _say(f"{kind}: {path}")
+
+
+class Executor(str, Enum):
+    """Where a sweep's cells run (wildhold.runner.sweep.EXECUTORS)."""
+
+    local = "local"
+    ray = "ray"
+
+
+@app.command()
+@_owner_only()
+def sweep(
+    sweep_file: Annotated[Path, typer.Argument(metavar="SWEEP.yaml", help="A sweep file (`wildhold examples DIR` copies sweep-smoke.yaml).")],
+    out: Annotated[Path, typer.Option(help="Folder for every cell's run folder and archive, sweep.jsonl, results.json and the summary; a rerun resumes (finished cells are skipped).")],
+    executor: Annotated[Executor, typer.Option(help="local: a process pool; ray: Ray tasks (the ray extra).")] = Executor.local,
+    address: Annotated[Optional[str], typer.Option(help="Ray: the cluster's address (default: a local Ray started for the sweep and shut down after).")] = None,
+    workers: Annotated[int, typer.Option(min=1, help="Cells at once (default: the cores).")] = os.cpu_count() or 1,
+    quiet: Quiet = False,
+) -> None:
+    """Run arms x protocols x seeds x repeats, each cell its own run and archive; then the summary.
+
+    Each cell is one `wildhold run` (or task attempt, or fork); failures are retried with their errors recorded,
+    no cell starts once the sweep's budget is spent, and a rerun skips the finished cells."""
+    from wildhold.extras import MissingExtra
+    from wildhold.runner.spec import Sweep, SweepError, cells
+    from wildhold.runner.sweep import run_sweep
+
+    if address and executor is not Executor.ray:
+        _fail("--address is for --executor ray")
+    try:
+        total = len(cells(Sweep.load(sweep_file)))
+    except SweepError as exc:
+        _refuse(exc)
+    with Progress(TextColumn("cells"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=console, disable=quiet) as bar:
+        job = bar.add_task("", total=total)
+        spent = [0.0]
+
+        def advance(result: dict) -> None:
+            failed = " (failed)" if result["status"] == "failed" else ""
+            spent[0] += result.get("cost_usd", 0.0)
+            bar.update(job, advance=1, description=f"{result['cell']}{failed}; ${spent[0]:.4f} spent by cells finished now")
+
+        try:
+            outcome = run_sweep(sweep_file, out, executor=executor.value, workers=workers, address=address, on_cell=advance)
+        except (SweepError, MissingExtra) as exc:
+            _refuse(exc)
+    console.print(sweep_table(json.loads((out / "summary.json").read_text())))
+    for cell, errors in outcome["failed"].items():
+        _say(f"failed: {cell} after {len(errors)} tries; last error: {errors[-1]}")
+    if outcome["unlaunched_for_budget"]:
+        _say(f"budget spent (${outcome['spent_usd']:.4f} of ${outcome['budget_usd']:.2f}): "
+             f"{len(outcome['unlaunched_for_budget'])} cells not started; raise budget_usd and rerun to go on")
+    _say(f"{outcome['finished']} of {outcome['cells']} cells finished ({outcome['ran_now']} now, "
+         f"{outcome['skipped_finished']} before); spent ${outcome['spent_usd']:.4f} of ${outcome['budget_usd']:.2f}; "
+         f"{outcome['wall_s']:.1f} s on {outcome['workers']} workers ({outcome['executor']})")
+    _say(f"summary: {out / 'summary.md'}\nresults: {out / 'results.json'}")
+    if outcome["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+@_owner_only()
+def fork(
+    archive: Annotated[Path, typer.Argument(help="The parent match archive (.wildhold.zip); verified by re-simulation first.")],
+    at: Annotated[int, typer.Option("--at", help="The tick to fork at: the new match starts from the parent's state there.")],
+    out: Annotated[Path, typer.Option(help="Folder for the fork's match database and archive.")],
+    replace: Annotated[Optional[list[str]], typer.Option("--replace", metavar="NAME=POLICY", help="From the fork on, this agent plays this scripted policy (repeatable).")] = None,
+    absent: Annotated[Optional[list[str]], typer.Option("--absent", metavar="NAME", help="From the fork on, this agent does nothing (repeatable).")] = None,
+    ticks: Annotated[Optional[int], typer.Option(min=1, help="Ticks to play after the fork (default: as many as the parent played after it).")] = None,
+    cache: CacheDir = None,
+) -> None:
+    """A new match from the verified, replayed state of ARCHIVE at a tick, with the same agents or others.
+
+    Its archive records the parent's digest, the chain head at the fork and the tick; `wildhold replay` verifies it."""
+    from wildhold.runner.fork import ForkError
+    from wildhold.runner.fork import fork as run_fork
+    from wildhold.store.archive import ArchiveError
+
+    swaps: dict[str, str] = {}
+    for item in replace or []:
+        name, eq, policy = item.partition("=")
+        if not eq or not name or not policy:
+            _fail(f"--replace takes NAME=POLICY, not {item!r}")
+        swaps[name] = policy
+    try:
+        made = run_fork(archive, at, out, replace=swaps, absent=absent or [], ticks=ticks, cache=cache)
+    except (ForkError, ArchiveError, ContentError) as exc:
+        _refuse(exc)
+    console.print(_summary_table(made["archive"]))
+    f = made["fork"]
+    _say(f"archive: {made['archive']}\nforked at tick {f['tick']} (event {f['seq']}, chain head {f['chain_head_at_fork']}) "
+         f"from parent {f['parent_sha256'][:16]}")
+    for name, change in f["agents"].items():
+        _say(f"  {name}: {change['from']} -> {change['to']}")
+    _say(f"verify: wildhold replay {made['archive']} --parent {archive}")
+
+
+class CompareFormat(str, Enum):
+    md = "md"
+    html = "html"
+    json = "json"
+
+
+@app.command()
+def compare(
+    a: Annotated[str, typer.Argument(help="Side A: a sweep folder (DIR or DIR@CONFIG), or a configuration of --sweep (an arm, a label or a key prefix).")],
+    b: Annotated[str, typer.Argument(help="Side B, the same way.")],
+    sweep_dir: Annotated[Optional[Path], typer.Option("--sweep", help="The sweep folder A and B name configurations of.")] = None,
+    format: Annotated[CompareFormat, typer.Option("--format", help="Markdown, HTML or JSON.")] = CompareFormat.md,
+    out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
+) -> None:
+    """Two configurations (or two sweeps) side by side on every measure, with intervals and a paired test.
+
+    Per protocol: each side's interval, the difference B - A with its 95% bootstrap interval, and a paired
+    sign-flip test over the seeds both ran."""
+    from wildhold.runner.compare import CompareError, markdown, render_html
+    from wildhold.runner.compare import compare as run_compare
+
+    try:
+        result = run_compare(a, b, sweep_dir)
+    except CompareError as exc:
+        _refuse(exc)
+    if format is CompareFormat.json:
+        text = json.dumps(result, indent=2, sort_keys=True) + "\n"
+    else:
+        text = render_html(result) if format is CompareFormat.html else markdown(result)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        _say(f"compare: {out}")
+    else:
+        sys.stdout.write(text)
+
+
+SWEEP_MEASURES = ("index", "composite", "trial", "task_success", "quests", "spend_usd")
+
+
+def sweep_table(summary: dict) -> FitTable:
+    """The sweep's summary: a row per configuration and protocol; each cell mean ± std [95% CI] over seeds."""
+    from wildhold.eval.stats import show
+    from wildhold.runner.summary import DIGITS
+
+    shown = [m for m in SWEEP_MEASURES if any(m in r["measures"] for r in summary["rows"])]
+    table = FitTable([Col("configuration", "left", short="config", key=True, wrap=True), Col("protocol", "left", key=True),
+                      Col("n"), *(Col(m, "left", wrap=True) for m in shown)],
+                     title="Sweep: mean ± std [95% CI] over seeds", caption=summary["statistic"])
+    for row in summary["rows"]:
+        table.add_row(row["label"], row["protocol"], str(len(row["seeds"])),
+                      *(show(row["measures"].get(m, {}), DIGITS.get(m, 2)).rsplit(" n=", 1)[0] for m in shown))
+    return table
 
 
 @app.command()
@@ -694,6 +870,16 @@ def bench_programs(json_out: Annotated[bool, typer.Option("--json", help="Also p
     from wildhold.bench.programs import bench_programs as run
 
     run(as_json=json_out, quick=quick)
+
+
+@bench_app.command("sweep")
+def bench_sweep(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+                workers: Annotated[int, typer.Option(min=1, help="Workers of each executor.")] = 2,
+                executor: Annotated[Optional[list[Executor]], typer.Option(help="Only this executor (repeatable; default local and ray).")] = None) -> None:
+    """Cells per minute of the smoke sweep (18 cells) on the local pool and on a local Ray, side by side."""
+    from wildhold.bench.sweep import bench_sweep as run
+
+    run(as_json=json_out, workers=workers, executors=tuple(e.value for e in executor or list(Executor)), console=console)
 
 
 @bench_app.command("engine")

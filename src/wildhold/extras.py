@@ -16,6 +16,8 @@ EXTRAS = {
     "google": ("google.genai", "the Google GenAI SDK"),
     "parquet": ("pyarrow", "pyarrow"),
     "rl": ("pettingzoo", "Gymnasium and PettingZoo"),
+    "ray": ("ray", "Ray"),
+    "inspect": ("inspect_ai", "Inspect AI"),
 }
 
 

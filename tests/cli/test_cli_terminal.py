@@ -14,6 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -183,7 +184,7 @@ def test_the_closing_summary_fits_80_columns(tmp_path):
 
 def test_the_leaderboard_and_a_bench_table_fit_80_columns():
     archives = [str(FIXTURES / f"{n}.wildhold.zip") for n in ("ties_seed5", "delve_seed11")]
-    result = runner.invoke(app, ["leaderboard", *archives, "--trust"], env={"COLUMNS": "80"})  # earlier content
+    result = runner.invoke(app, ["leaderboard", *archives, "--trust", "--pool-scenarios"], env={"COLUMNS": "80"})  # earlier content
     assert result.exit_code == 0, result.output
     assert_fits(result.output, 80)
     assert "Leaderboard over 2 matches" in result.output
@@ -287,5 +288,9 @@ def test_examples_copies_the_packaged_tree_refuses_to_overwrite_and_each_experim
     assert (dest / "offline-smoke.yaml").read_bytes() == (files("wildhold") / "examples" / "offline-smoke.yaml").read_bytes()
 
     for experiment in dest.glob("*.yaml"):  # cassettes resolve beside the file, whatever the working directory
+        if experiment.name.startswith("sweep-"):  # a sweep file: its arms are an experiment's
+            arms = yaml.safe_load(experiment.read_text())["arms"]
+            assert all("cassette" not in arm or (experiment.parent / arm["cassette"]).is_file() for arm in arms)
+            continue
         for arm in Experiment.load(experiment).arms:
             assert arm.cassette is None or (experiment.parent / arm.cassette).is_file()

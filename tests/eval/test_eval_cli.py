@@ -60,10 +60,18 @@ def test_report_refuses_a_bad_rubric_a_bad_format_and_a_broken_archive(tmp_path)
 
 def test_leaderboard_table_and_json():
     archives = [str(FIXTURES / f"{n}.wildhold.zip") for n in ("ties_seed5", "delve_seed11")]
-    table = runner.invoke(app, ["leaderboard", *archives, "--trust"])
+    table = runner.invoke(app, ["leaderboard", *archives, "--trust"])  # one scenario
     assert table.exit_code == 0 and "Leaderboard over 2 matches" in table.output
     doc = json.loads(runner.invoke(app, ["leaderboard", *archives, "--json", "--trust"]).stdout)
     assert doc["rubric_version"] == PUBLISHED_RUBRIC and {r["config"] for r in doc["rows"]} >= {"second", "producer"}
+
+
+def test_the_leaderboard_refuses_to_pool_scenarios_unless_asked_and_says_what_it_pooled():
+    archives = [str(FIXTURES / f"{n}.wildhold.zip") for n in ("tiny_seed3", "famine_seed2")]
+    refused = runner.invoke(app, ["leaderboard", *archives, "--trust"])
+    assert refused.exit_code == 1 and "(refused: leaderboard_pools_scenarios)" in refused.output
+    table = runner.invoke(app, ["leaderboard", *archives, "--trust", "--pool-scenarios"], env={"COLUMNS": "200"})
+    assert table.exit_code == 0 and "famine, tiny (pooled, as asked)" in table.output
 
 
 def test_export_writes_the_four_files(tmp_path):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wildhold.eval.leaderboard import leaderboard, mean_ci
+from wildhold.eval.leaderboard import PoolingRefused, leaderboard
 from paths_support import FIXTURES as FIXTURE_ROOT
 
 FIXTURES = FIXTURE_ROOT / "eval"
@@ -30,20 +30,26 @@ def test_under_a_stable_tie_rubric_the_earlier_agent_wins_the_tie():
 
 
 def test_the_board_does_not_depend_on_the_order_of_the_archives():
-    assert leaderboard(ALL, trust=True) == leaderboard(list(reversed(ALL)), trust=True)
+    assert leaderboard(ALL, trust=True, pool_scenarios=True) == leaderboard(list(reversed(ALL)), trust=True, pool_scenarios=True)
+
+
+def test_archives_of_several_scenarios_are_pooled_only_when_asked_and_the_board_says_so():
+    with pytest.raises(PoolingRefused) as refused:
+        leaderboard(ALL, trust=True)
+    assert refused.value.code == "leaderboard_pools_scenarios" and "--pool-scenarios" in str(refused.value)
+    board = leaderboard(ALL, trust=True, pool_scenarios=True)
+    assert board["pooled"]["scenarios"] == sorted({m["scenario"] for m in board["matches"]})
+    assert "pooled, as asked" in board["pooled"]["statement"] and board["rubric_version"] in board["pooled"]["statement"]
 
 
 def test_configurations_pool_their_agents_and_seeds():
-    board = leaderboard(ALL, trust=True)
+    board = leaderboard(ALL, trust=True, pool_scenarios=True)
     rows = {r["config"]: r for r in board["rows"]}
     assert rows["producer"]["matches"] == 3 and rows["producer"]["agents"] == 4  # tiny, famine (two), delve
     assert rows["producer"]["fitness"]["n"] == 3 and rows["producer"]["fitness"]["ci95"] is not None
+    assert rows["producer"]["identity"] == {"harness": "direct", "provider": "scripted", "policy": "producer"}
+    lo, hi = rows["producer"]["fitness"]["ci95"]
+    assert lo <= rows["producer"]["fitness"]["mean"] <= hi
+    assert set(rows["producer"]["measures"]) >= {"index", "survival", "composite", "trial", "quests", "spend_usd"}
     assert [r["rank"] for r in board["rows"]] == sorted(r["rank"] for r in board["rows"])
     assert len(board["matches"]) == 4
-
-
-def test_mean_and_95_percent_interval():
-    assert mean_ci([70.0]) == {"n": 1, "mean": 70.0, "sd": None, "ci95": None}
-    got = mean_ci([60.0, 70.0, 80.0])
-    assert got["mean"] == 70.0 and got["sd"] == 10.0
-    assert got["ci95"] == [pytest.approx(70 - 4.303 * 10 / 3 ** 0.5, abs=0.01), pytest.approx(70 + 4.303 * 10 / 3 ** 0.5, abs=0.01)]

@@ -1,98 +1,138 @@
 """A leaderboard across archived matches: skill ratings (openskill's Plackett-Luce model) from
-each match's final ranks, where a shared rank is a draw, and the mean Fitness Index per agent
-configuration over seeds with its 95% confidence interval.
+each match's final ranks, where a shared rank is a draw, and per agent configuration every pooled
+measure (fitness index, the five dimensions, composite, trial, quests, spend) as n, mean, std and a
+95% bootstrap interval over seeds (wildhold.eval.stats).
 
 Matches are rated in a fixed order (scenario, seed, chain head), so the same archives give the same
-board whatever order they are named in. An agent configuration is the model string an agent was
-driven by, else its scripted policy, else its name. When a configuration fields several agents in
-one match, each plays as its own entrant from the configuration's rating, and the configuration
-takes the mean of their updated mu and sigma.
+board whatever order they are named in. An agent configuration is its full arm identity from the
+manifest (wildhold.eval.identity), never its label: two recorded arms are two configurations. When a
+configuration fields several agents in one match, each plays as its own entrant from the
+configuration's rating, and the configuration takes the mean of their updated mu and sigma. Archives
+of several scenarios are pooled only when asked; the board says what it pooled.
 """
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Iterable
 
 from openskill.models import PlackettLuce
 
+from wildhold.eval.identity import agent_identity, identity_key, labels
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric, get_rubric
+from wildhold.eval.spend import read_spend
+from wildhold.eval.stats import describe, per_seed
 from wildhold.service.verify import admit
 from wildhold.world.wealth import rank_standard
 
-# Two-sided 95% Student t quantiles by degrees of freedom; 1.96 beyond the table.
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
+MEASURES = ("index", *DIMENSIONS, "composite", "trial", "quests", "spend_usd")
 
 
-def t95(df: int) -> float:
-    return _T95[df - 1] if 1 <= df <= len(_T95) else 1.96
+class PoolingRefused(ValueError):
+    """Archives of different scenarios named together without asking to pool them."""
 
+    code = "leaderboard_pools_scenarios"
 
-def mean_ci(values: list[float]) -> dict[str, Any]:
-    """Mean, sample standard deviation and the 95% t interval (none for a single value)."""
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return {"n": n, "mean": round(mean, 2), "sd": None, "ci95": None}
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    half = t95(n - 1) * sd / math.sqrt(n)
-    return {"n": n, "mean": round(mean, 2), "sd": round(sd, 2), "ci95": [round(mean - half, 2), round(mean + half, 2)]}
+def card_measures(report: dict[str, Any], card: dict[str, Any]) -> dict[str, float | None]:
+    """One agent's measures in one report: fitness index, the five dimensions, composite score, trial stages under
+    the cumulative rule, quests and dollars spent."""
+    agent = card["agent"]
+    composite = next((r["score"] for r in (report.get("composite") or {}).get("rows", []) if r["agent"] == agent), None)
+    metrics = (report.get("metrics") or {}).get(agent, {})
+    spend = ((report.get("curves") or {}).get("dollars") or {}).get(agent)
+    return {"index": card["fitness_index"], **{d: card["scores"][d] for d in DIMENSIONS}, "composite": composite,
+            "trial": metrics.get("trial_native"), "quests": metrics.get("quests_completed"),
+            "spend_usd": spend["dollars"] if spend else 0.0}
 
 
 def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = None, *, trust: bool = False,
-                cache: Path | None = None) -> dict[str, Any]:
+                cache: Path | None = None, pool_scenarios: bool = False) -> dict[str, Any]:
     """Rate every configuration across the archives under one rubric (its tie rule decides draws); each archive is
-    verified first (see wildhold.service.verify), unless `trust` takes them as they are."""
+    verified first (see wildhold.service.verify), unless `trust` takes them as they are. Archives of more than one
+    scenario are refused unless `pool_scenarios`."""
     rb = rubric if isinstance(rubric, Rubric) else get_rubric(rubric)
     reports = []
     for path in archives:
         verdict = admit(path, trust=trust, cache=cache)
         record = load_match(path)
-        reports.append({**build_report(record, compute_metrics(record), rb), "verification": verdict.stamp()})
+        reports.append({**build_report(record, compute_metrics(record), rb, read_spend(path)),
+                        "verification": verdict.stamp(), "_manifest": record.manifest})
+    scenarios = sorted({r["match"]["scenario"] for r in reports})
+    if len(scenarios) > 1 and not pool_scenarios:
+        raise PoolingRefused(f"these archives are of {len(scenarios)} scenarios ({', '.join(scenarios)}); a board pools "
+                             "one scenario's matches, unless asked to pool them (--pool-scenarios)")
     reports.sort(key=lambda r: (r["match"]["scenario"], r["match"]["seed"], r["match"]["chain_head"] or ""))
     model = PlackettLuce()
     ratings: dict[str, tuple[float, float]] = {}
-    fitness: dict[str, list[float]] = {}
+    identities: dict[str, dict[str, Any]] = {}
+    values: dict[str, dict[str, list[tuple[int, float]]]] = {}
     seen: dict[str, dict[str, int]] = {}
     matches = []
+    seed_index: dict[tuple[str, int], int] = {}
     for report in reports:
+        manifest = report.pop("_manifest")
+        roster = {a["id"]: a for a in manifest["agents"]}
         cards = report["agents"]
+        keys = {}
         for card in cards:
-            ratings.setdefault(card["config"], (model.mu, model.sigma))
-        teams = [[model.rating(mu=ratings[c["config"]][0], sigma=ratings[c["config"]][1], name=c["agent"])] for c in cards]
+            ident = agent_identity(manifest, roster.get(card["agent"], {"name": card["name"]}))
+            keys[card["agent"]] = key = identity_key(ident)
+            identities[key] = ident
+            ratings.setdefault(key, (model.mu, model.sigma))
+        teams = [[model.rating(mu=ratings[keys[c["agent"]]][0], sigma=ratings[keys[c["agent"]]][1], name=c["agent"])]
+                 for c in cards]
         updated = model.rate(teams, ranks=[c["rank"] for c in cards]) if len(cards) > 1 else teams
-        grouped: dict[str, list[tuple[float, float, float]]] = {}
+        grouped: dict[str, list[tuple[float, float, dict[str, Any]]]] = {}
         for card, team in zip(cards, updated):
-            grouped.setdefault(card["config"], []).append((team[0].mu, team[0].sigma, card["fitness_index"]))
-        for config, entries in grouped.items():
-            ratings[config] = (sum(e[0] for e in entries) / len(entries), sum(e[1] for e in entries) / len(entries))
-            fitness.setdefault(config, []).append(sum(e[2] for e in entries) / len(entries))
-            s = seen.setdefault(config, {"matches": 0, "agents": 0, "firsts": 0})
+            grouped.setdefault(keys[card["agent"]], []).append((team[0].mu, team[0].sigma, card_measures(report, card)))
+        m = report["match"]
+        seed = seed_index.setdefault((m["scenario"], m["seed"]), len(seed_index))
+        for key, entries in grouped.items():
+            ratings[key] = (sum(e[0] for e in entries) / len(entries), sum(e[1] for e in entries) / len(entries))
+            for measure in MEASURES:
+                got = [e[2][measure] for e in entries if e[2][measure] is not None]
+                if got:
+                    values.setdefault(key, {}).setdefault(measure, []).append((seed, sum(got) / len(got)))
+            s = seen.setdefault(key, {"matches": 0, "agents": 0, "firsts": 0})
             s["matches"] += 1
             s["agents"] += len(entries)
         for card in cards:
             if card["rank"] == 1:
-                seen[card["config"]]["firsts"] += 1
-        m = report["match"]
+                seen[keys[card["agent"]]]["firsts"] += 1
         matches.append({"scenario": m["scenario"], "seed": m["seed"], "chain_head": m["chain_head"],
                         "verification": report["verification"],
-                        "placements": [{"agent": c["agent"], "name": c["name"], "config": c["config"], "rank": c["rank"],
+                        "placements": [{"agent": c["agent"], "name": c["name"], "config": keys[c["agent"]], "rank": c["rank"],
                                         "fitness_index": c["fitness_index"]} for c in cards]})
+    names = labels(identities)
+    for match in matches:
+        for placement in match["placements"]:
+            placement["config_key"], placement["config"] = placement["config"], names[placement["config"]]
     ordinal = {c: mu - 3 * sigma for c, (mu, sigma) in ratings.items()}
     ranks = rank_standard({c: round(v, 9) for c, v in ordinal.items()})
-    rows = [{
-        "config": c,
-        "rank": ranks[c],
-        "rating": {"mu": round(ratings[c][0], 4), "sigma": round(ratings[c][1], 4), "ordinal": round(ordinal[c], 4)},
-        "matches": seen[c]["matches"],
-        "agents": seen[c]["agents"],
-        "firsts": seen[c]["firsts"],
-        "fitness": mean_ci(fitness[c]),
-    } for c in ratings]
+    rows = []
+    for c in ratings:
+        measures = {m: describe(per_seed(v).values()) for m, v in values.get(c, {}).items()}
+        rows.append({
+            "config": names[c],
+            "key": c,
+            "identity": identities[c],
+            "rank": ranks[c],
+            "rating": {"mu": round(ratings[c][0], 4), "sigma": round(ratings[c][1], 4), "ordinal": round(ordinal[c], 4)},
+            "matches": seen[c]["matches"],
+            "agents": seen[c]["agents"],
+            "firsts": seen[c]["firsts"],
+            "fitness": measures["index"],
+            "measures": measures,
+        })
     rows.sort(key=lambda r: (r["rank"], r["config"]))
+    pooled = {"scenarios": scenarios, "rubric_version": rb.version, "seeds": len(seed_index),
+              "statement": f"{len(reports)} matches of {'scenarios ' if len(scenarios) > 1 else 'scenario '}"
+                           f"{', '.join(scenarios)}{' (pooled, as asked)' if len(scenarios) > 1 else ''}, every one "
+                           f"scored under rubric {rb.version}; intervals are bootstrapped over {len(seed_index)} "
+                           "(scenario, seed) pairs"}
     return {"rubric_version": rb.version, "model": "openskill PlackettLuce (mu 25, sigma 25/3); ordinal = mu - 3 sigma",
-            "verification": "trusted" if trust else "verified", "matches": matches, "rows": rows}
+            "statistic": "mean over seeds; std (n-1); 95% percentile bootstrap interval over seeds, seeded",
+            "verification": "trusted" if trust else "verified", "pooled": pooled, "matches": matches, "rows": rows}

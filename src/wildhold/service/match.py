@@ -244,6 +244,13 @@ class Match:
         accepted after the end too (a session that was under way when the match ended still spent)."""
         return self._record(SPEND, agent, "session", args, "operator")
 
+    def carry(self, inp: Input) -> Accepted | Rejected | str | None:
+        """Record and apply an input of another match's log (a fork's shared history), at the tick it was played:
+        the same kind, agent, arguments and issuer, so that re-simulating this match replays that history."""
+        if inp.tick != self.world.tick:
+            raise StoreError(f"input {inp.seq} was played at tick {inp.tick}; this world stands at {self.world.tick}")
+        return apply_input(self.world, self._record(inp.kind, inp.agent, inp.name, inp.args, inp.issuer))
+
     def end(self, reason: str) -> None:
         if not self.ended:
             apply_input(self.world, self._record("end", None, "end", {"reason": reason}))

@@ -148,7 +148,29 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
             "turn_deadline_s": exp.turn_deadline_s if exp.clock == "lockstep" else None,
             "objective": exp.objective, "budget_usd": exp.budget_usd, "ceiling_s": exp.ceiling_s,
             "caps": asdict(exp.caps), "cost_formula": "caching-neutral: (input_tokens incl. cached * input "
-            "price + output_tokens * output price) / 1e6", "arms": arms, **cohort(exp)}
+            "price + output_tokens * output price) / 1e6", "arms": arms,
+            "arm_identities": {a.name: arm_identity(exp, a, base) for a in exp.arms}, **cohort(exp)}
+
+
+HARNESS = "wildhold-scaffold"
+
+
+def arm_identity(exp: Experiment, arm: ArmSpec, base: Path) -> dict[str, Any]:
+    """What makes an arm the configuration it is, never its label: provider, model (a cassette's recorded model),
+    sampling, the scaffold's caps, budget and ceiling, the cassette's digest and the harness. Two arms with the same
+    identity are one configuration wherever they ran; the archive carries it so the leaderboard can key on it."""
+    if arm.provider == "scripted":
+        return {"provider": "scripted", "policy": arm.policy or "producer", "harness": HARNESS}
+    ident: dict[str, Any] = {"provider": arm.provider, "model": arm.model, "sampling": dict(sorted(arm.sampling.items())),
+                             "caps": asdict(exp.caps), "budget_usd": exp.budget(arm), "ceiling_s": exp.ceiling(arm),
+                             "harness": HARNESS}
+    if arm.base_url:
+        ident["base_url"] = arm.base_url
+    if arm.cassette:
+        data = (base / arm.cassette).read_bytes()
+        ident["cassette_sha256"] = hashlib.sha256(data).hexdigest()
+        ident["model"] = arm.model or json.loads(data).get("model", "replay")
+    return ident
 
 
 def cohort(exp: Experiment) -> dict[str, Any]:
@@ -180,7 +202,9 @@ class Run:
         self.price_table_id = price_table_id(self.price_table)
         self.host = Host.open(out / "world", config, exp.scenario, exp.seed, horizon=exp.horizon,
                               manifest_extra={"tools_hash": tools_hash(horizon=exp.horizon), "price_table": self.price_table,
-                                              "price_table_sha256": self.price_table_id, **cohort(exp)})
+                                              "price_table_sha256": self.price_table_id,
+                                              "arm_identities": {a.name: arm_identity(exp, a, base) for a in exp.arms},
+                                              **cohort(exp)})
         self.app = create_app(self.host, scorer=score_archive, render_html=render_html)
         self.telemetry = Telemetry(out / "telemetry.jsonl")
         self.caps = exp.caps
@@ -226,7 +250,7 @@ class Run:
     async def register(self, arm: ArmSpec) -> str:
         async with self.connect(self.signup) as c:
             r = await c.call_tool("register", {"name": arm.name, "model": arm.model or arm.policy or arm.provider,
-                                               "harness": "wildhold-scaffold"})
+                                               "harness": HARNESS})
         if r.is_error:
             raise RuntimeError(f"registering arm {arm.name!r} failed: {r.content[0].text}")
         return r.structured_content["token"]

@@ -1,0 +1,215 @@
+"""One cell of a sweep, run in a worker (a pool process or a Ray task): its own folder, archive and run folder,
+and `result.json` written last, whole, so a folder with it is a finished cell and one without is started afresh.
+
+A model arm's cell is `wildhold run` of a one-arm experiment (written beside it as experiment.yaml, its cassette
+copied); a scripted arm plays a scenario as `wildhold demo` does, for the protocol's ticks; a task is one attempt
+of the task suite. Measures are read back from the verified archive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Protocol as TypingProtocol
+
+import yaml
+
+from wildhold.agents.scaffold.accounting import Telemetry, rebuild
+from wildhold.agents.scaffold.experiment import Run
+from wildhold.eval.identity import identity_key
+from wildhold.runner.spec import Cell, Sweep, cell_experiment, identity
+
+RESULT = "result.json"
+DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
+
+
+class Limiter(TypingProtocol):
+    """Model calls in flight per provider, shared by every worker (see wildhold.runner.limits)."""
+
+    def acquire(self, provider: str) -> None: ...
+
+    def release(self, provider: str) -> None: ...
+
+
+def cell_dir(out: Path, cell: Cell) -> Path:
+    return Path(out) / "cells" / cell.key
+
+
+def finished(out: Path, cell: Cell) -> dict[str, Any] | None:
+    """The cell's result when it finished (in this session or an earlier one), else None."""
+    path = cell_dir(out, cell) / RESULT
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except ValueError:
+        return None
+
+
+def run_cell(sweep_path: str, out: str, cell: dict[str, Any], limiter: Limiter | None = None) -> dict[str, Any]:
+    """Run one cell from scratch (a partial folder from an interrupted try is cleared first) and return its result."""
+    sweep = Sweep.load(Path(sweep_path))
+    base = Path(sweep_path).resolve().parent
+    c = Cell(**cell)
+    folder = cell_dir(Path(out), c)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    arm = next(a for a in sweep.arms if a.name == c.arm)
+    protocol = next(p for p in sweep.protocols if p.name == c.protocol)
+    started = time.monotonic()
+    if c.task is not None:
+        measures, archives, cost, tokens = _task(c, arm.policy or "producer", folder / "run")
+    elif protocol.fork is not None:
+        measures, archives, cost, tokens = _fork(sweep, protocol, c, arm.policy or "producer", folder / "run")
+    elif arm.provider == "scripted":
+        measures, archives, cost, tokens = _scripted(c, arm.name, arm.policy or "producer", protocol.scenario,
+                                                     protocol.ticks, folder / "run")
+    else:
+        measures, archives, cost, tokens = _model(sweep, c, base, folder, limiter)
+    ident = identity(sweep, arm, base)
+    result = {"cell": c.key, **c.as_dict(), "scenario": protocol.scenario or _scenario(archives[0]), "status": "done",
+              "identity": ident,
+              "config": identity_key(ident), "archives": [str(p.relative_to(folder)) for p in archives],
+              "chain_heads": [_head(p) for p in archives], "cost_usd": cost, "tokens": tokens,
+              "wall_s": round(time.monotonic() - started, 3), "measures": measures, "worker_pid": os.getpid()}
+    tmp = folder / f"{RESULT}.tmp"
+    tmp.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    tmp.replace(folder / RESULT)
+    return result
+
+
+def _scenario(path: Path) -> str:
+    from wildhold.store.archive import Archive
+
+    with Archive(path) as a:
+        return a.manifest["scenario"]
+
+
+def _head(path: Path) -> str:
+    from wildhold.store.archive import Archive
+
+    with Archive(path) as a:
+        return a.manifest["chain_head"]
+
+
+def _model(sweep: Sweep, cell: Cell, base: Path, folder: Path, limiter: Limiter | None):
+    exp = cell_experiment(sweep, cell)
+    arm = next(a for a in sweep.arms if a.name == cell.arm)
+    if arm.cassette:
+        (folder / "cassettes").mkdir()
+        shutil.copyfile(base / arm.cassette, folder / "cassettes" / Path(arm.cassette).name)
+    (folder / "experiment.yaml").write_text(yaml.safe_dump(exp.model_dump(mode="json", exclude_none=True), sort_keys=False))
+    run = _LimitedRun(exp, folder / "run", folder, limiter)
+    try:
+        asyncio.run(run.play())
+    except BaseException:
+        run.host.close()
+        raise
+    paths = run.finish()
+    ledger = rebuild(Telemetry(paths["telemetry"]).records()).arm(cell.arm)
+    archive = Path(paths["archive"])
+    measures = _match_measures(archive, cell.arm)
+    measures["spend_usd"] = ledger.cost_usd
+    measures["tokens"] = ledger.tokens
+    return measures, [archive], ledger.cost_usd, ledger.tokens
+
+
+def _scripted(cell: Cell, name: str, policy: str, scenario: str | None, ticks: int | None, run_dir: Path):
+    from wildhold.agents.runner import ScriptedRun
+    from wildhold.agents.scripted import make_policy
+    from wildhold.content import default_content
+    from wildhold.service.match import Match
+
+    content = default_content()
+    run_dir.mkdir(parents=True)
+    match = Match.create(scenario or "default", cell.seed, run_dir / "match.sqlite", content)
+    agent = match.join(name, policy=policy)
+    match.flush(snapshot=True)
+    run = ScriptedRun(match, {agent: make_policy(policy, content)})
+    run.run(until=None if ticks is None else match.world.start_tick + ticks)
+    match.end("season over" if match.world.finished else "protocol ticks played")
+    archive = match.export(run_dir / "match.wildhold.zip")
+    match.close()
+    measures = _match_measures(archive, name)
+    measures["spend_usd"] = 0.0
+    measures["tokens"] = 0
+    return measures, [archive], 0.0, 0
+
+
+def _fork(sweep: Sweep, protocol: Any, cell: Cell, policy: str, run_dir: Path):
+    from wildhold.runner.fork import fork
+    from wildhold.runner.spec import fork_parents
+
+    point = protocol.fork
+    parent = fork_parents(protocol, sweep._base)[cell.seed]
+    made = fork(parent, point.at, run_dir, replace={point.seat: policy}, ticks=protocol.ticks)
+    measures = _match_measures(made["archive"], point.seat)
+    measures["spend_usd"] = 0.0
+    measures["tokens"] = 0
+    return measures, [made["archive"]], 0.0, 0
+
+
+def _task(cell: Cell, policy: str, run_dir: Path):
+    from wildhold.content import default_content
+    from wildhold.tasks.attempt import attempt_name, run_attempt
+    from wildhold.tasks.catalog import default_suite
+    from wildhold.tasks.suite import policy_for
+
+    content = default_content()
+    task = default_suite().get(cell.task)
+    result = run_attempt(task, policy_for(policy, task, content), policy, cell.seed, run_dir, content)
+    archive = run_dir / f"{attempt_name(task, cell.seed)}.wha"
+    measures: dict[str, Any] = {"task_success": None if result["status"] == "error" else float(result["status"] == "success"),
+                                "task_progress": result.get("progress"), "spend_usd": 0.0, "tokens": 0}
+    if result["status"] == "error":
+        raise RuntimeError(f"task {cell.task}: {result['error']}")
+    return measures, [archive], 0.0, 0
+
+
+def _match_measures(archive: Path, name: str) -> dict[str, Any]:
+    """The arm's measures from its verified archive: fitness index, the five dimensions, composite score, trial
+    stages (cumulative rule), quests and final wealth."""
+    from wildhold.content import default_content
+    from wildhold.eval.report import score_archive
+    from wildhold.eval.summary import summarize
+    from wildhold.store.archive import Archive
+
+    report = score_archive(archive)
+    card = next(c for c in report["agents"] if c["name"] == name)
+    agent = card["agent"]
+    composite = next((r["score"] for r in report.get("composite", {}).get("rows", []) if r["agent"] == agent), None)
+    trial = next((r["native"] for r in report.get("trial", {}).get("rows", []) if r["agent"] == agent), None)
+    with Archive(archive) as a:
+        quests = summarize(a.events(), default_content().needs.max_health)[agent].quests
+    return {"index": card["fitness_index"], **{d: card["scores"][d] for d in DIMENSIONS}, "composite": composite,
+            "trial": trial, "quests": quests, "wealth": card["wealth_cents"] / 100}
+
+
+def _limited(complete, provider: str, limiter: Limiter):
+    async def call(*args: Any, **kwargs: Any):
+        await asyncio.to_thread(limiter.acquire, provider)
+        try:
+            return await complete(*args, **kwargs)
+        finally:
+            await asyncio.to_thread(limiter.release, provider)
+
+    return call
+
+
+class _LimitedRun(Run):
+    """A run whose model calls each hold a slot of their provider's limit, shared across the sweep's workers."""
+
+    def __init__(self, exp: Any, out: Path, base: Path, limiter: Limiter | None):
+        super().__init__(exp, out, base)
+        self.limiter = limiter
+
+    def adapter(self, arm: Any) -> Any:
+        adapter = super().adapter(arm)
+        if self.limiter is not None:
+            adapter.complete = _limited(adapter.complete, arm.provider, self.limiter)
+        return adapter

@@ -1,0 +1,135 @@
+"""`wildhold compare A B`: two configurations (or two sweeps) side by side on every measure, per protocol: each
+side's n, mean, std and 95% bootstrap interval over seeds, the difference B - A with its interval, and a paired
+sign-flip test over the seeds both sides ran. Markdown, HTML (every string escaped) and JSON."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+from typing import Any
+
+from wildhold.eval.identity import labels
+from wildhold.eval.stats import describe, difference, show
+from wildhold.runner.summary import DIGITS, MEASURES, seed_values
+
+
+class CompareError(ValueError):
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _results(folder: Path) -> list[dict[str, Any]]:
+    path = folder / "results.json"
+    if not path.is_file():
+        raise CompareError(f"{folder} holds no results.json: give a folder `wildhold sweep` wrote", "compare_not_a_sweep")
+    return json.loads(path.read_text())["results"]
+
+
+def _pick(results: list[dict[str, Any]], selector: str | None, where: str) -> list[dict[str, Any]]:
+    """The cells of one configuration: named by arm, label or a prefix of its key; none needed when only one."""
+    identities = {r["config"]: r["identity"] for r in results}
+    names = labels(identities)
+    if selector is None:
+        if len(identities) != 1:
+            raise CompareError(f"{where} holds {len(identities)} configurations ({', '.join(sorted(names.values()))}); "
+                               "name one (an arm, a label or a key prefix)", "compare_ambiguous")
+        return results
+    keys = {r["config"] for r in results if r["arm"] == selector or names[r["config"]] == selector
+            or r["config"].startswith(selector)}
+    if len(keys) != 1:
+        found = "none" if not keys else f"{len(keys)} ({', '.join(sorted(names[k] for k in keys))})"
+        raise CompareError(f"{selector!r} names {found} of the configurations in {where}: "
+                           f"{', '.join(sorted(names.values()))}", "compare_unknown_config")
+    return [r for r in results if r["config"] in keys]
+
+
+def side(spec: str, sweep: Path | None) -> tuple[str, list[dict[str, Any]]]:
+    """A side: a sweep folder (`DIR`, or `DIR@CONFIG`), or a configuration of `sweep`."""
+    folder, _, selector = spec.partition("@")
+    if Path(folder).is_dir():
+        cells = _pick(_results(Path(folder)), selector or None, folder)
+    elif sweep is not None:
+        cells = _pick(_results(sweep), spec, str(sweep))
+    else:
+        raise CompareError(f"{spec!r} is not a sweep folder; to name a configuration, give the sweep with --sweep DIR",
+                           "compare_not_a_sweep")
+    ident = cells[0]["identity"]
+    return labels({cells[0]["config"]: ident})[cells[0]["config"]], cells
+
+
+def compare(a: str, b: str, sweep: Path | None = None) -> dict[str, Any]:
+    label_a, cells_a = side(a, sweep)
+    label_b, cells_b = side(b, sweep)
+    protocols = sorted({r["protocol"] for r in cells_a} & {r["protocol"] for r in cells_b})
+    if not protocols:
+        raise CompareError("the two sides share no protocol", "compare_no_common_protocol")
+    rows = []
+    for protocol in protocols:
+        pa = [r for r in cells_a if r["protocol"] == protocol]
+        pb = [r for r in cells_b if r["protocol"] == protocol]
+        measures = []
+        for m in MEASURES:
+            va, vb = seed_values(pa, m), seed_values(pb, m)
+            if not va and not vb:
+                continue
+            measures.append({"measure": m, "a": describe(va.values()), "b": describe(vb.values()),
+                             "difference": difference(va, vb)})
+        rows.append({"protocol": protocol, "measures": measures})
+    return {"a": {"spec": a, "label": label_a, "config": cells_a[0]["config"], "identity": cells_a[0]["identity"]},
+            "b": {"spec": b, "label": label_b, "config": cells_b[0]["config"], "identity": cells_b[0]["identity"]},
+            "statistic": "each side: mean over seeds ± std (n-1) [95% bootstrap CI]; difference B - A with its 95% "
+                         "bootstrap CI; paired: sign-flip permutation test over shared seeds (two-sided p)",
+            "protocols": rows}
+
+
+def _diff_text(d: dict[str, Any], digits: int) -> tuple[str, str, str]:
+    diff = "-" if d["diff"] is None else f"{d['diff']:+.{digits}f}"
+    ci = "-" if d["ci95"] is None else f"[{d['ci95'][0]:+.{digits}f}, {d['ci95'][1]:+.{digits}f}]"
+    p = d["paired"]
+    test = "-" if p["p"] is None else f"p={p['p']:.4g} (n={p['n']}{', exact' if p['exact'] else ''})"
+    return diff, ci, test
+
+
+HEAD = ("measure", "A", "B", "B - A", "95% CI of B - A", "paired test")
+
+
+def _rows(protocol: dict[str, Any]) -> list[tuple[str, ...]]:
+    out = []
+    for m in protocol["measures"]:
+        digits = DIGITS.get(m["measure"], 2)
+        out.append((m["measure"], show(m["a"], digits), show(m["b"], digits), *_diff_text(m["difference"], digits)))
+    return out
+
+
+def markdown(result: dict[str, Any]) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = [f"# Compare: A = {cell(result['a']['label'])} ({result['a']['config']}), "
+             f"B = {cell(result['b']['label'])} ({result['b']['config']})", "", result["statistic"], ""]
+    for protocol in result["protocols"]:
+        lines += [f"## {cell(protocol['protocol'])}", "", "| " + " | ".join(HEAD) + " |", "|---" * len(HEAD) + "|"]
+        lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in _rows(protocol)]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_html(result: dict[str, Any]) -> str:
+    e = html.escape
+    parts = ["<!doctype html>", "<html><head><meta charset=\"utf-8\"><title>Wildhold compare</title>",
+             "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+             "padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>",
+             f"<h1>Compare: A = {e(result['a']['label'])} <code>{e(result['a']['config'])}</code>, "
+             f"B = {e(result['b']['label'])} <code>{e(result['b']['config'])}</code></h1>", f"<p>{e(result['statistic'])}</p>"]
+    for key in ("a", "b"):
+        parts.append(f"<details><summary>{key.upper()}: identity</summary><pre>"
+                     f"{e(json.dumps(result[key]['identity'], indent=1, sort_keys=True))}</pre></details>")
+    for protocol in result["protocols"]:
+        parts.append(f"<h2>{e(protocol['protocol'])}</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in HEAD) + "</tr>")
+        for row in _rows(protocol):
+            parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>")
+        parts.append("</table>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
