@@ -154,18 +154,19 @@ def add_site(app: FastAPI) -> None:
         return HTMLResponse(render_html(_scored(path, rubric, host)))
 
     @app.get("/leaderboard", response_class=HTMLResponse, include_in_schema=False)
-    async def leaderboard_page(rubric: Optional[str] = None) -> HTMLResponse:
-        return _page("leaderboard.html.j2", board=_board(current(), rubric))
+    async def leaderboard_page(rubric: Optional[str] = None, pool_scenarios: bool = False) -> HTMLResponse:
+        return _page("leaderboard.html.j2", board=_board(current(), rubric, pool_scenarios))
 
     @app.get("/api/ratings", tags=["public"])
-    async def ratings(rubric: Optional[str] = None) -> Response:
-        """The leaderboard across every finished archive in the data folder: ratings, ranks, the fitness
-        index with its interval, and each match's placements (as `wildhold leaderboard` prints)."""
-        return _json(_board(current(), rubric))
+    async def ratings(rubric: Optional[str] = None, pool_scenarios: bool = False) -> Response:
+        """The leaderboard across every finished archive in the data folder: ratings, ranks, each measure with its
+        interval, and each match's placements (as `wildhold leaderboard` computes them; archives of several
+        scenarios are pooled only with pool_scenarios=true, as the CLI's --pool-scenarios)."""
+        return _json(_board(current(), rubric, pool_scenarios))
 
     @app.get("/u/{name}", response_class=HTMLResponse, include_in_schema=False)
-    async def profile(name: str, rubric: Optional[str] = None) -> HTMLResponse:
-        board = _board(current(), rubric)
+    async def profile(name: str, rubric: Optional[str] = None, pool_scenarios: bool = False) -> HTMLResponse:
+        board = _board(current(), rubric, pool_scenarios)
         placements = [{"scenario": m["scenario"], "seed": m["seed"], "chain_head": m["chain_head"], **p}
                       for m in board["matches"] for p in m["placements"] if name in (p["name"], p["config"])]
         if not placements:
@@ -237,18 +238,19 @@ _boards: dict[tuple[Any, ...], dict[str, Any]] = {}
 BOARDS_KEPT = 8
 
 
-def _board(host: Host, rubric: str | None) -> dict[str, Any]:
+def _board(host: Host, rubric: str | None, pool_scenarios: bool = False) -> dict[str, Any]:
     """The leaderboard over the finished archives, computed once per set of archives and rubric."""
     paths = [host.archives.data_dir / a["file"] for a in _finished(host)]
-    key = (str(host.archives.data_dir), rubric, tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths))
+    key = (str(host.archives.data_dir), rubric, pool_scenarios, tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths))
     if key not in _boards:
         if len(_boards) >= BOARDS_KEPT:
             _boards.clear()
         if not paths:
-            _boards[key] = {"rubric_version": rubric, "matches": [], "rows": [], "verification": "verified", "model": ""}
+            _boards[key] = {"rubric_version": rubric, "matches": [], "rows": [], "verification": "verified", "model": "",
+                            "pooled": {"statement": "no finished match"}}
         else:
             try:
-                _boards[key] = leaderboard(sorted(paths), rubric, cache=_cache(host))
+                _boards[key] = leaderboard(sorted(paths), rubric, cache=_cache(host), pool_scenarios=pool_scenarios)
             except ArchiveError as exc:
                 raise HostError("archive_unverified", f"{exc} ({exc.code})") from None
             except (KeyError, ValueError) as exc:
