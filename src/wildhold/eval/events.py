@@ -82,17 +82,28 @@ class Started(NamedTuple):
     issuer: str
 
 
-@view("operation_completed", "operation_failed", "operation_cancelled")
+@view("operation_completed", "operation_cancelled")
 class Ended(NamedTuple):
     agent: str
     op: str
     action: str
 
 
+@view("operation_failed")
+class Failed(NamedTuple):
+    agent: str
+    op: str
+    action: str
+    code: str
+    message: str
+
+
 @view("action_rejected")
 class Refused(NamedTuple):
     agent: str
     code: str
+    action: str
+    message: str
 
 
 @view("agent_idle")
@@ -169,12 +180,16 @@ class Harvested(NamedTuple):
 class Husbanded(NamedTuple):
     agent: str
     animal: str
+    x: int
+    y: int
 
 
 @view("structure_built")
 class Built(NamedTuple):
     agent: str
     structure: str
+    x: int
+    y: int
 
 
 # ---- items and structures -----------------------------------------------------------------------
@@ -240,6 +255,15 @@ class TradeOffered(NamedTuple):
 class TradeCompleted(NamedTuple):
     agent: str
     to: str
+    offer: str
+
+
+@view("trade_closed")
+class TradeClosed(NamedTuple):
+    offer: str
+    agent: str
+    to: str
+    reason: str
 
 
 @view("contract_offered")
@@ -249,15 +273,18 @@ class ContractOffered(NamedTuple):
     deliverer: str
 
 
-@view("contract_fulfilled")
+@view("contract_accepted", "contract_fulfilled")
 class ContractFulfilled(NamedTuple):
     payer: str
     deliverer: str
+    contract: str
 
 
 @view("contract_defaulted")
 class ContractDefaulted(NamedTuple):
     defaulter: str
+    contract: str
+    payer: str
 
 
 @view("order_posted")
@@ -270,6 +297,7 @@ class OrderPosted(NamedTuple):
 class OrderFilled(NamedTuple):
     agent: str
     by: str
+    order: str
 
 
 @view("reputation_changed")
@@ -301,6 +329,42 @@ class Whispered(NamedTuple):
 class Attacked(NamedTuple):
     agent: str
     target: str
+    health: int
+
+
+@view("looted")
+class Looted(NamedTuple):
+    agent: str
+    victim: str
+    items: dict[str, int]
+
+
+@view("door_locked", "door_unlocked")
+class Door(NamedTuple):
+    agent: str
+    x: int
+    y: int
+
+
+@view("access_changed")
+class Access(NamedTuple):
+    agent: str
+    x: int
+    y: int
+    character: str
+    allowed: bool
+
+
+@view("plot_lost")
+class PlotLost(NamedTuple):
+    x: int
+    y: int
+
+
+@view("quest_accepted")
+class QuestTaken(NamedTuple):
+    agent: str
+    quest: str
 
 
 # ---- the dungeon ----------------------------------------------------------------------------------
