@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rich.console import Console
 
 from wildhold.agents.base import AgentView
-from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, price_table_id, rebuild
+from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, price_table_id, rebuild, session_log
 from wildhold.agents.scaffold.adapters import Adapter, ReplayAdapter
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.agents.scaffold.session import (
@@ -284,7 +284,7 @@ class Run:
                     result = await run_session(arm=arm.name, number=number, system=system, world_tools=tools,
                                                world=world, adapter=adapter, workspace=workspace,
                                                telemetry=self.telemetry, price=price, caps=self.caps, ledger=ledger,
-                                               resumed=state, repeatable=world.read_only)
+                                               resumed=state, repeatable=world.read_only, clock=self.tick)
                     self.record_spend(arm.name, number, ledger, adapter.model, price)
                     await self.checkpoint(arm.name, world, number, ledger)
                     await self.sleep(arm.name, world, number, result.wake_minutes)
@@ -323,8 +323,14 @@ class Run:
         agent = self.agents[arm]
         if (agent, session) in self.spent:
             return
-        self.host.record_spend(agent, ledger.session(session).record(session, model, price, self.price_table_id))
+        record = ledger.session(session).record(session, model, price, self.price_table_id)
+        record["log"] = session_log(self.telemetry.records(), arm, session)
+        self.host.record_spend(agent, record)
         self.spent.add((agent, session))
+
+    def tick(self) -> int:
+        """The world's tick now (for the session's record; never shown to the agent)."""
+        return self.host.world.tick
 
     def stop_reason(self, arm: ArmSpec, ledger: ArmLedger, adapter: Adapter) -> str:
         """Why this arm should start no further session ('' while it may go on)."""

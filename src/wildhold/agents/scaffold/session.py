@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from pydantic import ConfigDict
 
@@ -196,22 +196,26 @@ class SessionState:
 async def run_session(*, arm: str, number: int, system: str, world_tools: list[dict[str, Any]], world: WorldTools,
                       adapter: Adapter, workspace: Workspace, telemetry: Telemetry, price: Price, caps: Caps,
                       ledger: ArmLedger, resumed: SessionState | None = None,
-                      repeatable: frozenset[str] = frozenset()) -> SessionResult:
+                      repeatable: frozenset[str] = frozenset(), clock: Callable[[], int | None] | None = None) -> SessionResult:
     """One session, from a fresh transcript (or the one a crash interrupted) to its recorded end reason.
 
     `repeatable` names the world tools that only read (the server marks them read-only): after a crash,
     a call of the interrupted turn that has no recorded result runs again if it only reads or is a
     scaffold tool; any other is answered as interrupted, since the world may already have done it.
+    `clock` reads the world's tick, recorded with the session's start, each tool call and its end.
+    A provider's failed attempts (the adapter's `interruptions`) are recorded with the turn they delayed;
+    a failure that ends the arm is recorded (`provider_error`) before it is raised.
     """
     tools = world_tools + SCAFFOLD_TOOLS
     world_names = {t["name"] for t in world_tools}
     safe = repeatable | {t["name"] for t in SCAFFOLD_TOOLS}
     state = resumed or SessionState.fresh(number, caps)
+    tick = clock or (lambda: None)
     if resumed is None:
         ledger.sessions += 1
-        telemetry.emit("session_start", arm, session=number)
+        telemetry.emit("session_start", arm, session=number, tick=tick())
     else:
-        telemetry.emit("session_resumed", arm, session=number, unanswered=len(state.unanswered))
+        telemetry.emit("session_resumed", arm, session=number, unanswered=len(state.unanswered), tick=tick())
 
     async def answer(after_crash: bool) -> None:
         for call in list(state.unanswered):
@@ -224,7 +228,7 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
                 is_error, text = await _dispatch(call, world_names, world, workspace, caps)
             ledger.tool_calls += 1
             telemetry.emit("tool_call", arm, session=number, id=call.id, name=call.name, args=call.arguments,
-                           code=_code(text) if is_error else "ok", result=text)
+                           code=_code(text) if is_error else "ok", result=text, tick=tick())
             if call.name == "write_file" and not is_error:
                 telemetry.emit("workspace_write", arm, session=number, path=call.arguments.get("path"),
                                bytes=len(str(call.arguments.get("content", "")).encode()))
@@ -241,21 +245,37 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
         started = time.monotonic()
         try:
             turn = await adapter.complete(system, state.messages, tools)
-        except CannotContinue:
+        except CannotContinue as exc:
+            telemetry.emit("provider_error", arm, session=number, error=f"cannot_continue: {exc}"[:300], fatal=False,
+                           attempts=_drain(adapter), tick=tick())
             state.reason = "interrupted"
             break
+        except Exception as exc:
+            telemetry.emit("provider_error", arm, session=number, error=f"{type(exc).__name__}: {exc}"[:300], fatal=True,
+                           attempts=_drain(adapter), tick=tick())
+            raise
         latency = time.monotonic() - started
         cost = price.cost(turn.usage)
         ledger.add(turn.usage, cost, number)
         telemetry.emit("llm_call", arm, session=number, model=adapter.model, cost_usd=cost, retries=turn.retries,
                        latency_s=round(latency, 4), tool_calls=len(turn.tool_calls), text=turn.text,
                        calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls],
-                       **turn.usage.dump())
+                       interruptions=_drain(adapter), **turn.usage.dump())
         state.on_turn(turn.text, turn.tool_calls, turn.usage.input_tokens + turn.usage.output_tokens)
         await answer(after_crash=False)
     telemetry.emit("session_end", arm, session=number, reason=state.reason, tool_calls=state.calls,
-                   wake_minutes=state.wake)
+                   wake_minutes=state.wake, tick=tick())
     return SessionResult(state.reason, state.wake, state.calls)
+
+
+def _drain(adapter: Adapter) -> list[dict[str, Any]]:
+    """The failed attempts the adapter met since the last turn (each with its time, error and wait), taken from it."""
+    met = getattr(adapter, "interruptions", None)
+    if not met:
+        return []
+    out = list(met)
+    met.clear()
+    return out
 
 
 async def _dispatch(call: ToolCall, world_names: set[str], world: WorldTools, workspace: Workspace,
