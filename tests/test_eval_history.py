@@ -17,7 +17,7 @@ from wildhold.eval.rubric import RUBRICS
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
 
 # sha256 of each golden as its version first published it. 1.0 to 2.2 are the bytes of commit 8436440
-# (the first evaluation), before the programs block was wrongly written into them; 2.3 from its release.
+# (the first evaluation), before the programs block was wrongly written into them; 2.3 and 2.4 from their release.
 RELEASED = {
     "delve_seed11.report-2.2.json": "e674295a1c0cc7806127bbdd0bef467449ae5342842bfa593763e74f8e8c9801",
     "famine_seed2.report-2.2.json": "308d5638a782c0acd84488fab293206c909b229bb0704d7735c1ba387ae2a284",
@@ -30,6 +30,10 @@ RELEASED = {
     "famine_seed2.report-2.3.json": "065b91b4508c1b9eb6cf558762b96acf139af37a9e93c62b273d8d1abe6f21d5",
     "ties_seed5.report-2.3.json": "ff86a483c2809aa675c77703b137b1dd9bc46bb579f1c47e22ae87f6e89a5bbd",
     "tiny_seed3.report-2.3.json": "0f3e6bc36873bfcc8b3d65f92f90dd0cf100a7f70c6813461a2e0bae371c2f0e",
+    "delve_seed11.report-2.4.json": "f19c019f012879bc6b117b7fc6c8246bb98663705a4555e6e70c581d714d843b",
+    "famine_seed2.report-2.4.json": "125db81b4ee4c0f930c498a4f35695ae291e9386eea5f741d0163ba1523e17f3",
+    "ties_seed5.report-2.4.json": "519201cb295241a9676327ec9cbe0f21ba4c0ce8ae0c0a6c86a1469c63840959",
+    "tiny_seed3.report-2.4.json": "e0eb270120233e52e24cc610d5379c0cb382d5f9914ad4f8864628e9471a4292",
 }
 
 

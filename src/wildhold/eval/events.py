@@ -27,7 +27,8 @@ def view(*kinds: str) -> Callable[[type], type]:
 def values(kind: str) -> Callable[[dict[str, Any]], tuple | list]:
     """The function that reads an event's data as the values of its kind's view, in field order
     (`tuple.__new__(view, values(data))` is the view). Fields with a default may be missing from
-    older archives; the others are read by key, all at once, in C where possible."""
+    older archives (and from the hand-made logs of tests); the others are read by key, all at once, in C
+    where possible."""
     cls = VIEWS[kind]
     fields, defaults = cls._fields, cls._field_defaults  # type: ignore[attr-defined]
     if defaults:
@@ -94,16 +95,16 @@ class Failed(NamedTuple):
     agent: str
     op: str
     action: str
-    code: str
-    message: str
+    code: str = ""
+    message: str = ""
 
 
 @view("action_rejected")
 class Refused(NamedTuple):
     agent: str
     code: str
-    action: str
-    message: str
+    action: str = ""
+    message: str = ""
 
 
 @view("agent_idle")
@@ -154,6 +155,7 @@ class QuestDone(NamedTuple):
     agent: str
     kind: str
     issuer: str
+    quest: str = ""
 
 
 @view("plot_tilled")
@@ -180,16 +182,16 @@ class Harvested(NamedTuple):
 class Husbanded(NamedTuple):
     agent: str
     animal: str
-    x: int
-    y: int
+    x: int = -1
+    y: int = -1
 
 
 @view("structure_built")
 class Built(NamedTuple):
     agent: str
     structure: str
-    x: int
-    y: int
+    x: int = -1
+    y: int = -1
 
 
 # ---- items and structures -----------------------------------------------------------------------
@@ -255,7 +257,7 @@ class TradeOffered(NamedTuple):
 class TradeCompleted(NamedTuple):
     agent: str
     to: str
-    offer: str
+    offer: str = ""
 
 
 @view("trade_closed")
@@ -277,14 +279,14 @@ class ContractOffered(NamedTuple):
 class ContractFulfilled(NamedTuple):
     payer: str
     deliverer: str
-    contract: str
+    contract: str = ""
 
 
 @view("contract_defaulted")
 class ContractDefaulted(NamedTuple):
     defaulter: str
-    contract: str
-    payer: str
+    contract: str = ""
+    payer: str = ""
 
 
 @view("order_posted")
@@ -297,7 +299,7 @@ class OrderPosted(NamedTuple):
 class OrderFilled(NamedTuple):
     agent: str
     by: str
-    order: str
+    order: str = ""
 
 
 @view("reputation_changed")
@@ -329,7 +331,7 @@ class Whispered(NamedTuple):
 class Attacked(NamedTuple):
     agent: str
     target: str
-    health: int
+    health: int = -1
 
 
 @view("looted")

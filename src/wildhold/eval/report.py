@@ -303,7 +303,11 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
     m = record.manifest
     day = mm.ticks_per_day
     programs = {"programs": _match_programs(mm)} if "programs" in rb.blocks else {}
-    return programs | {
+    if "study" in rb.blocks:
+        from wildhold.eval.study import study_block
+
+        programs["study"] = study_block(mm, m, spend, rb, lambda t: clock(t, day))
+    report = programs | {
         "report_format": REPORT_FORMAT,
         "rubric_version": rb.version,
         "rubric": rb.describe(),
@@ -341,6 +345,10 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
         "epilogues": record.epilogues,
         "manifest": m,
     }
+    if "study" in rb.blocks:  # every curve annotated with its character's incidents: [tick, incident number, kind]
+        report["curves"]["incidents"] = {a: [[i["tick"], i["n"], i["kind"]] for i in report["study"]["incidents"]["log"]
+                                             if a in i["parties"]] for a in agents}
+    return report
 
 
 def _match_programs(mm: MatchMetrics) -> dict[str, Any]:
@@ -503,6 +511,8 @@ def report_markdown(report: dict[str, Any]) -> str:
     if not report["dungeon"]["recorded"]:
         out += ["", "Dungeon: not recorded (no character entered it)."]
     out += _md_spend(report)
+    if "study" in report:
+        out += _md_study(report)
     return "\n".join(out) + "\n"
 
 
@@ -518,3 +528,65 @@ def _md_spend(report: dict[str, Any]) -> list[str]:
         out.append(f"| {md_text(names[agent])} | {t['sessions']} | {t['llm_calls']} | {t['input_tokens']:,} | {t['cached_input_tokens']:,} | "
                    f"{t['output_tokens']:,} | {dollars[agent]['dollars']:.4f} |")
     return out
+
+
+def _dur(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def _md_study(report: dict[str, Any]) -> list[str]:
+    """The orientation study's sections: incidents, pacing, failure modes, service interruptions."""
+    st = report["study"]
+    names = {a: m["name"] for a, m in report["metrics"].items()}
+    inc = st["incidents"]
+    out = ["", "## Interference incidents", "",
+           f"Every interaction between two characters, none excluded; wall times {inc['wall_time_basis']}."]
+    if inc["log"]:
+        out += ["", "| # | when | wall time | kind | parties | study pair | evidence (events) |", "|---:|---|---|---|---|:-:|---|"]
+        for i in inc["log"]:
+            out.append(f"| {i['n']} | {i['clock']} (tick {i['tick']}) | {i['wall_time'] or '-'} | {i['kind']} | "
+                       f"{' -> '.join(md_text(n) for n in i['names'])} | {'Y' if i['study_pair'] else 'N'} | "
+                       f"{', '.join(str(e) for e in i['evidence'])} |")
+    else:
+        out += ["", "No incident: no two characters interacted."]
+    out += ["", "Not in the world's record, so never counted: " + " ".join(inc["not_recorded"])]
+    if not st["recorded"]:
+        return out + ["", "Pacing, failure modes and service interruptions: not recorded (no model session records in this archive)."]
+    out += ["", "## Pacing", "", "| agent | sessions | median session | median wake chosen | median wake got (ticks) | "
+            "world calls per session | dollars per hour | quests | wall clock per quest | same, less interruptions |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for a, p in st["pacing"].items():
+        wc = p["wall_clock"]
+        out.append(f"| {md_text(names[a])} | {len(p['sessions'])} | {_dur(p['session_length_s']['median'])} | "
+                   f"{p['wake_chosen_minutes']['median'] if p['wake_chosen_minutes']['n'] else '-'} min | "
+                   f"{p['wake_actual_ticks']['median'] if p['wake_actual_ticks']['n'] else '-'} | "
+                   f"{p['world_calls_per_session']['mean']} | {p['spend_rate']['dollars_per_hour'] if p['spend_rate']['dollars_per_hour'] is not None else '-'} | "
+                   f"{wc['quests_completed']} | {_dur(wc['per_quest_s'])} | {_dur(wc['per_quest_uninterrupted_s'])} |")
+    out += ["", "## Failure modes", "",
+            f"Stuck states: the scaffold's repetition ending, {st['rules']['error_streak_calls']} or more failed calls in a row, "
+            f"{st['rules']['dark_ticks']} ticks or more dark, an operation cancelled with none started for "
+            f"{st['rules']['abandon_ticks']} ticks."]
+    rows = [(a, f) for a, fs in st["failures"].items() for f in fs]
+    if rows:
+        out += ["", "| agent | kind | from | duration | dollars | ended by | evidence |", "|---|---|---|---:|---:|---|---|"]
+        for a, f in rows:
+            dur = f"{f['duration_ticks']} ticks" + (f", {_dur(f['duration_s'])}" if f.get("duration_s") is not None else "")
+            where = f"tick {f['start_tick']}" if f.get("start_tick") is not None else "-"
+            dollars = "-" if f["cost_usd"] is None else f"{f['cost_usd']:.4f}"
+            out.append(f"| {md_text(names[a])} | {f['kind']} | {where} | {dur} | {dollars} | {f['ended_by']} | {_evidence(f['evidence'])} |")
+    else:
+        out += ["", "No stuck state."]
+    out += ["", "## Service interruptions (seed 000 Table 5)", "", "| agent | interruptions |", "|---|---|"]
+    for a, it in st["interruptions"].items():
+        out.append(f"| {md_text(names[a])} | {it['line']} |")
+    return out
+
+
+def _evidence(ev: dict[str, Any]) -> str:
+    if "events" in ev:
+        return "events " + ", ".join(str(e) for e in ev["events"])
+    if "calls" in ev:
+        return f"session {ev['session']}, calls {ev['calls'][0]}-{ev['calls'][1]}"
+    return f"ticks {ev['ticks'][0]}-{ev['ticks'][1]}"

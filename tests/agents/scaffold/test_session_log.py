@@ -26,11 +26,11 @@ def test_a_session_log_holds_its_times_ticks_turns_calls_writes_and_end():
         rec("session_end", 3.0, session=1, reason="end_session", wake_minutes=30, tick=102),
         rec("session_start", 9.0, session=2, tick=140),
     ]
-    log = session_log(records, "a", 1)
+    log = session_log(records, "a", 1, frozenset({"write_file"}))
     assert (log["started_at"], log["ended_at"], log["start_tick"], log["end_tick"]) == (1.0, 3.0, 100, 102)
     assert (log["end_reason"], log["wake_minutes"]) == ("end_session", 30)
     assert log["turns"] == [[2.0, 0.5, 1000, 1, 1]]
-    assert log["calls"] == [[2.5, 101, "observe", "ok"], [2.6, 101, "write_file", "bad_path"]]
+    assert log["calls"] == [[2.5, 101, "observe", "ok", True], [2.6, 101, "write_file", "bad_path", False]]
     assert log["writes"] == [[2.7, "notes.md", 12]]
     assert log["interruptions"] == [{"kind": "retry", "at": 1.5, "duration_s": 0.4, "error": "APIStatusError 529"}]
 

@@ -196,14 +196,14 @@ def rebuild(records: list[dict[str, Any]]) -> Ledger:
     return ledger
 
 
-SCAFFOLD_TOOL_NAMES = frozenset({"write_file", "read_file", "list_files", "delete_file", "set_next_wake", "end_session"})
 
-
-def session_log(records: list[dict[str, Any]], arm: str, number: int) -> dict[str, Any]:
+def session_log(records: list[dict[str, Any]], arm: str, number: int,
+                scaffold_tools: frozenset[str] = frozenset()) -> dict[str, Any]:
     """What one session did, as its telemetry says, for the match's record of it (the study's pacing and
     failure analyses read it from the archive): when it began and ended (wall clock and world tick), why
     it ended, the wake it chose, each model turn (when, its cost and tokens, its tool calls) and each tool
-    call (when, the tick, the tool, its code), the workspace writes, and every service interruption: a
+    call (when, the tick, the tool, its code, whether it was a world tool rather than one of `scaffold_tools`),
+    the workspace writes, and every service interruption: a
     provider's failed attempts and the waits after them, a failure that stopped the arm, and the time the
     run was down before the session resumed."""
     log: dict[str, Any] = {"started_at": None, "ended_at": None, "start_tick": None, "end_tick": None, "end_reason": None,
@@ -238,7 +238,7 @@ def session_log(records: list[dict[str, Any]], arm: str, number: int) -> dict[st
                 met.append({"kind": "provider_error" if r.get("fatal") else "transcript_refused", "at": t, "duration_s": 0.0,
                             "error": r.get("error")})
             elif kind == "tool_call":
-                log["calls"].append([t, r.get("tick"), r["name"], r["code"]])
+                log["calls"].append([t, r.get("tick"), r["name"], r["code"], r["name"] not in scaffold_tools])
             elif kind == "workspace_write":
                 log["writes"].append([t, r.get("path"), r.get("bytes")])
             elif kind == "session_end":

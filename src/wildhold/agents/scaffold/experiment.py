@@ -29,6 +29,7 @@ from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, pri
 from wildhold.agents.scaffold.adapters import Adapter, ReplayAdapter
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.agents.scaffold.session import (
+    SCAFFOLD_TOOLS,
     Caps,
     MCPTools,
     SessionState,
@@ -324,7 +325,7 @@ class Run:
         if (agent, session) in self.spent:
             return
         record = ledger.session(session).record(session, model, price, self.price_table_id)
-        record["log"] = session_log(self.telemetry.records(), arm, session)
+        record["log"] = session_log(self.telemetry.records(), arm, session, frozenset(t["name"] for t in SCAFFOLD_TOOLS))
         self.host.record_spend(agent, record)
         self.spent.add((agent, session))
 

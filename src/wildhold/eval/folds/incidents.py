@@ -68,7 +68,7 @@ class Incidents(Fold):
     @on("character_attacked")
     def attacked(self, tick: int, ev: Attacked) -> None:
         self._add("attack", tick, [ev.agent, ev.target], [self.match.seq], health=ev.health)
-        if ev.health <= 0:
+        if ev.health == 0:
             self.lethal[ev.target] = (ev.agent, tick, self.match.seq)
 
     @on("knockdown")
