@@ -20,7 +20,7 @@ from wildhold.agents.scaffold.adapters import Usage
 from wildhold.store.private import opener, private_folder
 
 EVENT_KINDS = ("run_start", "session_start", "session_resumed", "llm_call", "tool_call", "workspace_write",
-               "wake_scheduled", "session_end", "progress", "run_complete", "provider_error")
+               "wake_scheduled", "session_end", "progress", "run_complete", "provider_error", "workspace_preloaded")
 
 
 @dataclass(frozen=True)

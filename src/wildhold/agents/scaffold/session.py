@@ -40,6 +40,7 @@ SCAFFOLD_TOOLS: list[dict[str, Any]] = [
      "input_schema": {"type": "object", "properties": {}, "additionalProperties": False}},
 ]
 HIDDEN_WORLD_TOOLS = ("register",)  # the scaffold registers the arm before its first session
+DESIGN_TOOLS = ("rules",)  # the world's tools that return the design document (withheld under `design_withheld`)
 
 
 @dataclass(frozen=True)
@@ -90,14 +91,15 @@ class MCPTools:
 
 
 def system_prompt(name: str, objective: str, world_tools: list[dict[str, Any]]) -> str:
-    """The situation, the objective and the tool surface; no strategy, no memory layout, no resources."""
+    """The situation, the objective and the tool surface; no strategy, no memory layout, no resources. The
+    rules document is named only when its tool is among the world's tools."""
+    rules = "; `rules` returns the rules document" if any(t["name"] == "rules" for t in world_tools) else ""
     return (f"You are {name}, a character in Wildhold, a persistent world shared with other characters.\n"
             f"Objective: {objective}\n\n"
             "You act in sessions. Between sessions the world keeps running without you. Nothing from one "
             "session is shown to you in the next except the files in your workspace.\n\n"
-            f"Tools: {len(world_tools)} world tools (each described in its own schema; `rules` returns the "
-            "rules document) and the workspace tools write_file, read_file, list_files and delete_file, "
-            "plus set_next_wake and end_session.")
+            f"Tools: {len(world_tools)} world tools (each described in its own schema{rules}) and the workspace "
+            "tools write_file, read_file, list_files and delete_file, plus set_next_wake and end_session.")
 
 
 def _code(text: str) -> str:
@@ -137,8 +139,10 @@ class SessionState:
     reason: str = ""
 
     @classmethod
-    def fresh(cls, number: int, caps: Caps) -> SessionState:
-        return cls(number, caps.wake_default_minutes, [{"role": "user", "content": f"Session {number} begins."}])
+    def fresh(cls, number: int, caps: Caps, note: str = "") -> SessionState:
+        """A new session's transcript: its opening line, and the scaffold profile's `note` after it when it has one."""
+        opening = f"Session {number} begins." + (f" {note}" if note else "")
+        return cls(number, caps.wake_default_minutes, [{"role": "user", "content": opening}])
 
     @classmethod
     def resume(cls, records: list[dict[str, Any]], arm: str, caps: Caps) -> SessionState | None:
@@ -149,7 +153,7 @@ class SessionState:
                 continue
             kind = r["kind"]
             if kind == "session_start":
-                state = cls.fresh(r["session"], caps)
+                state = cls.fresh(r["session"], caps, r.get("note", ""))
             elif kind == "session_end":
                 state = None
             elif state is not None and kind == "llm_call":
@@ -196,24 +200,27 @@ class SessionState:
 async def run_session(*, arm: str, number: int, system: str, world_tools: list[dict[str, Any]], world: WorldTools,
                       adapter: Adapter, workspace: Workspace, telemetry: Telemetry, price: Price, caps: Caps,
                       ledger: ArmLedger, resumed: SessionState | None = None,
-                      repeatable: frozenset[str] = frozenset(), clock: Callable[[], int | None] | None = None) -> SessionResult:
+                      repeatable: frozenset[str] = frozenset(), clock: Callable[[], int | None] | None = None,
+                      note: str = "") -> SessionResult:
     """One session, from a fresh transcript (or the one a crash interrupted) to its recorded end reason.
 
     `repeatable` names the world tools that only read (the server marks them read-only): after a crash,
     a call of the interrupted turn that has no recorded result runs again if it only reads or is a
     scaffold tool; any other is answered as interrupted, since the world may already have done it.
-    `clock` reads the world's tick, recorded with the session's start, each tool call and its end.
+    `clock` reads the world's tick, recorded with the session's start, each tool call and its end. `note`
+    follows a fresh session's opening line (a scaffold profile's: the budget-visible arm's budget and spend);
+    it is recorded with the session's start, so a resumed session sees the transcript it saw.
     A provider's failed attempts (the adapter's `interruptions`) are recorded with the turn they delayed;
     a failure that ends the arm is recorded (`provider_error`) before it is raised.
     """
     tools = world_tools + SCAFFOLD_TOOLS
     world_names = {t["name"] for t in world_tools}
     safe = repeatable | {t["name"] for t in SCAFFOLD_TOOLS}
-    state = resumed or SessionState.fresh(number, caps)
+    state = resumed or SessionState.fresh(number, caps, note)
     tick = clock or (lambda: None)
     if resumed is None:
         ledger.sessions += 1
-        telemetry.emit("session_start", arm, session=number, tick=tick())
+        telemetry.emit("session_start", arm, session=number, tick=tick(), **({"note": note} if note else {}))
     else:
         telemetry.emit("session_resumed", arm, session=number, unanswered=len(state.unanswered), tick=tick())
 
