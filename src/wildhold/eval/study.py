@@ -126,26 +126,25 @@ def _incidents(metrics: MatchMetrics, manifest: dict[str, Any], by_agent: dict[s
                     "wall_time": iso(at), "study_pair": all(p in study for p in incident["parties"])})
         for p in set(incident["parties"]):
             counts[p][incident["kind"]] = counts[p].get(incident["kind"], 0) + 1
-    annotations: dict[str, list[dict[str, Any]]] = {}
-    for a, rows in by_agent.items():
-        ends = [s["tick"] for s in rows]
-        dollars, tokens, marks = 0.0, 0, []
-        cumulative = []
-        for s in rows:
-            dollars += s["cost_usd"]
-            tokens += s["input_tokens"] + s["output_tokens"]
-            cumulative.append((dollars, tokens))
-        for incident in log:
-            if a in incident["parties"]:
-                i = bisect_right(ends, incident["tick"])
-                spent = cumulative[i - 1] if i else (0.0, 0)
-                marks.append({"n": incident["n"], "tick": incident["tick"], "kind": incident["kind"], "dollars": spent[0],
-                              "tokens": spent[1]})
-        annotations[a] = marks
+    annotations = {a: [{"n": i["n"], "tick": i["tick"], "kind": i["kind"], **_spent_by(rows, i["tick"], wall)}
+                       for i in log if a in i["parties"]] for a, rows in by_agent.items()}
     return {"log": log, "by_agent": {a: dict(sorted(c.items())) for a, c in counts.items()}, "annotations": annotations,
             "kinds": KINDS, "not_recorded": list(NOT_RECORDED),
             "wall_time_basis": "interpolated between the (tick, time) pairs of the model sessions' records" if wall.ticks
             else "not recorded: this archive carries no model session records"}
+
+
+def _spent_by(rows: list[dict[str, Any]], tick: int, wall: WallClock) -> dict[str, Any]:
+    """The spend an arm had reached at a tick: its model turns made by the tick's wall time when the records
+    give one, else the sessions recorded by that tick."""
+    at = wall.at(tick)
+    turns = [turn for s in rows for turn in (s.get("log") or {}).get("turns", ())]
+    if at is not None and turns:
+        done = [turn for turn in turns if turn[0] <= at]
+        return {"dollars": _r3(sum(turn[1] for turn in done)), "tokens": sum(turn[2] for turn in done)}
+    ended = [s for s in rows if s["tick"] <= tick]
+    return {"dollars": _r3(sum(s["cost_usd"] for s in ended)),
+            "tokens": sum(s["input_tokens"] + s["output_tokens"] for s in ended)}
 
 
 # ---- pacing ------------------------------------------------------------------------------------
@@ -310,5 +309,16 @@ def _interruptions(rows: list[dict[str, Any]]) -> dict[str, Any]:
     total = sum(m["duration_s"] for m in events)
     return {"events": events, "by_kind": dict(sorted(by_kind.items())), "count": len(events), "seconds": _r3(total),
             "line": (f"{len(events)} interruption{'s' if len(events) != 1 else ''}, about {round(total / 60, 1)} minutes "
-                     "(" + ", ".join(f"{int(v['count'])} {k}" for k, v in sorted(by_kind.items())) + ")") if events
+                     "(" + ", ".join(_count(int(v["count"]), k) for k, v in sorted(by_kind.items())) + ")") if events
             else "no service interruption recorded"}
+
+
+INTERRUPTIONS = {"retry": ("retry after a provider error", "retries after provider errors"),
+                 "provider_error": ("provider failure that stopped the arm", "provider failures that stopped the arm"),
+                 "run_stopped": ("stop of the run", "stops of the run"),
+                 "transcript_refused": ("transcript the provider refused", "transcripts the provider refused")}
+
+
+def _count(n: int, kind: str) -> str:
+    one, many = INTERRUPTIONS.get(kind, (kind, kind))
+    return f"{n} {one if n == 1 else many}"

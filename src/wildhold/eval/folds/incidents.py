@@ -205,15 +205,20 @@ class Incidents(Fold):
                 self._add("refused_claim", tick, [ev.agent, owner[0]], sorted([self.match.seq, owner[1]]), action=ev.action,
                           code=ev.code, x=int(m[1]), y=int(m[2]))  # type: ignore[index]
         elif ev.code == "unknown_quest" and ev.action == "accept_quest":
-            m = QUEST.search(ev.message)
-            taken = self.quests.get(m[1]) if m else None
-            if taken is not None:
-                self._add("same_quest", tick, [ev.agent, taken[0]], [taken[1], self.match.seq], quest=m[1])  # type: ignore[index]
+            self._quest_taken(tick, ev.agent, ev.message)
+
+    def _quest_taken(self, tick: int, agent: str, message: str) -> None:
+        m = QUEST.search(message)
+        taken = self.quests.get(m[1]) if m else None
+        if taken is not None:
+            self._add("same_quest", tick, [agent, taken[0]], [taken[1], self.match.seq], quest=m[1])  # type: ignore[index]
 
     @on("operation_failed")
     def failed(self, tick: int, ev: Failed) -> None:
         if ev.code == "path_blocked":
             self._blocked(tick, ev.agent, ev.message, ev.code)
+        elif ev.code == "unknown_quest" and ev.action == "accept_quest":  # both took it in the same tick: one was first
+            self._quest_taken(tick, ev.agent, ev.message)
 
     @on("quest_accepted")
     def took(self, tick: int, ev: QuestTaken) -> None:
