@@ -30,10 +30,10 @@ RELEASED = {
     "famine_seed2.report-2.3.json": "065b91b4508c1b9eb6cf558762b96acf139af37a9e93c62b273d8d1abe6f21d5",
     "ties_seed5.report-2.3.json": "ff86a483c2809aa675c77703b137b1dd9bc46bb579f1c47e22ae87f6e89a5bbd",
     "tiny_seed3.report-2.3.json": "0f3e6bc36873bfcc8b3d65f92f90dd0cf100a7f70c6813461a2e0bae371c2f0e",
-    "delve_seed11.report-2.4.json": "f19c019f012879bc6b117b7fc6c8246bb98663705a4555e6e70c581d714d843b",
-    "famine_seed2.report-2.4.json": "125db81b4ee4c0f930c498a4f35695ae291e9386eea5f741d0163ba1523e17f3",
-    "ties_seed5.report-2.4.json": "519201cb295241a9676327ec9cbe0f21ba4c0ce8ae0c0a6c86a1469c63840959",
-    "tiny_seed3.report-2.4.json": "e0eb270120233e52e24cc610d5379c0cb382d5f9914ad4f8864628e9471a4292",
+    "delve_seed11.report-2.4.json": "dd230b3972d84d6ab03265201b208f3aa0642b3ef1351e0b2109c5ad07dd9a6d",
+    "famine_seed2.report-2.4.json": "e5e586afa78e749c31679974c9ba2c53d0eb6aadb9a027a44c38c319488fcc1e",
+    "ties_seed5.report-2.4.json": "cb09c471fa8208ab5c2848624fa11a8a431ca60f263cf5d668a3e49ea235fde2",
+    "tiny_seed3.report-2.4.json": "4cc0799bdaf94ca68a93a226da6201d44ae049f5d9632efc1577a601ec4e9d7e",
 }
 
 

@@ -345,7 +345,13 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
         "epilogues": record.epilogues,
         "manifest": m,
     }
-    if "study" in rb.blocks:  # every curve annotated with its character's incidents: [tick, incident number, kind]
+    if "study" in rb.blocks:  # stuck states disclosed on the card; every curve annotated with its character's incidents
+        from wildhold.eval.study import stuck_lines
+
+        for card in cards:
+            stuck = [f for f in report["study"]["failures"][card["agent"]] if f["kind"] != "went_dark"]
+            card["stuck"] = {"count": len(stuck), "cost_usd": _r3(sum(f["cost_usd"] or 0.0 for f in stuck))}
+            card["weaknesses"] += stuck_lines(stuck)
         report["curves"]["incidents"] = {a: [[i["tick"], i["n"], i["kind"]] for i in report["study"]["incidents"]["log"]
                                              if a in i["parties"]] for a in agents}
     return report

@@ -322,3 +322,20 @@ INTERRUPTIONS = {"retry": ("retry after a provider error", "retries after provid
 def _count(n: int, kind: str) -> str:
     one, many = INTERRUPTIONS.get(kind, (kind, kind))
     return f"{n} {one if n == 1 else many}"
+
+
+def stuck_lines(failures: list[dict[str, Any]]) -> list[str]:
+    """A card's disclosure of its stuck states other than dark spans (which the card discloses already)."""
+    out = []
+    for f in failures:
+        cost = "" if f.get("cost_usd") is None else f", ${f['cost_usd']:.4f} spent in it"
+        if f["kind"] == "repetition":
+            out.append(f"Stuck repeating {', '.join(f['tools'])} {f['calls']} times in session {f['session']}{cost}; "
+                       f"{f['ended_by']}.")
+        elif f["kind"] == "error_streak":
+            out.append(f"{f['calls']} failed tool calls in a row in session {f['session']} ({', '.join(f['codes'])}){cost}; "
+                       f"ended: {f['ended_by']}.")
+        elif f["kind"] == "plan_abandoned":
+            out.append(f"Abandoned a plan at {f['clock']}: cancelled {f['action']} and started nothing for "
+                       f"{f['duration_ticks']} ticks{cost}; {f['ended_by']}.")
+    return out

@@ -106,6 +106,9 @@ def test_failure_modes_cite_the_calls_and_events_of_each_stuck_state(replayed):
     cited = session_calls(records, "pilgrim", loop["evidence"]["session"])[first - 1:last]
     assert [c["name"] for c in cited] == ["observe"] * 6 and loop["calls"] == 6
     assert loop["ended_by"] == "the scaffold's repetition breaker ended session 1" and loop["cost_usd"] > 0
+    card = next(c for c in report["agents"] if c["name"] == "pilgrim")  # disclosed on the card, as idle spans are
+    assert card["stuck"] == {"count": 1, "cost_usd": loop["cost_usd"]}
+    assert f"Stuck repeating observe 6 times in session 1, ${loop['cost_usd']:.4f} spent in it; {loop['ended_by']}." in card["weaknesses"]
 
 
 def test_service_interruptions_are_recorded_per_arm(replayed):
