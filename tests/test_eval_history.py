@@ -30,10 +30,10 @@ RELEASED = {
     "famine_seed2.report-2.3.json": "065b91b4508c1b9eb6cf558762b96acf139af37a9e93c62b273d8d1abe6f21d5",
     "ties_seed5.report-2.3.json": "ff86a483c2809aa675c77703b137b1dd9bc46bb579f1c47e22ae87f6e89a5bbd",
     "tiny_seed3.report-2.3.json": "0f3e6bc36873bfcc8b3d65f92f90dd0cf100a7f70c6813461a2e0bae371c2f0e",
-    "delve_seed11.report-2.4.json": "dd230b3972d84d6ab03265201b208f3aa0642b3ef1351e0b2109c5ad07dd9a6d",
-    "famine_seed2.report-2.4.json": "e5e586afa78e749c31679974c9ba2c53d0eb6aadb9a027a44c38c319488fcc1e",
-    "ties_seed5.report-2.4.json": "cb09c471fa8208ab5c2848624fa11a8a431ca60f263cf5d668a3e49ea235fde2",
-    "tiny_seed3.report-2.4.json": "4cc0799bdaf94ca68a93a226da6201d44ae049f5d9632efc1577a601ec4e9d7e",
+    "delve_seed11.report-2.4.json": "01717fece90804f46f1daacbe1deb9604598361e1ea7a52419d2109cddb25330",
+    "famine_seed2.report-2.4.json": "1e4b1d07c364ddb3ada7b8a6fc79c28aba6d38b2c0f8edd3462ebfd131c4d1eb",
+    "ties_seed5.report-2.4.json": "cd2dcc4c2d3e8d43499ca8068c00658df82b9eb5491ae2f3d526ad3a37bb2bff",
+    "tiny_seed3.report-2.4.json": "3dbdfaae71dee4eb510e1a828d279b9f317e9818eaf6f4badb409f833b33831c",
 }
 
 

@@ -559,7 +559,8 @@ def _md_study(report: dict[str, Any]) -> list[str]:
         out += ["", "No incident: no two characters interacted."]
     out += ["", "Not in the world's record, so never counted: " + " ".join(inc["not_recorded"])]
     if not st["recorded"]:
-        return out + ["", "Pacing, failure modes and service interruptions: not recorded (no model session records in this archive)."]
+        return out + ["", "Pacing, failure modes, service interruptions and discovery: not recorded (no model session records "
+                          "in this archive)."]
     out += ["", "## Pacing", "", "| agent | sessions | median session | median wake chosen | median wake got (ticks) | "
             "world calls per session | dollars per hour | quests | wall clock per quest | same, less interruptions |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -587,6 +588,26 @@ def _md_study(report: dict[str, Any]) -> list[str]:
     out += ["", "## Service interruptions (seed 000 Table 5)", "", "| agent | interruptions |", "|---|---|"]
     for a, it in st["interruptions"].items():
         out.append(f"| {md_text(names[a])} | {it['line']} |")
+    return out + _md_discovery(st["discovery"], names)
+
+
+def _md_discovery(d: dict[str, Any], names: dict[str, str]) -> list[str]:
+    out = ["", "## Discovery", ""]
+    if not d["computed"]:
+        return out + [f"Not computed: {d['why']}."]
+    out += ["What each arm wrote down in its workspace, checked line by line against the rules' facts: right (with its "
+            "detail), wrong (other numbers), only named, never found; found by playing: written, its section of the "
+            "design document never read.", "",
+            "| agent | files | bytes | rules sections read | right | wrong | only named | never | found by playing |",
+            "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for a, x in d["arms"].items():
+        c, last = x["counts"], (x["workspace"][-1] if x["workspace"] else {"files": 0, "bytes": 0})
+        out.append(f"| {md_text(names[a])} | {last['files']} | {last['bytes']} | {', '.join(x['sections_read']) or 'none'} | "
+                   f"{c['right']} | {c['wrong']} | {c['unverified']} | {c['never']} of {x['of']} | {c['by_playing']} |")
+    for a, x in d["arms"].items():
+        found = [f"{f['fact']} {f['status']}" + (" (by playing)" if f["by_playing"] else "") for f in x["facts"] if f["status"] != "never"]
+        if found:
+            out.append(f"- {md_text(names[a])}: " + "; ".join(found) + ".")
     return out
 
 

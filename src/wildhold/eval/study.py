@@ -10,6 +10,8 @@
   scaffold's repetition breaker ended, a streak of failed tool calls, a span dark, a plan abandoned (an
   operation cancelled with no other started for a while).
 - Service interruptions (seed 000 Table 5): provider errors, retries and their waits, the run down.
+- Discovery (RQ2): each model arm's workspace over time and its coverage of the rules' facts
+  (`eval.discovery`), side by side.
 
 Pacing, failure modes and interruptions read each model session's record (`eval.spend.read_spend`: the
 scaffold's log of it); a wall time of a tick is read from those records' (tick, time) pairs, interpolated
@@ -103,10 +105,22 @@ def study_block(metrics: MatchMetrics, manifest: dict[str, Any], sessions: list[
         "pacing": {a: _pacing(metrics, a, rows, wall) for a, rows in logged.items()},
         "failures": _failures(metrics, logged, wall, rubric, clock_of),
         "interruptions": {a: _interruptions(rows) for a, rows in logged.items()},
+        "discovery": _discovery(manifest, logged),
         "recorded": bool(logged),
         "rules": {"error_streak_calls": rubric.study.error_streak_calls, "abandon_ticks": rubric.study.abandon_ticks,
                   "dark_ticks": rubric.idle_threshold_ticks},
     }
+
+
+def _discovery(manifest: dict[str, Any], logged: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    from wildhold.content import default_content
+    from wildhold.eval.discovery import discovery
+
+    content = default_content()
+    if manifest.get("content_digest") not in (None, content.digest):
+        return {"computed": False, "why": "the archive's content is not this installation's, so its facts are unknown here",
+                "arms": {}}
+    return {"computed": True, "why": None, "arms": {a: discovery(rows, content) for a, rows in logged.items()}}
 
 
 # ---- incidents ---------------------------------------------------------------------------------

@@ -127,6 +127,26 @@ def test_the_markdown_and_html_reports_show_the_four_sections_with_their_evidenc
         assert title in md
     for i in report["study"]["incidents"]["log"]:
         assert f"| {i['n']} | {i['clock']} (tick {i['tick']}) | {i['wall_time']} | {i['kind']} |" in md
-    assert "session 1, calls 4-9" in md and "the scaffold's repetition breaker ended session 1" in md
+    for fs in report["study"]["failures"].values():
+        for f in fs:
+            ev = f["evidence"]
+            cited = f"session {ev['session']}, calls {ev['calls'][0]}-{ev['calls'][1]}" if "calls" in ev else None
+            assert cited is None or f"| {f['kind']} | tick {f['start_tick']} |" in md and cited in md
+    assert "the scaffold's repetition breaker ended session 1" in md
     for section in ('id="incidents"', 'id="pacing"', 'id="failures"', 'id="interruptions"', "Spend over wall-clock time"):
         assert section in html
+
+
+def test_discovery_shows_what_each_arm_wrote_down_against_the_rules(replayed):
+    report, _, ids, records = replayed
+    arms = report["study"]["discovery"]["arms"]
+    scout = arms[ids["scout"]]
+    written = next(r for r in records if r["kind"] == "tool_call" and r["arm"] == "scout" and r["name"] == "write_file")
+    assert scout["files"] == [{"path": written["args"]["path"], "bytes": len(written["args"]["content"].encode())}]
+    assert scout["sections_read"] == ["recipes"] and scout["design_reads"][0]["key"] == "berry_stew"
+    status = {f["fact"]: (f["status"], f["by_playing"]) for f in scout["facts"] if f["status"] != "never"}
+    assert status == {"recipe:berry_stew": ("right", False), "price:bread": ("wrong", True), "villager:mara": ("right", True)}
+    assert arms[ids["pilgrim"]]["counts"]["never"] == arms[ids["pilgrim"]]["of"]  # it wrote nothing
+    md = report_markdown(report)
+    assert "- scout: recipe:berry_stew right; price:bread wrong (by playing); villager:mara right (by playing)." in md
+    assert 'id="discovery-table"' in render_html(report)

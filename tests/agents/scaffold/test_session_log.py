@@ -21,17 +21,21 @@ def test_a_session_log_holds_its_times_ticks_turns_calls_writes_and_end():
         rec("llm_call", 2.0, session=1, cost_usd=0.5, input_tokens=900, output_tokens=100, tool_calls=1, retries=1,
             interruptions=[{"at": 1.5, "error": "APIStatusError 529", "wait_s": 0.4, "final": False}]),
         rec("tool_call", 2.5, session=1, name="observe", code="ok", tick=101),
-        rec("tool_call", 2.6, session=1, name="write_file", code="bad_path", tick=101),
+        rec("tool_call", 2.6, session=1, name="write_file", code="bad_path", tick=101, args={"path": "/x", "content": "no"}),
+        rec("tool_call", 2.7, session=1, name="write_file", code="ok", tick=101, args={"path": "notes.md", "content": "Berries: 1c."}),
         rec("workspace_write", 2.7, session=1, path="notes.md", bytes=12),
+        rec("tool_call", 2.8, session=1, name="rules", code="ok", tick=101, args={"section": "recipes"}),
+        rec("tool_call", 2.9, session=1, name="delete_file", code="ok", tick=101, args={"path": "old.md"}),
         rec("session_end", 3.0, session=1, reason="end_session", wake_minutes=30, tick=102),
         rec("session_start", 9.0, session=2, tick=140),
     ]
-    log = session_log(records, "a", 1, frozenset({"write_file"}))
+    log = session_log(records, "a", 1, frozenset({"write_file", "delete_file"}), frozenset({"rules"}))
     assert (log["started_at"], log["ended_at"], log["start_tick"], log["end_tick"]) == (1.0, 3.0, 100, 102)
     assert (log["end_reason"], log["wake_minutes"]) == ("end_session", 30)
     assert log["turns"] == [[2.0, 0.5, 1000, 1, 1]]
-    assert log["calls"] == [[2.5, 101, "observe", "ok", True], [2.6, 101, "write_file", "bad_path", False]]
-    assert log["writes"] == [[2.7, "notes.md", 12]]
+    assert log["calls"][:2] == [[2.5, 101, "observe", "ok", True], [2.6, 101, "write_file", "bad_path", False]]
+    assert log["writes"] == [[2.7, "notes.md", 12, "Berries: 1c."]]  # what was written, failed writes left out
+    assert log["deletes"] == [[2.9, "old.md"]] and log["design_reads"] == [[2.8, 101, "rules", {"section": "recipes"}]]
     assert log["interruptions"] == [{"kind": "retry", "at": 1.5, "duration_s": 0.4, "error": "APIStatusError 529"}]
 
 

@@ -198,16 +198,18 @@ def rebuild(records: list[dict[str, Any]]) -> Ledger:
 
 
 def session_log(records: list[dict[str, Any]], arm: str, number: int,
-                scaffold_tools: frozenset[str] = frozenset()) -> dict[str, Any]:
+                scaffold_tools: frozenset[str] = frozenset(), design_tools: frozenset[str] = frozenset()) -> dict[str, Any]:
     """What one session did, as its telemetry says, for the match's record of it (the study's pacing and
     failure analyses read it from the archive): when it began and ended (wall clock and world tick), why
     it ended, the wake it chose, each model turn (when, its cost and tokens, its tool calls) and each tool
     call (when, the tick, the tool, its code, whether it was a world tool rather than one of `scaffold_tools`),
-    the workspace writes, and every service interruption: a
+    the workspace writes (when, the path, the bytes and what was written) and deletes, the design document's
+    sections it read (calls of `design_tools` that succeeded, with their arguments), and every service interruption: a
     provider's failed attempts and the waits after them, a failure that stopped the arm, and the time the
     run was down before the session resumed."""
     log: dict[str, Any] = {"started_at": None, "ended_at": None, "start_tick": None, "end_tick": None, "end_reason": None,
-                           "wake_minutes": None, "turns": [], "calls": [], "writes": [], "interruptions": []}
+                           "wake_minutes": None, "turns": [], "calls": [], "writes": [], "deletes": [], "design_reads": [],
+                           "interruptions": []}
     met = log["interruptions"]
     previous: float | None = None  # the time of the arm's record before this one
     stop: tuple[float, float] | None = None  # the latest time the arm was down: (its last record, its next run_start)
@@ -239,8 +241,13 @@ def session_log(records: list[dict[str, Any]], arm: str, number: int,
                             "error": r.get("error")})
             elif kind == "tool_call":
                 log["calls"].append([t, r.get("tick"), r["name"], r["code"], r["name"] not in scaffold_tools])
-            elif kind == "workspace_write":
-                log["writes"].append([t, r.get("path"), r.get("bytes")])
+                args = r.get("args") or {}
+                if r["code"] == "ok" and r["name"] == "write_file":
+                    log["writes"].append([t, args.get("path"), len(str(args.get("content", "")).encode()), str(args.get("content", ""))])
+                elif r["code"] == "ok" and r["name"] == "delete_file":
+                    log["deletes"].append([t, args.get("path")])
+                elif r["code"] == "ok" and r["name"] in design_tools:
+                    log["design_reads"].append([t, r.get("tick"), r["name"], args])
             elif kind == "session_end":
                 log["ended_at"], log["end_tick"] = t, r.get("tick")
                 log["end_reason"], log["wake_minutes"] = r.get("reason"), r.get("wake_minutes")

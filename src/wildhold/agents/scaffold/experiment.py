@@ -394,7 +394,8 @@ class Run:
         if (agent, session) in self.spent:
             return
         record = ledger.session(session).record(session, model, price, self.price_table_id)
-        record["log"] = session_log(self.telemetry.records(), arm, session, frozenset(t["name"] for t in SCAFFOLD_TOOLS))
+        record["log"] = session_log(self.telemetry.records(), arm, session, frozenset(t["name"] for t in SCAFFOLD_TOOLS),
+                                    frozenset(DESIGN_TOOLS))
         self.host.record_spend(agent, record)
         self.spent.add((agent, session))
 
