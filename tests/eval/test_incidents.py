@@ -91,3 +91,20 @@ def test_a_match_of_raids_and_trades_logs_them_and_one_without_meetings_logs_non
     assert all(len(set(i["parties"])) >= 2 for i in famine)
     assert [i["tick"] for i in famine] == sorted(i["tick"] for i in famine)
     assert compute_metrics(load_match(FIXTURES / "tiny_seed3.wildhold.zip")).logs["incidents"] == []
+
+
+def test_the_study_block_and_its_marks_are_printed_from_2_4_only():
+    from wildhold.eval.html import render_html
+    from wildhold.eval.report import build_report, report_markdown
+
+    record = load_match(FIXTURES / "famine_seed2.wildhold.zip")
+    metrics = compute_metrics(record)
+    old, new = build_report(record, metrics, "2.3"), build_report(record, metrics, "2.4")
+    assert "study" not in old and "incidents" not in old["curves"] and all("stuck" not in c for c in old["agents"])
+    assert 'class="incident"' not in render_html(old) and "## Interference incidents" not in report_markdown(old)
+    log = new["study"]["incidents"]["log"]
+    assert log and [i["n"] for i in log] == list(range(1, len(log) + 1))
+    assert all(i["wall_time"] is None for i in log)  # no session records in this archive: no wall clock to read
+    html = render_html(new)
+    assert html.count('class="incident"') >= len(log) and 'id="incident-log"' in html
+    assert new["study"]["recorded"] is False and "not recorded" in report_markdown(new)

@@ -133,8 +133,10 @@ def _time_ticks(start: int, end: int, per_day: int) -> list[int]:
 
 
 def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end: int, per_day: int, ylabel: str,
-               yfmt=lambda v: f"{v:g}", width: int = 580, height: int = 320, title: str = "") -> Markup:
-    """Lines over match time, one per agent, with a legend underneath."""
+               yfmt=lambda v: f"{v:g}", width: int = 580, height: int = 320, title: str = "",
+               marks: list[tuple[int, str, str]] = ()) -> Markup:
+    """Lines over match time, one per agent, with a legend underneath; `marks` (tick, colour, what) are
+    incidents, drawn as triangles along the top at their tick."""
     x0, y0, right = 72, 14, 16
     legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
     total_h = height + lh
@@ -154,6 +156,10 @@ def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end
             continue
         coords = " ".join(f"{_t(sx(t))},{_t(sy(v))}" for t, v in pts)
         body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
+    for t, colour, what in marks:
+        cx = sx(t)
+        body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y0 + 2)} L{_t(cx + 5)} {_t(y0 + 2)} L{_t(cx)} {_t(y0 + 10)} Z" fill="{colour}" '
+                    f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(clock(t, per_day))}</title></path>')
     body.extend(legend)
     return _svg(width, int(total_h), body, title or ylabel)
 
@@ -340,9 +346,11 @@ def render_html(report: dict[str, Any]) -> str:
     charts: dict[str, Markup | None] = {}
     study = report.get("study")
     charts["activity"] = activity_chart([(names[a], report["activity"][a]["counts"]) for a in ids])
+    incident_marks = [(i["tick"], colour[p], f"{names[p]}: incident {i['n']} ({i['kind']})")
+                      for i in (study["incidents"]["log"] if study else []) for p in dict.fromkeys(i["parties"])]
     charts["wealth"] = line_chart([(names[a], colour[a], [[t, c / 100] for t, c in report["curves"]["wealth"][a]]) for a in ids],
                                   start, end, per_day, "wealth (public formula)", yfmt=lambda v: f"{v:g}", title="Wealth over time",
-                                  width=1140, height=340)
+                                  width=1140, height=340, marks=incident_marks)
     lanes = []
     for a in ids:
         marks = [(t, "achievement", label) for t, label in report["curves"]["achievements"][a]]
