@@ -24,13 +24,15 @@ from wildhold.eval.spend import read_spend
 from wildhold.server.http import create_app
 from wildhold.service.host import Host
 
+RESPONSES_USAGE = {"input_tokens": 1200, "input_tokens_details": {"cached_tokens": 1000}, "output_tokens": 30,
+                   "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 1230}
 OPENAI_USAGE = {"prompt_tokens": 1200, "completion_tokens": 30, "total_tokens": 1230, "prompt_tokens_details": {"cached_tokens": 1000}}
 ANTHROPIC_USAGE = {"input_tokens": 100, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 0, "output_tokens": 40}
 SPEC = {"openai": {"base_url": "", "api_key_env": "WILDHOLD_TEST_OPENAI_KEY"},
         "anthropic": {"base_url": "", "api_key_env": "WILDHOLD_TEST_ANTHROPIC_KEY"},
         "prices": {"gpt-test": {"input_per_mtok": 2.0, "output_per_mtok": 8.0},
                    "claude-test": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}},
-        "budget_usd": 0.01}
+        "budget_usd": 0.015}
 
 
 def fake_upstream(seen: list[dict]) -> Starlette:
@@ -63,6 +65,27 @@ def fake_upstream(seen: list[dict]) -> Starlette:
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
+    async def responses(request: Request) -> Response:
+        body = await request.json()
+        seen.append({"provider": "openai", "key": request.headers.get("authorization"), "body": body})
+        done = {"id": "resp_1", "object": "response", "created_at": 1, "model": body["model"], "status": "completed",
+                "output": [{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                            "content": [{"type": "output_text", "text": "Hello from upstream.", "annotations": []}]}],
+                "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "usage": RESPONSES_USAGE}
+        if not body.get("stream"):
+            return JSONResponse(done)
+
+        def event(kind: str, data: dict, n: int) -> bytes:
+            return f"event: {kind}\ndata: {json.dumps({'type': kind, 'sequence_number': n, **data})}\n\n".encode()
+
+        async def events():
+            yield event("response.created", {"response": {**done, "status": "in_progress", "output": [], "usage": None}}, 0)
+            yield event("response.output_text.delta", {"item_id": "msg_1", "output_index": 0, "content_index": 0,
+                                                       "delta": "Hello streamed.", "logprobs": []}, 1)
+            yield event("response.completed", {"response": done}, 2)
+
+        return StreamingResponse(events(), media_type="text/event-stream")
+
     async def messages(request: Request) -> Response:
         body = await request.json()
         seen.append({"provider": "anthropic", "key": request.headers.get("x-api-key"), "body": body})
@@ -86,12 +109,14 @@ def fake_upstream(seen: list[dict]) -> Starlette:
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
-    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/v1/messages", messages, methods=["POST"])])
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/v1/responses", responses, methods=["POST"]),
+                             Route("/v1/messages", messages, methods=["POST"])])
 
 
 @pytest.fixture(scope="module")
 def proxied(tmp_path_factory):
-    """Two SDK clients through the proxy: a plain and a streamed call each, then one more each past the budget."""
+    """Two SDK clients through the proxy: plain and streamed chat completions, Responses and Messages calls, then one
+    more each past the budget."""
     import os
 
     os.environ["WILDHOLD_TEST_OPENAI_KEY"], os.environ["WILDHOLD_TEST_ANTHROPIC_KEY"] = "sk-operator", "ak-operator"
@@ -115,6 +140,9 @@ def proxied(tmp_path_factory):
                 out["openai"] = (await oa.chat.completions.create(model="gpt-test", messages=ask)).choices[0].message.content
                 stream = await oa.chat.completions.create(model="gpt-test", messages=ask, stream=True)
                 out["openai_stream"] = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+                out["responses"] = (await oa.responses.create(model="gpt-test", input="Hello?")).output_text
+                stream = await oa.responses.create(model="gpt-test", input="Hello?", stream=True)
+                out["responses_stream"] = "".join([e.delta async for e in stream if e.type == "response.output_text.delta"])
                 out["anthropic"] = (await an.messages.create(model="claude-test", max_tokens=64, messages=ask)).content[0].text
                 async with an.messages.stream(model="claude-test", max_tokens=64, messages=ask) as s:
                     out["anthropic_stream"] = "".join([t async for t in s.text_stream])
@@ -141,12 +169,12 @@ def proxied(tmp_path_factory):
 
 
 def test_both_sdks_get_the_upstreams_answers_plain_and_streamed(proxied):
-    assert proxied["openai"] == proxied["anthropic"] == "Hello from upstream."
-    assert proxied["openai_stream"] == proxied["anthropic_stream"] == "Hello streamed."
+    assert proxied["openai"] == proxied["responses"] == proxied["anthropic"] == "Hello from upstream."
+    assert proxied["openai_stream"] == proxied["responses_stream"] == proxied["anthropic_stream"] == "Hello streamed."
 
 
 def test_the_upstream_gets_the_operators_key_never_the_agents_token(proxied):
-    assert [s["key"] for s in proxied["seen"]] == ["Bearer sk-operator"] * 2 + ["ak-operator"] * 2
+    assert [s["key"] for s in proxied["seen"]] == ["Bearer sk-operator"] * 4 + ["ak-operator"] * 2
     assert proxied["token"] not in json.dumps(proxied["seen"])
     assert proxied["seen"][1]["body"]["stream_options"] == {"include_usage": True}  # a stream is asked for its usage
 
@@ -156,14 +184,14 @@ def test_each_call_is_recorded_in_the_archive_with_its_usage_and_caching_neutral
     openai_cost = (1200 * 2.0 + 30 * 8.0) / 1e6  # cached prompt tokens at the input price: caching-neutral
     anthropic_cost = ((100 + 900) * 3.0 + 40 * 15.0) / 1e6
     assert [(r["session"], r["model"], r["input_tokens"], r["cached_input_tokens"], r["output_tokens"]) for r in records] == [
-        (1, "gpt-test", 1200, 1000, 30), (2, "gpt-test", 1200, 1000, 30),
-        (3, "claude-test", 1000, 900, 40), (4, "claude-test", 1000, 900, 40)]
-    assert [r["cost_usd"] for r in records] == pytest.approx([openai_cost] * 2 + [anthropic_cost] * 2)
+        (1, "gpt-test", 1200, 1000, 30), (2, "gpt-test", 1200, 1000, 30), (3, "gpt-test", 1200, 1000, 30),
+        (4, "gpt-test", 1200, 1000, 30), (5, "claude-test", 1000, 900, 40), (6, "claude-test", 1000, 900, 40)]
+    assert [r["cost_usd"] for r in records] == pytest.approx([openai_cost] * 4 + [anthropic_cost] * 2)
     assert records[0]["price"] == {"input_per_mtok": 2.0, "output_per_mtok": 8.0} and records[0]["log"]["end_reason"] == "proxy_openai"
     record = load_match(proxied["archive"])
     report = build_report(record, compute_metrics(record), None, read_spend(proxied["archive"]))
     dollars = report["curves"]["dollars"][proxied["agent"]]
-    assert dollars["sessions"] == 4 and dollars["dollars"] == pytest.approx(2 * openai_cost + 2 * anthropic_cost)
+    assert dollars["sessions"] == 6 and dollars["dollars"] == pytest.approx(4 * openai_cost + 2 * anthropic_cost)
 
 
 def test_a_call_past_the_hidden_budget_is_refused_in_each_providers_own_shape(proxied):
@@ -171,7 +199,7 @@ def test_a_call_past_the_hidden_budget_is_refused_in_each_providers_own_shape(pr
     assert oa.status_code == 429 and oa.body["code"] == "insufficient_quota" and oa.body["type"] == "insufficient_quota"
     assert an.status_code == 400 and an.body == {"type": "error", "error": {
         "type": "invalid_request_error", "message": "Your credit balance is too low to access the Anthropic API."}}
-    assert len(proxied["seen"]) == 4  # neither refused call reached the upstream
+    assert len(proxied["seen"]) == 6  # neither refused call reached the upstream
 
 
 def test_the_example_proxy_file_is_valid_and_a_bad_one_stops_serve_naming_it(tmp_path):

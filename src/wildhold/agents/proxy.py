@@ -1,7 +1,8 @@
 """The metering proxy: OpenAI- and Anthropic-compatible endpoints in front of the real providers, keyed by the
 agent's token, so an outside harness is measured like the reference scaffold.
 
-Point Codex at `OPENAI_BASE_URL=http://127.0.0.1:PORT/proxy/openai/v1` or Claude Code at
+Point Codex (the Responses API) or any chat-completions client at
+`OPENAI_BASE_URL=http://127.0.0.1:PORT/proxy/openai/v1`, or Claude Code at
 `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT/proxy/anthropic`, with the agent's Wildhold token as the API key.
 Each call is forwarded to the upstream with the operator's key (the agent never holds it), its
 provider-reported usage priced by the pinned table (caching-neutral, as the scaffold prices it) and
@@ -104,9 +105,12 @@ class Meter:
 
 
 def openai_usage(u: dict[str, Any] | None) -> Usage:
-    """OpenAI's counts in our terms: prompt tokens include the cached ones."""
+    """OpenAI's counts in our terms: prompt (or, in the Responses API, input) tokens include the cached ones."""
     if not u:
         return Usage()
+    if "input_tokens" in u:  # the Responses API
+        cached = (u.get("input_tokens_details") or {}).get("cached_tokens") or 0
+        return Usage(u.get("input_tokens", 0), cached, u.get("output_tokens", 0))
     cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     return Usage(u.get("prompt_tokens", 0), cached, u.get("completion_tokens", 0))
 
@@ -163,7 +167,7 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
                                      "insufficient_quota", "insufficient_quota")
             return _anthropic_error(400, "Your credit balance is too low to access the Anthropic API.", "invalid_request_error")
         stream = bool(body.get("stream"))
-        if stream and provider == "openai":
+        if stream and path == "/chat/completions":
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
         key = os.environ.get(up.api_key_env, "") if up.api_key_env else ""
@@ -210,16 +214,20 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
     async def chat(request: Request) -> Response:
         return await forward(request, "openai", "/chat/completions")
 
+    async def responses(request: Request) -> Response:
+        return await forward(request, "openai", "/responses")
+
     async def messages(request: Request) -> Response:
         return await forward(request, "anthropic", "/v1/messages")
 
     return Starlette(routes=[Route("/openai/v1/chat/completions", chat, methods=["POST"]),
+                             Route("/openai/v1/responses", responses, methods=["POST"]),
                              Route("/anthropic/v1/messages", messages, methods=["POST"])])
 
 
 def _read_usage(provider: str, line: bytes, seen: dict[str, Any]) -> None:
-    """Keep the usage a server-sent event line carries (OpenAI: the last chunk's; Anthropic: message_start's
-    input counts and message_delta's output count)."""
+    """Keep the usage a server-sent event line carries (OpenAI: the last chunk's, or response.completed's;
+    Anthropic: message_start's input counts and message_delta's output count)."""
     if not line.startswith(b"data:"):
         return
     raw = line[5:].strip()
@@ -230,8 +238,10 @@ def _read_usage(provider: str, line: bytes, seen: dict[str, Any]) -> None:
     except ValueError:
         return
     if provider == "openai":
-        if event.get("usage"):
+        if event.get("usage"):  # chat completions: the last chunk
             seen["usage"] = event["usage"]
+        elif event.get("type") == "response.completed":  # the Responses API: the completed response
+            seen["usage"] = (event.get("response") or {}).get("usage")
     elif event.get("type") == "message_start":
         seen.update({k: v for k, v in (event.get("message", {}).get("usage") or {}).items() if v is not None})
     elif event.get("type") == "message_delta":
