@@ -536,6 +536,10 @@ def _md_spend(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def _or_dash(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
 def _dur(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -569,7 +573,7 @@ def _md_study(report: dict[str, Any]) -> list[str]:
         out.append(f"| {md_text(names[a])} | {len(p['sessions'])} | {_dur(p['session_length_s']['median'])} | "
                    f"{p['wake_chosen_minutes']['median'] if p['wake_chosen_minutes']['n'] else '-'} min | "
                    f"{p['wake_actual_ticks']['median'] if p['wake_actual_ticks']['n'] else '-'} | "
-                   f"{p['world_calls_per_session']['mean']} | {p['spend_rate']['dollars_per_hour'] if p['spend_rate']['dollars_per_hour'] is not None else '-'} | "
+                   f"{_or_dash(p['world_calls_per_session']['mean'])} | {_or_dash(p['spend_rate']['dollars_per_hour'])} | "
                    f"{wc['quests_completed']} | {_dur(wc['per_quest_s'])} | {_dur(wc['per_quest_uninterrupted_s'])} |")
     out += ["", "## Failure modes", "",
             f"Stuck states: the scaffold's repetition ending, {st['rules']['error_streak_calls']} or more failed calls in a row, "

@@ -175,7 +175,7 @@ def _pacing(metrics: MatchMetrics, agent: str, rows: list[dict[str, Any]], wall:
                          "started_at": iso(log.get("started_at")), "length_s": _r3(length), "length_ticks": ticks,
                          "end_reason": log.get("end_reason"), "wake_minutes": log.get("wake_minutes"),
                          "model_calls": len(log.get("turns", [])), "tool_calls": len(calls),
-                         "world_calls": sum(1 for c in calls if c[4]), "failed_calls": sum(1 for c in calls if c[3] != "ok"),
+                         "world_calls": sum(1 for c in calls if c[4:5] != [False]), "failed_calls": sum(1 for c in calls if c[3] != "ok"),
                          "workspace_writes": len(log.get("writes", [])), "cost_usd": _r3(s["cost_usd"]),
                          "tokens": s["input_tokens"] + s["output_tokens"]})
     gaps_ticks, gaps_s = [], []
