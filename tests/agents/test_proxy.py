@@ -40,6 +40,9 @@ def fake_upstream(seen: list[dict]) -> Starlette:
 
     async def chat(request: Request) -> Response:
         body = await request.json()
+        if body["messages"][0]["content"] == "Overloaded?":
+            return JSONResponse({"error": {"message": "Overloaded", "type": "server_error", "param": None, "code": None}},
+                                status_code=503)
         seen.append({"provider": "openai", "key": request.headers.get("authorization"), "body": body})
         if not body.get("stream"):
             return JSONResponse({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": body["model"],
@@ -137,6 +140,8 @@ def proxied(tmp_path_factory):
                 oa = openai.AsyncOpenAI(base_url=f"{served.url}/proxy/openai/v1", api_key=token, max_retries=0)
                 an = anthropic.AsyncAnthropic(base_url=f"{served.url}/proxy/anthropic", api_key=token, max_retries=0)
                 ask = [{"role": "user", "content": "Hello?"}]
+                with pytest.raises(openai.InternalServerError):  # passed through as the upstream said it
+                    await oa.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "Overloaded?"}])
                 out["openai"] = (await oa.chat.completions.create(model="gpt-test", messages=ask)).choices[0].message.content
                 stream = await oa.chat.completions.create(model="gpt-test", messages=ask, stream=True)
                 out["openai_stream"] = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
@@ -215,3 +220,13 @@ def test_the_example_proxy_file_is_valid_and_a_bad_one_stops_serve_naming_it(tmp
     bad.write_text("prices: {}\nbudget_usd: 1\n")
     result = CliRunner().invoke(app, ["serve", "--data", str(tmp_path / "m"), "--proxy", str(bad)])
     assert result.exit_code != 0 and "proxy.yaml" in result.output and "prices" in result.output
+
+
+def test_an_upstream_failure_is_a_service_interruption_recorded_with_the_next_call(proxied):
+    records = [r for r in read_spend(proxied["archive"]) if r["agent"] == proxied["agent"]]
+    [met] = records[0]["log"]["interruptions"]
+    assert (met["kind"], met["error"]) == ("provider_error", "upstream 503") and met["duration_s"] >= 0
+    assert all(r["log"]["interruptions"] == [] for r in records[1:])
+    record = load_match(proxied["archive"])
+    report = build_report(record, compute_metrics(record), None, read_spend(proxied["archive"]))
+    assert report["study"]["interruptions"][proxied["agent"]]["count"] == 1

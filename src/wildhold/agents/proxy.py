@@ -74,6 +74,7 @@ class Meter:
     table: str = ""
     spent: dict[str, float] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)
+    failed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # upstream failures since the last recorded call
 
     def __post_init__(self) -> None:
         self.table = price_table_id(self.spec.price_table())
@@ -100,8 +101,15 @@ class Meter:
         record["log"] = {"started_at": round(started, 3), "ended_at": ended, "start_tick": tick, "end_tick": tick,
                          "end_reason": f"proxy_{provider}", "wake_minutes": None,
                          "turns": [[ended, cost, usage.input_tokens + usage.output_tokens, 0, 0]], "calls": [], "writes": [],
-                         "interruptions": []}
+                         "deletes": [], "design_reads": [], "interruptions": self.failed.pop(agent, [])}
         self.host.record_spend(agent, record)
+
+    def failure(self, agent: str, started: float, error: str) -> None:
+        """An upstream failure (an error status or no answer): a service interruption, recorded with the agent's next
+        metered call (the harness's retry, in practice), lasting from the request to the failure."""
+        now = time.time()
+        self.failed.setdefault(agent, []).append({"kind": "provider_error", "at": round(started, 3),
+                                                  "duration_s": round(now - started, 3), "error": error})
 
 
 def openai_usage(u: dict[str, Any] | None) -> Usage:
@@ -181,6 +189,7 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
             upstream = await client.send(client.build_request("POST", path, json=body, headers=headers), stream=True)
         except httpx2.HTTPError as exc:
             await client.aclose()
+            meter.failure(agent, started, type(exc).__name__)
             return fail(502, f"The {provider} upstream could not be reached ({type(exc).__name__}).", "api_error", "upstream_error")
         kept = {k: v for k, v in upstream.headers.items() if k.lower() in ("content-type", "request-id", "x-request-id")}
         if upstream.status_code >= 400 or not stream:
@@ -191,6 +200,8 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
                 payload = json.loads(data)
                 usage = openai_usage(payload.get("usage")) if provider == "openai" else anthropic_usage(payload.get("usage"))
                 meter.record(agent, model, usage, started, provider)
+            elif upstream.status_code == 429 or upstream.status_code >= 500:  # the provider's trouble, not the request's
+                meter.failure(agent, started, f"upstream {upstream.status_code}")
             return Response(data, status_code=upstream.status_code, headers=kept)
 
         async def relay() -> AsyncIterator[bytes]:
