@@ -35,7 +35,7 @@ from typing import Any
 import orjson
 
 from wildhold.eval.composite import COMPOSITE, cohort_of, composite_scores
-from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord
+from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord, quiet_gc
 from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
 from wildhold.eval.scoring import Card
 from wildhold.eval.spend import spend_curves
@@ -287,6 +287,12 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
                  spend: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The full report of one match under one rubric version (the published one when none is named); `spend`
     is the archive's session records (`eval.spend.read_spend`): without any, tokens and dollars are null."""
+    with quiet_gc():  # many small records beside a large log: no cycles to find, only pauses to pay
+        return _build_report(record, metrics, rubric, spend)
+
+
+def _build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubric | None,
+                  spend: list[dict[str, Any]] | None) -> dict[str, Any]:
     rb = rubric if isinstance(rubric, Rubric) else get_rubric(rubric)
     tokens, dollars = spend_curves(spend, metrics)
     mm = metrics
