@@ -373,7 +373,8 @@ def serve(
     if spec is not None:
         from wildhold.agents.scaffold.accounting import price_table_id
 
-        extra |= {"price_table": spec.price_table(), "price_table_sha256": price_table_id(spec.price_table())}
+        extra |= {"price_table": spec.price_table(), "price_table_sha256": price_table_id(spec.price_table()),
+                  "proxy_budget_usd": spec.budget_usd}
     try:
         host = Host.open(data, config, scenario, seed, manifest_extra=extra, horizon=horizon.value)
     except (ValueError, StoreError, ContentError) as exc:
