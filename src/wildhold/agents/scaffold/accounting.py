@@ -23,6 +23,9 @@ EVENT_KINDS = ("run_start", "session_start", "session_resumed", "llm_call", "too
                "wake_scheduled", "session_end", "progress", "run_complete", "provider_error", "workspace_preloaded")
 
 
+BULK = frozenset({"result", "text", "calls"})  # a tool's answer, the model's text and its calls: the transcript
+
+
 @dataclass(frozen=True)
 class Price:
     """US dollars per million tokens, pinned in the run manifest."""
@@ -82,12 +85,13 @@ class Telemetry:
             f.write(json.dumps(record, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
-        if self._read is not None:
-            self._read.append(json.loads(json.dumps(record, sort_keys=True)))
+        if self._read is not None:  # kept without the transcript's bulk, which only a resume reads (from the file)
+            self._read.append({k: v for k, v in json.loads(json.dumps(record, sort_keys=True)).items() if k not in BULK})
         return record
 
     def records(self) -> list[dict[str, Any]]:
-        """Every complete record; a torn last line (a crash mid-write) is ignored. Read once, then kept."""
+        """Every complete record; a torn last line (a crash mid-write) is ignored. Read once, then kept: the records
+        emitted since come without their `BULK` fields (a fresh `Telemetry` on the file has everything)."""
         if self._read is None:
             self._read = self._load()
         return list(self._read)
