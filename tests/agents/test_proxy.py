@@ -112,7 +112,12 @@ def fake_upstream(seen: list[dict]) -> Starlette:
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
+    async def count(request: Request) -> Response:
+        seen.append({"provider": "anthropic", "key": request.headers.get("x-api-key"), "body": await request.json(), "free": True})
+        return JSONResponse({"input_tokens": 12})
+
     return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/v1/responses", responses, methods=["POST"]),
+                             Route("/v1/messages/count_tokens", count, methods=["POST"]),
                              Route("/v1/messages", messages, methods=["POST"])])
 
 
@@ -149,6 +154,7 @@ def proxied(tmp_path_factory):
                 stream = await oa.responses.create(model="gpt-test", input="Hello?", stream=True)
                 out["responses_stream"] = "".join([e.delta async for e in stream if e.type == "response.output_text.delta"])
                 out["anthropic"] = (await an.messages.create(model="claude-test", max_tokens=64, messages=ask)).content[0].text
+                out["counted"] = (await an.messages.count_tokens(model="claude-test", messages=ask)).input_tokens
                 async with an.messages.stream(model="claude-test", max_tokens=64, messages=ask) as s:
                     out["anthropic_stream"] = "".join([t async for t in s.text_stream])
                 with pytest.raises(openai.RateLimitError) as refused:
@@ -179,7 +185,7 @@ def test_both_sdks_get_the_upstreams_answers_plain_and_streamed(proxied):
 
 
 def test_the_upstream_gets_the_operators_key_never_the_agents_token(proxied):
-    assert [s["key"] for s in proxied["seen"]] == ["Bearer sk-operator"] * 4 + ["ak-operator"] * 2
+    assert [s["key"] for s in proxied["seen"]] == ["Bearer sk-operator"] * 4 + ["ak-operator"] * 3
     assert proxied["token"] not in json.dumps(proxied["seen"])
     assert proxied["seen"][1]["body"]["stream_options"] == {"include_usage": True}  # a stream is asked for its usage
 
@@ -204,7 +210,7 @@ def test_a_call_past_the_hidden_budget_is_refused_in_each_providers_own_shape(pr
     assert oa.status_code == 429 and oa.body["code"] == "insufficient_quota" and oa.body["type"] == "insufficient_quota"
     assert an.status_code == 400 and an.body == {"type": "error", "error": {
         "type": "invalid_request_error", "message": "Your credit balance is too low to access the Anthropic API."}}
-    assert len(proxied["seen"]) == 6  # neither refused call reached the upstream
+    assert len(proxied["seen"]) == 7  # neither refused call reached the upstream
 
 
 def test_the_example_proxy_file_is_valid_and_a_bad_one_stops_serve_naming_it(tmp_path):
@@ -230,3 +236,8 @@ def test_an_upstream_failure_is_a_service_interruption_recorded_with_the_next_ca
     record = load_match(proxied["archive"])
     report = build_report(record, compute_metrics(record), None, read_spend(proxied["archive"]))
     assert report["study"]["interruptions"][proxied["agent"]]["count"] == 1
+
+
+def test_a_call_that_costs_nothing_is_forwarded_and_never_metered(proxied):
+    assert proxied["counted"] == 12 and sum(1 for s in proxied["seen"] if s.get("free")) == 1
+    assert len(read_spend(proxied["archive"])) == 6  # the six model calls, not the count

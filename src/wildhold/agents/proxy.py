@@ -9,6 +9,7 @@ provider-reported usage priced by the pinned table (caching-neutral, as the scaf
 recorded into the match as one session record, so the archive carries the same spend curves as a
 scaffold arm's. Past the hidden budget a call is refused in the provider's own error shape. Streaming
 is relayed as it arrives; OpenAI streams are asked for their usage (`stream_options.include_usage`).
+Calls that cost nothing (Anthropic's token counting, the model lists) are forwarded and never metered.
 """
 
 from __future__ import annotations
@@ -222,6 +223,27 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
 
         return StreamingResponse(relay(), status_code=upstream.status_code, headers=kept)
 
+    async def passthrough(request: Request, provider: str, path: str) -> Response:
+        """A call that costs nothing (token counting, the model list): forwarded for the agent, never metered."""
+        up = getattr(spec, provider)
+        agent = who(request, provider)
+        if isinstance(agent, Response):
+            return agent
+        if up is None:
+            return _openai_error(404, f"This server proxies no {provider} upstream.", "invalid_request_error", "not_found") \
+                if provider == "openai" else _anthropic_error(404, f"This server proxies no {provider} upstream.", "not_found_error")
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
+        key = os.environ.get(up.api_key_env, "") if up.api_key_env else ""
+        headers.update({"authorization": f"Bearer {key}"} if provider == "openai" else {"x-api-key": key})
+        async with httpx2.AsyncClient(base_url=up.base_url.rstrip("/"), timeout=60.0, transport=transport, trust_env=False) as client:
+            try:
+                r = await client.request(request.method, path, content=await request.body(), headers=headers)
+            except httpx2.HTTPError as exc:
+                return _openai_error(502, f"The upstream could not be reached ({type(exc).__name__}).", "api_error", "upstream_error") \
+                    if provider == "openai" else _anthropic_error(502, f"The upstream could not be reached ({type(exc).__name__}).", "api_error")
+        kept = {k: v for k, v in r.headers.items() if k.lower() in ("content-type", "request-id", "x-request-id")}
+        return Response(r.content, status_code=r.status_code, headers=kept)
+
     async def chat(request: Request) -> Response:
         return await forward(request, "openai", "/chat/completions")
 
@@ -231,9 +253,21 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
     async def messages(request: Request) -> Response:
         return await forward(request, "anthropic", "/v1/messages")
 
+    async def openai_models(request: Request) -> Response:
+        return await passthrough(request, "openai", "/models")
+
+    async def anthropic_models(request: Request) -> Response:
+        return await passthrough(request, "anthropic", "/v1/models")
+
+    async def count_tokens(request: Request) -> Response:
+        return await passthrough(request, "anthropic", "/v1/messages/count_tokens")
+
     return Starlette(routes=[Route("/openai/v1/chat/completions", chat, methods=["POST"]),
                              Route("/openai/v1/responses", responses, methods=["POST"]),
-                             Route("/anthropic/v1/messages", messages, methods=["POST"])])
+                             Route("/openai/v1/models", openai_models, methods=["GET"]),
+                             Route("/anthropic/v1/messages", messages, methods=["POST"]),
+                             Route("/anthropic/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+                             Route("/anthropic/v1/models", anthropic_models, methods=["GET"])])
 
 
 def _read_usage(provider: str, line: bytes, seen: dict[str, Any]) -> None:
