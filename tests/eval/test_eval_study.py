@@ -95,3 +95,12 @@ def test_service_interruptions_are_listed_with_their_durations(study):
     assert [(e["kind"], e["duration_s"], e["session"]) for e in it["events"]] == [("retry", 2.0, 1), ("provider_error", 90.0, 2)]
     assert it["line"] == ("2 interruptions, about 1.5 minutes (1 provider failure that stopped the arm, "
                           "1 retry after a provider error)")
+
+
+def test_a_tool_name_the_model_made_up_is_never_printed_as_markdown():
+    from wildhold.eval.study import stuck_lines
+
+    made_up = {"kind": "repetition", "tools": ["](http://x) **bold**"], "calls": 6, "session": 1, "cost_usd": 0.1,
+               "ended_by": "the scaffold's repetition breaker ended session 1"}
+    [line] = stuck_lines([made_up])
+    assert "http" not in line and line.startswith("Stuck repeating a tool that does not exist 6 times")

@@ -612,7 +612,7 @@ def _md_discovery(d: dict[str, Any], names: dict[str, str]) -> list[str]:
             "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
     for a, x in d["arms"].items():
         c, last = x["counts"], (x["workspace"][-1] if x["workspace"] else {"files": 0, "bytes": 0})
-        out.append(f"| {md_text(names[a])} | {last['files']} | {last['bytes']} | {', '.join(x['sections_read']) or 'none'} | "
+        out.append(f"| {md_text(names[a])} | {last['files']} | {last['bytes']} | {', '.join(md_text(sec) for sec in x['sections_read']) or 'none'} | "
                    f"{c['right']} | {c['wrong']} | {c['unverified']} | {c['never']} of {x['of']} | {c['by_playing']} |")
     for a, x in d["arms"].items():
         found = [f"{f['fact']} {f['status']}" + (" (by playing)" if f["by_playing"] else "") for f in x["facts"] if f["status"] != "never"]

@@ -20,6 +20,7 @@ between the nearest two, and is null where none surround it. Nothing here is sco
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from datetime import datetime, timezone
 from statistics import mean, median
@@ -29,6 +30,7 @@ from wildhold.eval.folds.incidents import KINDS
 from wildhold.eval.metrics import MatchMetrics
 from wildhold.eval.rubric import Rubric
 
+TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a name the model called is printed only when it could be a tool's
 NOT_RECORDED = (
     "A gather refused by another's claim on a resource node: resource nodes have no owner in this world, so none is "
     "ever refused; a node another character emptied is not attributed to it.",
@@ -344,7 +346,8 @@ def stuck_lines(failures: list[dict[str, Any]]) -> list[str]:
     for f in failures:
         cost = "" if f.get("cost_usd") is None else f", ${f['cost_usd']:.4f} spent in it"
         if f["kind"] == "repetition":
-            out.append(f"Stuck repeating {', '.join(f['tools'])} {f['calls']} times in session {f['session']}{cost}; "
+            tools = ", ".join(t if TOOL_NAME.fullmatch(t) else "a tool that does not exist" for t in f["tools"])
+            out.append(f"Stuck repeating {tools} {f['calls']} times in session {f['session']}{cost}; "
                        f"{f['ended_by']}.")
         elif f["kind"] == "error_streak":
             out.append(f"{f['calls']} failed tool calls in a row in session {f['session']} ({', '.join(f['codes'])}){cost}; "
