@@ -30,7 +30,7 @@ from wildhold.eval.folds.incidents import KINDS
 from wildhold.eval.metrics import MatchMetrics
 from wildhold.eval.rubric import Rubric
 
-TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a name the model called is printed only when it could be a tool's
+TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a tool name or error code is printed only when it could be one
 NOT_RECORDED = (
     "A gather refused by another's claim on a resource node: resource nodes have no owner in this world, so none is "
     "ever refused; a node another character emptied is not attributed to it.",
@@ -350,7 +350,8 @@ def stuck_lines(failures: list[dict[str, Any]]) -> list[str]:
             out.append(f"Stuck repeating {tools} {f['calls']} times in session {f['session']}{cost}; "
                        f"{f['ended_by']}.")
         elif f["kind"] == "error_streak":
-            out.append(f"{f['calls']} failed tool calls in a row in session {f['session']} ({', '.join(f['codes'])}){cost}; "
+            codes = ", ".join(c if TOOL_NAME.fullmatch(c) else "an unnamed error" for c in f["codes"])
+            out.append(f"{f['calls']} failed tool calls in a row in session {f['session']} ({codes}){cost}; "
                        f"ended: {f['ended_by']}.")
         elif f["kind"] == "plan_abandoned":
             out.append(f"Abandoned a plan at {f['clock']}: cancelled {f['action']} and started nothing for "
