@@ -367,6 +367,8 @@ def serve(
     horizon: Annotated[Horizon, typer.Option(help="visible: agents are told when the match ends; hidden: no face says when, or how long it lasts.")] = Horizon.visible,
     max_agents: Annotated[int, typer.Option(help="Agents the match takes at most.")] = 64,
     wait_max: Annotated[float, typer.Option(help="The longest a wait_operation long poll holds, in seconds.")] = 30.0,
+    proxy: Annotated[Optional[Path], typer.Option(help="A proxy file (upstreams, pinned prices, hidden budget): meter outside "
+                                                       "harnesses at /proxy/openai/v1 and /proxy/anthropic with the agent's token.")] = None,
 ) -> None:
     """Serve one world to remote agents: HTTP API and MCP (streamable HTTP) on 127.0.0.1."""
     import secrets
@@ -387,9 +389,24 @@ def serve(
                         clock=clock.value, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
                         late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after, max_agents=max_agents,
                         wait_max_s=wait_max)
+    spec = None
+    if proxy is not None:
+        from pydantic import ValidationError
+
+        from wildhold.agents.proxy import ProxySpec
+
+        try:
+            spec = ProxySpec.load(proxy)
+        except (OSError, ValueError, ValidationError) as exc:
+            _fail(f"{proxy}: {exc}")
+    extra = {"tools_hash": tools_hash(horizon=horizon.value)}
+    if spec is not None:
+        from wildhold.agents.scaffold.accounting import price_table_id
+
+        extra |= {"price_table": spec.price_table(), "price_table_sha256": price_table_id(spec.price_table()),
+                  "proxy_budget_usd": spec.budget_usd}
     try:
-        host = Host.open(data, config, scenario, seed, manifest_extra={"tools_hash": tools_hash(horizon=horizon.value)},
-                         horizon=horizon.value)
+        host = Host.open(data, config, scenario, seed, manifest_extra=extra, horizon=horizon.value)
     except (ValueError, StoreError, ContentError) as exc:
         _fail(str(exc))
     base = f"http://127.0.0.1:{port}"
@@ -404,6 +421,12 @@ def serve(
         console.print(f"start the match:    curl -s -X POST {base}/api/admin/start -H 'Authorization: Bearer {config.admin_token}'", soft_wrap=True)
     served = create_app(host, scorer=score_archive, render_html=render_html)
     add_site(served)  # the live page at /, matches, the leaderboard and profiles
+    if spec is not None:
+        from wildhold.agents.proxy import proxy_app
+
+        served.mount("/proxy", proxy_app(host, spec))
+        console.print(f"proxy {base}/proxy/openai/v1 (OPENAI_BASE_URL) and {base}/proxy/anthropic (ANTHROPIC_BASE_URL), "
+                      "the agent's token as the API key", soft_wrap=True)
 
     def close() -> None:
         host.close()

@@ -18,7 +18,7 @@ from paths_support import FIXTURES as FIXTURE_ROOT
 FIXTURES = FIXTURE_ROOT / "eval"
 
 # sha256 of each golden as its version first published it. 1.0 to 2.2 are the bytes of commit 8436440
-# (the first evaluation), before the programs block was wrongly written into them; 2.3 from its release.
+# (the first evaluation), before the programs block was wrongly written into them; 2.3 and 2.4 from their release.
 RELEASED = {
     "delve_seed11.report-2.2.json": "e674295a1c0cc7806127bbdd0bef467449ae5342842bfa593763e74f8e8c9801",
     "famine_seed2.report-2.2.json": "308d5638a782c0acd84488fab293206c909b229bb0704d7735c1ba387ae2a284",
@@ -31,6 +31,10 @@ RELEASED = {
     "famine_seed2.report-2.3.json": "065b91b4508c1b9eb6cf558762b96acf139af37a9e93c62b273d8d1abe6f21d5",
     "ties_seed5.report-2.3.json": "ff86a483c2809aa675c77703b137b1dd9bc46bb579f1c47e22ae87f6e89a5bbd",
     "tiny_seed3.report-2.3.json": "0f3e6bc36873bfcc8b3d65f92f90dd0cf100a7f70c6813461a2e0bae371c2f0e",
+    "delve_seed11.report-2.4.json": "01717fece90804f46f1daacbe1deb9604598361e1ea7a52419d2109cddb25330",
+    "famine_seed2.report-2.4.json": "1e4b1d07c364ddb3ada7b8a6fc79c28aba6d38b2c0f8edd3462ebfd131c4d1eb",
+    "ties_seed5.report-2.4.json": "cd2dcc4c2d3e8d43499ca8068c00658df82b9eb5491ae2f3d526ad3a37bb2bff",
+    "tiny_seed3.report-2.4.json": "3dbdfaae71dee4eb510e1a828d279b9f317e9818eaf6f4badb409f833b33831c",
 }
 
 

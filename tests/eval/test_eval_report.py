@@ -24,7 +24,7 @@ FIXTURES = FIXTURE_ROOT / "eval"
 GOLDENS = sorted(p.name for p in FIXTURES.glob("*.report-*.json"))
 
 # What each version published for two agents at exactly equal wealth. A new version must say.
-TIE_RULES = {"1.0": "stable", "2.0": "stable", "2.1": "shared", "2.2": "shared", "2.3": "shared"}
+TIE_RULES = {"1.0": "stable", "2.0": "stable", "2.1": "shared", "2.2": "shared", "2.3": "shared", "2.4": "shared"}
 
 
 def fixture(name: str) -> Path:
@@ -120,7 +120,7 @@ def test_every_report_stamps_its_rubric_and_the_published_one_is_the_default():
 
 
 def test_an_unknown_rubric_names_the_versions():
-    with pytest.raises(UnknownRubric, match=r"no rubric '2\.9'; versions: 1\.0, 2\.0, 2\.1, 2\.2, 2\.3\. Did you mean"):
+    with pytest.raises(UnknownRubric, match=r"no rubric '2\.9'; versions: 1\.0, 2\.0, 2\.1, 2\.2, 2\.3, 2\.4\. Did you mean"):
         get_rubric("2.9")
 
 

@@ -27,7 +27,8 @@ def view(*kinds: str) -> Callable[[type], type]:
 def values(kind: str) -> Callable[[dict[str, Any]], tuple | list]:
     """The function that reads an event's data as the values of its kind's view, in field order
     (`tuple.__new__(view, values(data))` is the view). Fields with a default may be missing from
-    older archives; the others are read by key, all at once, in C where possible."""
+    older archives (and from the hand-made logs of tests); the others are read by key, all at once, in C
+    where possible."""
     cls = VIEWS[kind]
     fields, defaults = cls._fields, cls._field_defaults  # type: ignore[attr-defined]
     if defaults:
@@ -82,17 +83,28 @@ class Started(NamedTuple):
     issuer: str
 
 
-@view("operation_completed", "operation_failed", "operation_cancelled")
+@view("operation_completed", "operation_cancelled")
 class Ended(NamedTuple):
     agent: str
     op: str
     action: str
 
 
+@view("operation_failed")
+class Failed(NamedTuple):
+    agent: str
+    op: str
+    action: str
+    code: str = ""
+    message: str = ""
+
+
 @view("action_rejected")
 class Refused(NamedTuple):
     agent: str
     code: str
+    action: str = ""
+    message: str = ""
 
 
 @view("agent_idle")
@@ -143,6 +155,7 @@ class QuestDone(NamedTuple):
     agent: str
     kind: str
     issuer: str
+    quest: str = ""
 
 
 @view("plot_tilled")
@@ -169,12 +182,16 @@ class Harvested(NamedTuple):
 class Husbanded(NamedTuple):
     agent: str
     animal: str
+    x: int = -1
+    y: int = -1
 
 
 @view("structure_built")
 class Built(NamedTuple):
     agent: str
     structure: str
+    x: int = -1
+    y: int = -1
 
 
 # ---- items and structures -----------------------------------------------------------------------
@@ -240,6 +257,15 @@ class TradeOffered(NamedTuple):
 class TradeCompleted(NamedTuple):
     agent: str
     to: str
+    offer: str = ""
+
+
+@view("trade_closed")
+class TradeClosed(NamedTuple):
+    offer: str
+    agent: str
+    to: str
+    reason: str
 
 
 @view("contract_offered")
@@ -249,15 +275,18 @@ class ContractOffered(NamedTuple):
     deliverer: str
 
 
-@view("contract_fulfilled")
+@view("contract_accepted", "contract_fulfilled")
 class ContractFulfilled(NamedTuple):
     payer: str
     deliverer: str
+    contract: str = ""
 
 
 @view("contract_defaulted")
 class ContractDefaulted(NamedTuple):
     defaulter: str
+    contract: str = ""
+    payer: str = ""
 
 
 @view("order_posted")
@@ -270,6 +299,7 @@ class OrderPosted(NamedTuple):
 class OrderFilled(NamedTuple):
     agent: str
     by: str
+    order: str = ""
 
 
 @view("reputation_changed")
@@ -301,6 +331,42 @@ class Whispered(NamedTuple):
 class Attacked(NamedTuple):
     agent: str
     target: str
+    health: int = -1
+
+
+@view("looted")
+class Looted(NamedTuple):
+    agent: str
+    victim: str
+    items: dict[str, int]
+
+
+@view("door_locked", "door_unlocked")
+class Door(NamedTuple):
+    agent: str
+    x: int
+    y: int
+
+
+@view("access_changed")
+class Access(NamedTuple):
+    agent: str
+    x: int
+    y: int
+    character: str
+    allowed: bool
+
+
+@view("plot_lost")
+class PlotLost(NamedTuple):
+    x: int
+    y: int
+
+
+@view("quest_accepted")
+class QuestTaken(NamedTuple):
+    agent: str
+    quest: str
 
 
 # ---- the dungeon ----------------------------------------------------------------------------------

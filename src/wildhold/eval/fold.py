@@ -36,6 +36,8 @@ class MatchInfo:
     width: int
     height: int
     agents: dict[str, AgentMetrics] = field(default_factory=dict)
+    seq: int = 0  # the number of the event being handed over, kept only while a `numbered` fold runs
+    logs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # match-wide records folds write (incidents...)
 
     @cached_property
     def regions(self) -> tuple[bytes, list[str]]:
@@ -60,11 +62,13 @@ class Fold:
     """One metric folded over the events it reads. `finish` runs after the last event; a fold that
     wants to be called as time passes sets `wake` to a tick, and `advance` is called before the first
     event at or after it (and must move `wake` on). A fold that follows every event as the log stores
-    it, as the world's trial tracker does, sets `follow`, called as (seq, tick, kind, data)."""
+    it, as the world's trial tracker does, sets `follow`, called as (seq, tick, kind, data). A fold that
+    cites events by number sets `numbered`: `match.seq` is then the number of the event it handles."""
 
     name: ClassVar[str] = ""
     writes: ClassVar[tuple[str, ...]] = ()
     reads: ClassVar[dict[str, str]] = {}  # event kind -> handler method, from the @on marks
+    numbered: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -129,6 +133,7 @@ def run_folds(match: MatchInfo, events: list[dict[str, Any]], folds: Iterable[ty
     routes = {kind: (VIEWS[kind], values(kind), handles[0], tuple(handles[1:])) for kind, handles in readers.items()}
     followers = [f.follow for f in running if f.follow is not None]
     follow = _all(followers) if len(followers) > 1 else followers[0] if followers else None
+    numbered = any(f.numbered for f in running)
     clocked = [f for f in running if f.wake < NEVER]
     wake = min((f.wake for f in clocked), default=NEVER)
     new = tuple.__new__
@@ -146,6 +151,8 @@ def run_folds(match: MatchInfo, events: list[dict[str, Any]], folds: Iterable[ty
             follow(e["seq"], tick, kind, data)
         route = routes.get(kind)
         if route is not None:
+            if numbered:
+                match.seq = e["seq"]
             view, read, handle, more = route
             ev = new(view, read(data))
             handle(tick, ev)

@@ -133,8 +133,10 @@ def _time_ticks(start: int, end: int, per_day: int) -> list[int]:
 
 
 def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end: int, per_day: int, ylabel: str,
-               yfmt=lambda v: f"{v:g}", width: int = 580, height: int = 320, title: str = "") -> Markup:
-    """Lines over match time, one per agent, with a legend underneath."""
+               yfmt=lambda v: f"{v:g}", width: int = 580, height: int = 320, title: str = "",
+               marks: list[tuple[int, str, str]] = ()) -> Markup:
+    """Lines over match time, one per agent, with a legend underneath; `marks` (tick, colour, what) are
+    incidents, drawn as triangles along the top at their tick."""
     x0, y0, right = 72, 14, 16
     legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
     total_h = height + lh
@@ -154,17 +156,23 @@ def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end
             continue
         coords = " ".join(f"{_t(sx(t))},{_t(sy(v))}" for t, v in pts)
         body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
+    for t, colour, what in marks:
+        cx = sx(t)
+        body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y0 + 2)} L{_t(cx + 5)} {_t(y0 + 2)} L{_t(cx)} {_t(y0 + 10)} Z" fill="{colour}" '
+                    f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(clock(t, per_day))}</title></path>')
     body.extend(legend)
     return _svg(width, int(total_h), body, title or ylabel)
 
 
 def spend_chart(series: list[tuple[str, str, list[list[float]]]], xlabel: str, ylabel: str, xfmt=lambda v: f"{v:g}",
-                yfmt=lambda v: f"{v:g}", width: int = 560, height: int = 300, title: str = "") -> Markup:
-    """Progress against cumulative spend, one line per agent with a dot per session: [x, y] points."""
+                yfmt=lambda v: f"{v:g}", width: int = 560, height: int = 300, title: str = "",
+                marks: list[tuple[float, str, str]] = ()) -> Markup:
+    """Progress against cumulative spend, one line per agent with a dot per session: [x, y] points; `marks`
+    (x, colour, what) are incidents, drawn as triangles along the top at the spend their agent had reached."""
     x0, y0, right = 72, 14, 16
     legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
     w, h = width - x0 - right, height - y0 - 60
-    xs = [p[0] for _, _, pts in series for p in pts] or [0]
+    xs = [p[0] for _, _, pts in series for p in pts] + [m[0] for m in marks] or [0]
     ys = [p[1] for _, _, pts in series for p in pts] or [0]
     xt, yt = nice_ticks(0, max(xs) if max(xs) > 0 else 1), nice_ticks(min(0, min(ys)), max(ys) if max(ys) > 0 else 1)
     sx = lambda v: x0 + w * (v - xt[0]) / (xt[-1] - xt[0])  # noqa: E731
@@ -177,6 +185,10 @@ def spend_chart(series: list[tuple[str, str, list[list[float]]]], xlabel: str, y
         body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
         body += [f'<circle cx="{_t(sx(x))}" cy="{_t(sy(y))}" r="3" fill="{colour}"><title>{escape(label)}: {escape(yfmt(y))} at {escape(xfmt(x))}</title></circle>'
                  for x, y in pts]
+    for x, colour, what in marks:
+        cx = sx(x)
+        body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y0 + 2)} L{_t(cx + 5)} {_t(y0 + 2)} L{_t(cx)} {_t(y0 + 10)} Z" fill="{colour}" '
+                    f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(xfmt(x))}</title></path>')
     body.extend(legend)
     return _svg(width, int(height + lh), body, title or f"{ylabel} against {xlabel}")
 
@@ -186,14 +198,18 @@ SPEND_MEASURES = (("quests", "quests completed", lambda v: f"{v:g}"), ("trial_st
                   ("wealth_cents", "wealth (public formula)", lambda v: f"{v / 100:g}"))
 
 
-def spend_charts(curves: dict[str, Any], names: dict[str, str], colour: dict[str, str]) -> list[tuple[str, Markup]]:
-    """Quests, trial stages and wealth against cumulative dollars and against cumulative tokens."""
+def spend_charts(curves: dict[str, Any], names: dict[str, str], colour: dict[str, str],
+                 annotations: dict[str, list[dict[str, Any]]] | None = None) -> list[tuple[str, Markup]]:
+    """Quests, trial stages and wealth against cumulative dollars and against cumulative tokens; with
+    `annotations` (the study block's), each arm's incidents marked at the spend it had reached."""
     out = []
     for key, label, yfmt in SPEND_MEASURES:
         for axis, xlabel, xfmt in SPEND_AXES:
             series = [(names[a], colour[a], [[p[axis], p[key]] for p in arm["points"]]) for a, arm in curves[axis].items()]
+            marks = [(m[axis], colour[a], f"{names[a]}: incident {m['n']} ({m['kind']})")
+                     for a in curves[axis] for m in (annotations or {}).get(a, [])]
             title = f"{label.split(' (')[0].capitalize()} against {xlabel}"
-            out.append((title, spend_chart(series, xlabel, label, xfmt, yfmt, title=title)))
+            out.append((title, spend_chart(series, xlabel, label, xfmt, yfmt, title=title, marks=marks)))
     return out
 
 
@@ -207,6 +223,8 @@ def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], sta
     sx = lambda t: left + span * (t - start) / max(end - start, 1)  # noqa: E731
     body = []
     legend = [("◆", "trial stage or task"), ("●", "quest completed"), ("✕", "knockdown")]
+    if any(kind == "incident" for _, _, marks in lanes for _, kind, _ in marks):
+        legend.append(("▼", "incident with another character"))
     x = left
     for glyph, label in legend:
         body.append(f'<text x="{x}" y="16" font-size="12" fill="#333">{glyph} {escape(label)}</text>')
@@ -238,6 +256,9 @@ def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], sta
                         break
             elif kind == "quest":
                 body.append(f'<circle cx="{_t(cx)}" cy="{_t(y)}" r="4" fill="{colour}" stroke="#fff" stroke-width="1"><title>quest completed at {escape(clock(t, per_day))}</title></circle>')
+            elif kind == "incident":
+                body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y - 17)} L{_t(cx + 5)} {_t(y - 17)} L{_t(cx)} {_t(y - 9)} Z" fill="#444">'
+                            f'<title>{escape(label)} at {escape(clock(t, per_day))}</title></path>')
             else:
                 body.append(f'<text x="{_t(cx)}" y="{_t(y + 5)}" font-size="13" text-anchor="middle" fill="#b42318">✕<title>knocked down at {escape(clock(t, per_day))}</title></text>')
     return _svg(width, height, body, title)
@@ -323,19 +344,29 @@ def render_html(report: dict[str, Any]) -> str:
     colour = {a: AGENT_COLOURS[i % len(AGENT_COLOURS)] for i, a in enumerate(ids)}
     start, end = match["start_tick"], match["final_tick"]
     charts: dict[str, Markup | None] = {}
+    study = report.get("study")
     charts["activity"] = activity_chart([(names[a], report["activity"][a]["counts"]) for a in ids])
+    incident_marks = [(i["tick"], colour[p], f"{names[p]}: incident {i['n']} ({i['kind']})")
+                      for i in (study["incidents"]["log"] if study else []) for p in dict.fromkeys(i["parties"])]
     charts["wealth"] = line_chart([(names[a], colour[a], [[t, c / 100] for t, c in report["curves"]["wealth"][a]]) for a in ids],
                                   start, end, per_day, "wealth (public formula)", yfmt=lambda v: f"{v:g}", title="Wealth over time",
-                                  width=1140, height=340)
+                                  width=1140, height=340, marks=incident_marks)
     lanes = []
     for a in ids:
         marks = [(t, "achievement", label) for t, label in report["curves"]["achievements"][a]]
         marks += [(t, "quest", "") for t in report["curves"]["quests"][a]]
         marks += [(t, "knockdown", "") for t in report["metrics"][a]["knockdown_ticks"]]
+        if study is not None:
+            marks += [(i["tick"], "incident", f"incident {i['n']}: {i['kind']} ({' -> '.join(i['names'])})")
+                      for i in study["incidents"]["log"] if a in i["parties"]]
         lanes.append((names[a], colour[a], marks))
     charts["timeline"] = timeline_chart(lanes, start, end, per_day)
     curves = report["curves"]
-    spend = spend_charts(curves, names, colour) if curves["tokens"] else []
+    spend = spend_charts(curves, names, colour, study["incidents"]["annotations"] if study else None) if curves["tokens"] else []
+    if study is not None and study["pacing"]:
+        charts["spend_rate"] = spend_chart([(names[a], colour[a], p["spend_rate"]["points"]) for a, p in study["pacing"].items()],
+                                           "wall-clock hours since the first session", "cumulative dollars",
+                                           yfmt=lambda v: f"${v:g}", width=1140, title="Spend over wall-clock time")
     dungeon = report["dungeon"]
     if dungeon["recorded"]:
         level_names = [lv["name"] for lv in dungeon["levels"]]
@@ -358,6 +389,6 @@ def render_html(report: dict[str, Any]) -> str:
     return env.get_template("report.html.j2").render(
         r=report, match=match, cards=cards, charts=charts, names=names, colour=colour, ids=ids,
         clock=lambda t: clock(t, per_day), manifest_plain=plain, manifest_nested=nested, spend=spend,
-        manifest_agents=manifest.get("agents", []), categories=CATEGORIES,
+        manifest_agents=manifest.get("agents", []), categories=CATEGORIES, study=study,
         verification=verification_line(report.get("verification")),
     )

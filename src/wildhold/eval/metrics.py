@@ -255,6 +255,7 @@ class MatchMetrics:
     kinds: dict[str, int]  # events by kind
     max_health: int
     ticks_per_day: int
+    logs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # match-wide records of the folds (incidents)
 
 
 def config_of(entry: dict[str, Any]) -> str:
@@ -303,5 +304,5 @@ def _compute(record: MatchRecord, content: Content, folds: Iterable[type[Fold]])
         has_dungeon=any(kinds.get(k) for k in ("dungeon_entered", "tier_cleared")), has_trial=True, stages=stages,
         stage_names={s: content.trial.stages[s].name for s in stages},
         event_count=len(events), kinds=dict(sorted(kinds.items())), max_health=max_health,
-        ticks_per_day=content.calendar.ticks_per_day,
+        ticks_per_day=content.calendar.ticks_per_day, logs=match.logs,
     )

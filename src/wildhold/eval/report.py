@@ -36,7 +36,7 @@ from typing import Any, Callable
 import orjson
 
 from wildhold.eval.composite import COMPOSITE, cohort_of, composite_scores
-from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord
+from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord, quiet_gc
 from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
 from wildhold.eval.scoring import Card
 from wildhold.eval.season import COLUMNS as SEASON_COLUMNS
@@ -308,6 +308,12 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
                  spend: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The full report of one match under one rubric version (the published one when none is named); `spend`
     is the archive's session records (`eval.spend.read_spend`): without any, tokens and dollars are null."""
+    with quiet_gc():  # many small records beside a large log: no cycles to find, only pauses to pay
+        return _build_report(record, metrics, rubric, spend)
+
+
+def _build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubric | None,
+                  spend: list[dict[str, Any]] | None) -> dict[str, Any]:
     rb = rubric if isinstance(rubric, Rubric) else get_rubric(rubric)
     tokens, dollars = spend_curves(spend, metrics)
     mm = metrics
@@ -324,7 +330,11 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
     m = record.manifest
     day = mm.ticks_per_day
     programs = {"programs": _match_programs(mm)} if "programs" in rb.blocks else {}
-    return programs | {
+    if "study" in rb.blocks:
+        from wildhold.eval.study import study_block
+
+        programs["study"] = study_block(mm, m, spend, rb, lambda t: clock(t, day))
+    report = programs | {
         "report_format": REPORT_FORMAT,
         "rubric_version": rb.version,
         "rubric": rb.describe(),
@@ -362,6 +372,16 @@ def build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubri
         "epilogues": record.epilogues,
         "manifest": m,
     }
+    if "study" in rb.blocks:  # stuck states disclosed on the card; every curve annotated with its character's incidents
+        from wildhold.eval.study import stuck_lines
+
+        for card in cards:
+            stuck = [f for f in report["study"]["failures"][card["agent"]] if f["kind"] != "went_dark"]
+            card["stuck"] = {"count": len(stuck), "cost_usd": _r3(sum(f["cost_usd"] or 0.0 for f in stuck))}
+            card["weaknesses"] += stuck_lines(stuck)
+        report["curves"]["incidents"] = {a: [[i["tick"], i["n"], i["kind"]] for i in report["study"]["incidents"]["log"]
+                                             if a in i["parties"]] for a in agents}
+    return report
 
 
 def _match_programs(mm: MatchMetrics) -> dict[str, Any]:
@@ -519,6 +539,8 @@ def report_markdown(report: dict[str, Any]) -> str:
     if not report["dungeon"]["recorded"]:
         out += ["", "Dungeon: not recorded (no character entered it)."]
     out += _md_spend(report)
+    if "study" in report:
+        out += _md_study(report)
     return "\n".join(out) + "\n"
 
 
@@ -534,3 +556,90 @@ def _md_spend(report: dict[str, Any]) -> list[str]:
         out.append(f"| {md_text(names[agent])} | {t['sessions']} | {t['llm_calls']} | {t['input_tokens']:,} | {t['cached_input_tokens']:,} | "
                    f"{t['output_tokens']:,} | {dollars[agent]['dollars']:.4f} |")
     return out
+
+
+def _or_dash(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _dur(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def _md_study(report: dict[str, Any]) -> list[str]:
+    """The orientation study's sections: incidents, pacing, failure modes, service interruptions."""
+    st = report["study"]
+    names = {a: m["name"] for a, m in report["metrics"].items()}
+    inc = st["incidents"]
+    out = ["", "## Interference incidents", "",
+           f"Every interaction between two characters, none excluded; wall times {inc['wall_time_basis']}."]
+    if inc["log"]:
+        out += ["", "| # | when | wall time | kind | parties | study pair | evidence (events) |", "|---:|---|---|---|---|:-:|---|"]
+        for i in inc["log"]:
+            out.append(f"| {i['n']} | {i['clock']} (tick {i['tick']}) | {i['wall_time'] or '-'} | {i['kind']} | "
+                       f"{' -> '.join(md_text(n) for n in i['names'])} | {'Y' if i['study_pair'] else 'N'} | "
+                       f"{', '.join(str(e) for e in i['evidence'])} |")
+    else:
+        out += ["", "No incident: no two characters interacted."]
+    out += ["", "Not in the world's record, so never counted: " + " ".join(inc["not_recorded"])]
+    if not st["recorded"]:
+        return out + ["", "Pacing, failure modes, service interruptions and discovery: not recorded (no model session records "
+                          "in this archive)."]
+    out += ["", "## Pacing", "", "| agent | sessions | median session | median wake chosen | median wake got (ticks) | "
+            "world calls per session | dollars per hour | quests | wall clock per quest | same, less interruptions |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for a, p in st["pacing"].items():
+        wc = p["wall_clock"]
+        out.append(f"| {md_text(names[a])} | {len(p['sessions'])} | {_dur(p['session_length_s']['median'])} | "
+                   f"{p['wake_chosen_minutes']['median'] if p['wake_chosen_minutes']['n'] else '-'} min | "
+                   f"{p['wake_actual_ticks']['median'] if p['wake_actual_ticks']['n'] else '-'} | "
+                   f"{_or_dash(p['world_calls_per_session']['mean'])} | {_or_dash(p['spend_rate']['dollars_per_hour'])} | "
+                   f"{wc['quests_completed']} | {_dur(wc['per_quest_s'])} | {_dur(wc['per_quest_uninterrupted_s'])} |")
+    out += ["", "## Failure modes", "",
+            f"Stuck states: the scaffold's repetition ending, {st['rules']['error_streak_calls']} or more failed calls in a row, "
+            f"{st['rules']['dark_ticks']} ticks or more dark, an operation cancelled with none started for "
+            f"{st['rules']['abandon_ticks']} ticks."]
+    rows = [(a, f) for a, fs in st["failures"].items() for f in fs]
+    if rows:
+        out += ["", "| agent | kind | from | duration | dollars | ended by | evidence |", "|---|---|---|---:|---:|---|---|"]
+        for a, f in rows:
+            dur = f"{f['duration_ticks']} ticks" + (f", {_dur(f['duration_s'])}" if f.get("duration_s") is not None else "")
+            where = f"tick {f['start_tick']}" if f.get("start_tick") is not None else "-"
+            dollars = "-" if f["cost_usd"] is None else f"{f['cost_usd']:.4f}"
+            out.append(f"| {md_text(names[a])} | {f['kind']} | {where} | {dur} | {dollars} | {f['ended_by']} | {_evidence(f['evidence'])} |")
+    else:
+        out += ["", "No stuck state."]
+    out += ["", "## Service interruptions (seed 000 Table 5)", "", "| agent | interruptions |", "|---|---|"]
+    for a, it in st["interruptions"].items():
+        out.append(f"| {md_text(names[a])} | {it['line']} |")
+    return out + _md_discovery(st["discovery"], names)
+
+
+def _md_discovery(d: dict[str, Any], names: dict[str, str]) -> list[str]:
+    out = ["", "## Discovery", ""]
+    if not d["computed"]:
+        return out + [f"Not computed: {d['why']}."]
+    out += ["What each arm wrote down in its workspace, checked line by line against the rules' facts: right (with its "
+            "detail), wrong (other numbers), only named, never found; found by playing: written, its section of the "
+            "design document never read.", "",
+            "| agent | files | bytes | rules sections read | right | wrong | only named | never | found by playing |",
+            "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for a, x in d["arms"].items():
+        c, last = x["counts"], (x["workspace"][-1] if x["workspace"] else {"files": 0, "bytes": 0})
+        out.append(f"| {md_text(names[a])} | {last['files']} | {last['bytes']} | {', '.join(md_text(sec) for sec in x['sections_read']) or 'none'} | "
+                   f"{c['right']} | {c['wrong']} | {c['unverified']} | {c['never']} of {x['of']} | {c['by_playing']} |")
+    for a, x in d["arms"].items():
+        found = [f"{f['fact']} {f['status']}" + (" (by playing)" if f["by_playing"] else "") for f in x["facts"] if f["status"] != "never"]
+        if found:
+            out.append(f"- {md_text(names[a])}: " + "; ".join(found) + ".")
+    return out
+
+
+def _evidence(ev: dict[str, Any]) -> str:
+    if "events" in ev:
+        return "events " + ", ".join(str(e) for e in ev["events"])
+    if "calls" in ev:
+        return f"session {ev['session']}, calls {ev['calls'][0]}-{ev['calls'][1]}"
+    return f"ticks {ev['ticks'][0]}-{ev['ticks'][1]}"

@@ -22,6 +22,10 @@ History:
   scores what one hand-over does; the Trader archetype reads them too. The programs block (program
   metrics on each card, the match and the metrics) is printed. The composite's cohort is stated, and
   a match may name it (its evaluated characters), so a scripted baseline no longer sets the maxima.
+- 2.4: the orientation study's sections (seed 001), never scored: interference incidents (every
+  interaction between two characters, dated, with its evidence; every curve annotated with its
+  arm's), pacing (sessions, wakes, spend rate, actions per session, time per quest), failure modes
+  (stuck states with their duration, spend and end) and service interruptions. Scores are 2.3's.
 
 A version's report blocks (`BLOCKS`) are part of its frozen data: a block added to the report is
 printed only under the versions that list it, so an old version's report keeps its bytes.
@@ -72,6 +76,8 @@ BLOCKS: dict[str, str] = {
                 "Programs line",
     "cohort": "the composite's cohort stated, and named by the match's manifest when it names one (every character "
               "otherwise); without it the cohort is every character, unstated",
+    "study": "the orientation study's sections (never scored): interference incidents and the curves annotated with "
+             "them, pacing, failure modes and service interruptions (`eval.study`)",
 }
 
 
@@ -162,6 +168,15 @@ class ArchetypeRules:
 
 
 @dataclass(frozen=True)
+class StudyRules:
+    """What the study block calls a stuck state: an error streak is at least `error_streak_calls` failed tool
+    calls in a row; a plan abandoned is an operation cancelled with no other started for `abandon_ticks`."""
+
+    error_streak_calls: int = 3
+    abandon_ticks: int = 60
+
+
+@dataclass(frozen=True)
 class Rubric:
     version: str
     summary: str
@@ -176,6 +191,7 @@ class Rubric:
     weakness_below: float = 35.0  # a dimension below this is named a weakness
     rejected_share_weakness: float = 0.25  # rejected share of issued actions named a weakness
     blocks: frozenset[str] = frozenset()  # of BLOCKS
+    study: StudyRules = field(default_factory=StudyRules)  # read only under the study block
     _references: Mapping[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -310,8 +326,14 @@ V2_3 = replace(V2_2, version="2.3", summary="Rate-normalised per 100 ticks alive
                archetypes=replace(_ARCH_RATES, trader_trades=1.5, trader_partner_days=True),
                blocks=frozenset({"programs", "cohort"}))
 
-RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2, V2_3)}
-PUBLISHED_RUBRIC = "2.3"
+V2_4 = replace(V2_3, version="2.4", summary="Rate-normalised per 100 ticks alive, breadth-graded; exact wealth ties share a "
+               "rank (1, 1, 3); exploration read from the map record; exchanges counted once per partner per day; "
+               "the composite's cohort stated and nameable; program metrics and the orientation study's incidents, "
+               "pacing, failure modes and service interruptions reported (never scored).",
+               blocks=frozenset({"programs", "cohort", "study"}), study=StudyRules(error_streak_calls=3, abandon_ticks=60))
+
+RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2, V2_3, V2_4)}
+PUBLISHED_RUBRIC = "2.4"
 
 
 class UnknownRubric(ValueError):

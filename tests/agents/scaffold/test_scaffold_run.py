@@ -325,7 +325,8 @@ def test_every_example_experiment_file_is_valid_and_its_references_resolve(path,
 
 
 def test_the_three_protocols_have_ready_examples():
-    scenarios = {Experiment.load(p).scenario: Experiment.load(p) for p in EXPERIMENTS}
+    live = [e for e in (Experiment.load(p) for p in EXPERIMENTS) if any(a.provider != "replay" for a in e.arms)]
+    scenarios = {e.scenario: e for e in live}  # the protocols as they run live (a replay of one is an offline copy)
     assert {"season", "famine", "frontier"} <= set(scenarios)
     assert scenarios["frontier"].clock == "realtime"
     assert scenarios["frontier"].objective == "Complete as many quests as possible."

@@ -20,7 +20,10 @@ from wildhold.agents.scaffold.adapters import Usage
 from wildhold.store.private import opener, private_folder
 
 EVENT_KINDS = ("run_start", "session_start", "session_resumed", "llm_call", "tool_call", "workspace_write",
-               "wake_scheduled", "session_end", "progress", "run_complete")
+               "wake_scheduled", "session_end", "progress", "run_complete", "provider_error", "workspace_preloaded")
+
+
+BULK = frozenset({"result", "text", "calls"})  # a tool's answer, the model's text and its calls: the transcript
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Telemetry:
     def __init__(self, path: Path):
         self.path = Path(path)
         private_folder(self.path.parent)
+        self._read: list[dict[str, Any]] | None = None  # what `records` read, kept up to date by `emit`
 
     def emit(self, kind: str, arm: str | None = None, **data: Any) -> dict[str, Any]:
         if kind not in EVENT_KINDS:
@@ -81,10 +85,18 @@ class Telemetry:
             f.write(json.dumps(record, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
+        if self._read is not None:  # kept without the transcript's bulk, which only a resume reads (from the file)
+            self._read.append({k: v for k, v in json.loads(json.dumps(record, sort_keys=True)).items() if k not in BULK})
         return record
 
     def records(self) -> list[dict[str, Any]]:
-        """Every complete record; a torn last line (a crash mid-write) is ignored."""
+        """Every complete record; a torn last line (a crash mid-write) is ignored. Read once, then kept: the records
+        emitted since come without their `BULK` fields (a fresh `Telemetry` on the file has everything)."""
+        if self._read is None:
+            self._read = self._load()
+        return list(self._read)
+
+    def _load(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
         out = []
@@ -186,3 +198,66 @@ def rebuild(records: list[dict[str, Any]]) -> Ledger:
     for arm, (start, last) in lives.items():
         ledger.arm(arm).elapsed_s += last - start
     return ledger
+
+
+
+def session_log(records: list[dict[str, Any]], arm: str, number: int,
+                scaffold_tools: frozenset[str] = frozenset(), design_tools: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """What one session did, as its telemetry says, for the match's record of it (the study's pacing and
+    failure analyses read it from the archive): when it began and ended (wall clock and world tick), why
+    it ended, the wake it chose, each model turn (when, its cost and tokens, its tool calls) and each tool
+    call (when, the tick, the tool, its code, whether it was a world tool rather than one of `scaffold_tools`),
+    the workspace writes (when, the path, the bytes and what was written) and deletes, the design document's
+    sections it read (calls of `design_tools` that succeeded, with their arguments), and every service interruption: a
+    provider's failed attempts and the waits after them, a failure that stopped the arm, and the time the
+    run was down before the session resumed."""
+    log: dict[str, Any] = {"started_at": None, "ended_at": None, "start_tick": None, "end_tick": None, "end_reason": None,
+                           "wake_minutes": None, "turns": [], "calls": [], "writes": [], "deletes": [], "design_reads": [],
+                           "interruptions": []}
+    met = log["interruptions"]
+    previous: float | None = None  # the time of the arm's record before this one
+    stop: tuple[float, float] | None = None  # the latest time the arm was down: (its last record, its next run_start)
+    for r in records:
+        if r.get("arm") != arm:
+            continue
+        kind, t = r["kind"], r.get("t", 0.0)
+        if kind == "run_start" and previous is not None:
+            stop = (previous, t)
+        if r.get("session") == number:
+            if kind == "session_start":
+                log["started_at"], log["start_tick"] = t, r.get("tick")
+            elif kind == "session_resumed":
+                if stop is not None:
+                    if met and met[-1]["kind"] == "provider_error" and met[-1]["at"] >= stop[0]:
+                        met[-1]["duration_s"] = round(stop[1] - met[-1]["at"], 3)  # down from the failure to the restart
+                    else:
+                        met.append({"kind": "run_stopped", "at": stop[0], "duration_s": round(stop[1] - stop[0], 3), "error": None})
+                    stop = None
+                if log["started_at"] is None:
+                    log["started_at"], log["start_tick"] = t, r.get("tick")
+            elif kind == "llm_call":
+                log["turns"].append([t, r["cost_usd"], r["input_tokens"] + r["output_tokens"], r.get("tool_calls", 0),
+                                     r.get("retries", 0)])
+                met += [_retry(m) for m in r.get("interruptions", ())]
+            elif kind == "provider_error":
+                met += [_retry(m) for m in r.get("attempts", ()) if not m.get("final")]
+                met.append({"kind": "provider_error" if r.get("fatal") else "transcript_refused", "at": t, "duration_s": 0.0,
+                            "error": r.get("error")})
+            elif kind == "tool_call":
+                log["calls"].append([t, r.get("tick"), r["name"], r["code"], r["name"] not in scaffold_tools])
+                args = r.get("args") or {}
+                if r["code"] == "ok" and r["name"] == "write_file":
+                    log["writes"].append([t, args.get("path"), len(str(args.get("content", "")).encode()), str(args.get("content", ""))])
+                elif r["code"] == "ok" and r["name"] == "delete_file":
+                    log["deletes"].append([t, args.get("path")])
+                elif r["code"] == "ok" and r["name"] in design_tools:
+                    log["design_reads"].append([t, r.get("tick"), r["name"], args])
+            elif kind == "session_end":
+                log["ended_at"], log["end_tick"] = t, r.get("tick")
+                log["end_reason"], log["wake_minutes"] = r.get("reason"), r.get("wake_minutes")
+        previous = t
+    return log
+
+
+def _retry(attempt: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "retry", "at": attempt["at"], "duration_s": attempt["wait_s"], "error": attempt["error"]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +64,8 @@ class ProviderAdapter:
     """What the adapters over a provider's API share: endpoint, key, sampling fields and retry policy.
 
     Transient failures are retried here with exponential backoff, not by the SDK (its retries are off),
-    so that every retry is counted in the turn's `retries`.
+    so that every retry is counted in the turn's `retries`, and every failed attempt is kept in
+    `interruptions` (when, the error, how long it then waited) until the session loop records it.
     """
 
     model: str
@@ -74,6 +76,7 @@ class ProviderAdapter:
     backoff_s: float = 1.0
     timeout_s: float = 300.0
     provider: str = ""
+    interruptions: list[dict[str, Any]] = field(default_factory=list)
 
     async def with_retries(self, call: Callable[[], Awaitable[T]],
                            is_transient: Callable[[Exception], bool]) -> tuple[T, int]:
@@ -83,10 +86,20 @@ class ProviderAdapter:
             try:
                 return await call(), retries
             except Exception as exc:
-                if not is_transient(exc) or retries >= self.max_retries:
+                final = not is_transient(exc) or retries >= self.max_retries
+                wait = 0.0 if final else self.backoff_s * 2 ** retries
+                self.interruptions.append({"at": round(time.time(), 3), "error": describe_error(exc), "wait_s": wait,
+                                           "final": final})
+                if final:
                     raise
-            await asyncio.sleep(self.backoff_s * 2 ** retries)
+            await asyncio.sleep(wait)
             retries += 1
+
+
+def describe_error(exc: BaseException) -> str:
+    """A provider failure in a few words: its class and HTTP status when it has one."""
+    status = getattr(exc, "status_code", None) or getattr(exc, "code", None)
+    return f"{type(exc).__name__}" + (f" {status}" if isinstance(status, int) else "")
 
 
 @dataclass
@@ -94,7 +107,9 @@ class ReplayAdapter:
     """Plays recorded model turns from a cassette (JSON: model, turns[{text, tool_calls[{name, arguments}], usage}]).
 
     Keeps everything it was sent in `received`, so tests can search every string the model saw.
-    When the cassette is exhausted it answers with no tool calls, which ends the session.
+    When the cassette is exhausted it answers with no tool calls, which ends the session. A turn may
+    carry the provider failures met before it (`interruptions`: [{error, wait_s}]): they are recorded
+    as the live adapter's are, at the time of replay, without waiting.
     """
 
     cassette: Path
@@ -103,6 +118,7 @@ class ReplayAdapter:
     turns: list[dict[str, Any]] = field(default_factory=list)
     position: int = 0
     received: list[dict[str, Any]] = field(default_factory=list)
+    interruptions: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         data = json.loads(Path(self.cassette).read_text())
@@ -119,6 +135,9 @@ class ReplayAdapter:
             return Turn("", [], Usage())
         t = self.turns[self.position]
         self.position += 1
+        for met in t.get("interruptions", ()):
+            self.interruptions.append({"at": round(time.time(), 3), "error": str(met["error"]),
+                                       "wait_s": float(met.get("wait_s", 0.0)), "final": False})
         calls = [ToolCall(c.get("id", f"call{self.position}_{i}"), c["name"], dict(c.get("arguments", {})))
                  for i, c in enumerate(t.get("tool_calls", []))]
         u = t.get("usage", {})

@@ -25,23 +25,33 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rich.console import Console
 
 from wildhold.agents.base import AgentView
-from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, price_table_id, rebuild
+from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, price_table_id, rebuild, session_log
 from wildhold.agents.scaffold.adapters import Adapter, ReplayAdapter
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.agents.scaffold.session import (
+    DESIGN_TOOLS,
+    SCAFFOLD_TOOLS,
     Caps,
     MCPTools,
     SessionState,
     run_session,
     system_prompt,
 )
-from wildhold.agents.scaffold.workspace import Workspace
+from wildhold.agents.scaffold.workspace import Workspace, WorkspaceError
 from wildhold.extras import require
 from wildhold.service.match import SPEND
 from wildhold.revision import git_revision
 from wildhold.store.private import private_folder, write_private
 
 DEFAULT_OBJECTIVE = "Complete as many quests as possible."
+# Seed 001's planned arms: what the scaffold tells an agent beyond the zero-priors situation, objective and tools.
+PROFILES: dict[str, str] = {
+    "zero_priors": "the situation, the objective and the tools; an empty workspace; nothing about budget or spend",
+    "knowledge_pack": "as zero_priors, with a committed notes folder (knowledge_pack) in the workspace before the first session",
+    "budget_visible": "as zero_priors, and each session opens with the arm's budget and what it has spent so far",
+    "design_withheld": "as zero_priors, without the rules tool: the design document is never offered",
+}
+Profile = Literal["zero_priors", "knowledge_pack", "budget_visible", "design_withheld"]
 PROGRAM_POLL_S = 0.05  # how often a sleeping arm looks whether its programs still run
 
 
@@ -66,6 +76,8 @@ class ArmSpec(BaseModel):
     price: PriceSpec | None = None
     budget_usd: float | None = Field(default=None, gt=0)  # this arm's budget; the experiment's when absent
     ceiling_s: float | None = Field(default=None, gt=0)  # this arm's wall-clock ceiling; the experiment's when absent
+    scaffold_profile: Profile | None = None  # this arm's profile (PROFILES); the experiment's when absent
+    knowledge_pack: str | None = None  # knowledge_pack: the notes folder, relative to the experiment file
 
 
 class Experiment(BaseModel):
@@ -86,6 +98,8 @@ class Experiment(BaseModel):
     caps: Caps = Field(default_factory=Caps)
     arms: list[ArmSpec] = Field(min_length=1)
     cohort: list[str] | None = None  # the arms it evaluates: the composite's maxima are theirs, not a baseline's
+    scaffold_profile: Profile = "zero_priors"  # every model arm's, unless the arm sets its own (PROFILES)
+    knowledge_pack: str | None = None  # the notes folder a knowledge_pack arm starts with, unless the arm names its own
 
     @model_validator(mode="after")
     def _arms_are_complete(self) -> Experiment:
@@ -101,6 +115,16 @@ class Experiment(BaseModel):
                 raise ValueError(f"arm {a.name!r}: a replay arm needs a cassette")
         if all(a.provider == "scripted" for a in self.arms):
             raise ValueError("an experiment needs at least one model arm (scripted arms play only while one does)")
+        for a in self.arms:
+            profile, pack = self.profile(a), self.pack(a)
+            if a.provider == "scripted" and a.scaffold_profile is not None:
+                raise ValueError(f"arm {a.name!r}: a scripted arm has no scaffold, so no scaffold_profile")
+            if a.provider != "scripted" and profile == "knowledge_pack" and not pack:
+                raise ValueError(f"arm {a.name!r}: the knowledge_pack profile needs a knowledge_pack folder (the arm's or "
+                                 "the experiment's)")
+            if a.knowledge_pack and profile != "knowledge_pack":
+                raise ValueError(f"arm {a.name!r}: a knowledge_pack folder is only read under the knowledge_pack profile "
+                                 f"(this arm's is {profile})")
         strangers = sorted(set(self.cohort or ()) - set(names))
         if strangers:
             raise ValueError(f"the cohort names arms the experiment does not have: {', '.join(strangers)}")
@@ -112,6 +136,13 @@ class Experiment(BaseModel):
 
     def budget(self, arm: ArmSpec) -> float:
         return arm.budget_usd if arm.budget_usd is not None else self.budget_usd
+
+    def profile(self, arm: ArmSpec) -> str:
+        return arm.scaffold_profile or self.scaffold_profile
+
+    def pack(self, arm: ArmSpec) -> str | None:
+        """The notes folder the arm starts with (only under the knowledge_pack profile)."""
+        return (arm.knowledge_pack or self.knowledge_pack) if self.profile(arm) == "knowledge_pack" else None
 
     def ceiling(self, arm: ArmSpec) -> float:
         return arm.ceiling_s if arm.ceiling_s is not None else self.ceiling_s
@@ -134,6 +165,10 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
         entry = a.model_dump(mode="json", exclude_none=True)
         if a.provider != "scripted":  # what this arm actually ran under, its own override or the default
             entry["budget_usd"], entry["ceiling_s"] = exp.budget(a), exp.ceiling(a)
+            entry["scaffold_profile"] = exp.profile(a)
+            pack = exp.pack(a)
+            if pack:
+                entry["knowledge_pack"], entry["knowledge_pack_sha256"] = pack, pack_digest(base / pack)
         if a.cassette:
             data = (base / a.cassette).read_bytes()
             entry["cassette_sha256"] = hashlib.sha256(data).hexdigest()
@@ -147,7 +182,10 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
             "clock": exp.clock, "tick_seconds": exp.tick_seconds if exp.clock == "realtime" else None,
             "turn_deadline_s": exp.turn_deadline_s if exp.clock == "lockstep" else None,
             "objective": exp.objective, "budget_usd": exp.budget_usd, "ceiling_s": exp.ceiling_s,
-            "caps": asdict(exp.caps), "cost_formula": "caching-neutral: (input_tokens incl. cached * input "
+            "caps": asdict(exp.caps), "scaffold_profile": exp.scaffold_profile,
+            "scaffold_profiles": {a.name: exp.profile(a) for a in exp.arms if a.provider != "scripted"},
+            "profiles": {name: PROFILES[name] for name in sorted({exp.profile(a) for a in exp.arms if a.provider != "scripted"})},
+            "cost_formula": "caching-neutral: (input_tokens incl. cached * input "
             "price + output_tokens * output price) / 1e6", "arms": arms,
             "arm_identities": {a.name: arm_identity(exp, a, base) for a in exp.arms}, **cohort(exp)}
 
@@ -171,6 +209,22 @@ def arm_identity(exp: Experiment, arm: ArmSpec, base: Path) -> dict[str, Any]:
         ident["cassette_sha256"] = hashlib.sha256(data).hexdigest()
         ident["model"] = arm.model or json.loads(data).get("model", "replay")
     return ident
+
+
+def pack_files(folder: Path) -> dict[str, str]:
+    """A knowledge pack's text files by their path inside it, in order."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"the knowledge pack {folder} is not a folder")
+    return {p.relative_to(folder).as_posix(): p.read_text(encoding="utf-8") for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def pack_digest(folder: Path) -> str:
+    """sha256 over a knowledge pack's paths and contents: the manifest pins what the arm was given."""
+    h = hashlib.sha256()
+    for path, text in pack_files(folder).items():
+        h.update(path.encode() + b"\0" + text.encode() + b"\0")
+    return h.hexdigest()
 
 
 def cohort(exp: Experiment) -> dict[str, Any]:
@@ -204,7 +258,9 @@ class Run:
                               manifest_extra={"tools_hash": tools_hash(horizon=exp.horizon), "price_table": self.price_table,
                                               "price_table_sha256": self.price_table_id,
                                               "arm_identities": {a.name: arm_identity(exp, a, base) for a in exp.arms},
-                                              **cohort(exp)})
+                                              **cohort(exp),
+                                              "scaffold_profiles": {a.name: exp.profile(a) for a in exp.arms
+                                                                    if a.provider != "scripted"}})
         self.app = create_app(self.host, scorer=score_archive, render_html=render_html)
         self.telemetry = Telemetry(out / "telemetry.jsonl")
         self.caps = exp.caps
@@ -301,6 +357,17 @@ class Run:
         if isinstance(adapter, ReplayAdapter):
             adapter.position = ledger.replay_position
         workspace = Workspace(self.out / "workspaces" / arm.name, self.caps.workspace_quota_bytes)
+        profile = self.exp.profile(arm)
+        pack = self.exp.pack(arm)
+        if pack and ledger.sessions == 0 and not any(r.get("arm") == arm.name and r["kind"] == "workspace_preloaded"
+                                                    for r in self.records):
+            for path, text in pack_files(self.base / pack).items():
+                try:
+                    workspace.write(path, text)
+                except WorkspaceError as exc:
+                    raise ValueError(f"arm {arm.name!r}: the knowledge pack {pack} does not fit its workspace ({exc})") from None
+            self.telemetry.emit("workspace_preloaded", arm.name, pack=pack, files=len(pack_files(self.base / pack)),
+                                sha256=pack_digest(self.base / pack))
         resumed = SessionState.resume(self.records, arm.name, self.caps)
         self.telemetry.emit("run_start", arm.name, model=adapter.model, provider=adapter.provider,
                             resumed=ledger.sessions > 0)
@@ -310,6 +377,8 @@ class Run:
             async with self.connect(token) as c:
                 world = MCPTools(c)
                 tools = await world.listing()
+                if profile == "design_withheld":
+                    tools = [t for t in tools if t["name"] not in DESIGN_TOOLS]
                 system = system_prompt(arm.name, self.exp.objective, tools)
 
                 async def session(number: int, state: SessionState | None) -> None:
@@ -318,7 +387,8 @@ class Run:
                                                world=world, adapter=adapter, workspace=workspace,
                                                telemetry=self.telemetry, price=price, caps=self.caps, ledger=ledger,
                                                resumed=state, repeatable=world.read_only,
-                                               observation=self.exp.observation, stop=self.session_stop)
+                                               observation=self.exp.observation, stop=self.session_stop, clock=self.tick,
+                                               note=self.budget_note(arm, ledger) if profile == "budget_visible" else "")
                     self.record_spend(arm.name, number, ledger, adapter.model, price)
                     await self.checkpoint(arm.name, world, number, ledger)
                     await self.sleep(arm.name, world, number, result.wake_minutes)
@@ -357,8 +427,21 @@ class Run:
         agent = self.agents[arm]
         if (agent, session) in self.spent:
             return
-        self.host.record_spend(agent, ledger.session(session).record(session, model, price, self.price_table_id))
+        record = ledger.session(session).record(session, model, price, self.price_table_id)
+        record["log"] = session_log(self.telemetry.records(), arm, session, frozenset(t["name"] for t in SCAFFOLD_TOOLS),
+                                    frozenset(DESIGN_TOOLS))
+        self.host.record_spend(agent, record)
         self.spent.add((agent, session))
+
+    def budget_note(self, arm: ArmSpec, ledger: ArmLedger) -> str:
+        """What a budget-visible arm is told as each session opens: its budget and its spend so far."""
+        budget = self.budget(arm)
+        return (f"Your inference budget is ${budget:.2f}; you have spent ${ledger.cost_usd:.4f} of it "
+                f"({100 * ledger.cost_usd / budget:.1f}%). The run stops when it is spent.")
+
+    def tick(self) -> int:
+        """The world's tick now (for the session's record; never shown to the agent)."""
+        return self.host.world.tick
 
     def stop_reason(self, arm: ArmSpec, ledger: ArmLedger, adapter: Adapter) -> str:
         """Why this arm should start no further session ('' while it may go on)."""

@@ -43,6 +43,7 @@ HIDDEN_WORLD_TOOLS = ("register",)  # the scaffold registers the arm before its 
 # What an experiment's `observation` shows the model when it observes: the observation as text, its view as an
 # image (the text less its view section, plus the `view_image` picture), or both.
 OBSERVATIONS = ("text", "image", "both")
+DESIGN_TOOLS = ("rules",)  # the world's tools that return the design document (withheld under `design_withheld`)
 
 
 @dataclass(frozen=True)
@@ -93,14 +94,15 @@ class MCPTools:
 
 
 def system_prompt(name: str, objective: str, world_tools: list[dict[str, Any]]) -> str:
-    """The situation, the objective and the tool surface; no strategy, no memory layout, no resources."""
+    """The situation, the objective and the tool surface; no strategy, no memory layout, no resources. The
+    rules document is named only when its tool is among the world's tools."""
+    rules = "; `rules` returns the rules document" if any(t["name"] == "rules" for t in world_tools) else ""
     return (f"You are {name}, a character in Wildhold, a persistent world shared with other characters.\n"
             f"Objective: {objective}\n\n"
             "You act in sessions. Between sessions the world keeps running without you. Nothing from one "
             "session is shown to you in the next except the files in your workspace.\n\n"
-            f"Tools: {len(world_tools)} world tools (each described in its own schema; `rules` returns the "
-            "rules document) and the workspace tools write_file, read_file, list_files and delete_file, "
-            "plus set_next_wake and end_session.")
+            f"Tools: {len(world_tools)} world tools (each described in its own schema{rules}) and the workspace "
+            "tools write_file, read_file, list_files and delete_file, plus set_next_wake and end_session.")
 
 
 def _code(text: str) -> str:
@@ -140,8 +142,10 @@ class SessionState:
     reason: str = ""
 
     @classmethod
-    def fresh(cls, number: int, caps: Caps) -> SessionState:
-        return cls(number, caps.wake_default_minutes, [{"role": "user", "content": f"Session {number} begins."}])
+    def fresh(cls, number: int, caps: Caps, note: str = "") -> SessionState:
+        """A new session's transcript: its opening line, and the scaffold profile's `note` after it when it has one."""
+        opening = f"Session {number} begins." + (f" {note}" if note else "")
+        return cls(number, caps.wake_default_minutes, [{"role": "user", "content": opening}])
 
     @classmethod
     def resume(cls, records: list[dict[str, Any]], arm: str, caps: Caps) -> SessionState | None:
@@ -152,7 +156,7 @@ class SessionState:
                 continue
             kind = r["kind"]
             if kind == "session_start":
-                state = cls.fresh(r["session"], caps)
+                state = cls.fresh(r["session"], caps, r.get("note", ""))
             elif kind == "session_end":
                 state = None
             elif state is not None and kind == "llm_call":
@@ -205,23 +209,30 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
                       adapter: Adapter, workspace: Workspace, telemetry: Telemetry, price: Price, caps: Caps,
                       ledger: ArmLedger, resumed: SessionState | None = None,
                       repeatable: frozenset[str] = frozenset(), observation: str = "text",
-                      stop: Callable[[], str] | None = None) -> SessionResult:
+                      stop: Callable[[], str] | None = None, clock: Callable[[], int | None] | None = None,
+                      note: str = "") -> SessionResult:
     """One session, from a fresh transcript (or the one a crash interrupted) to its recorded end reason.
 
     `repeatable` names the world tools that only read (the server marks them read-only): after a crash,
     a call of the interrupted turn that has no recorded result runs again if it only reads or is a
     scaffold tool; any other is answered as interrupted, since the world may already have done it.
     `stop`, looked at before every model call, names a reason to end the session there ('' to go on).
+    `clock` reads the world's tick, recorded with the session's start, each tool call and its end. `note`
+    follows a fresh session's opening line (a scaffold profile's: the budget-visible arm's budget and spend);
+    it is recorded with the session's start, so a resumed session sees the transcript it saw.
+    A provider's failed attempts (the adapter's `interruptions`) are recorded with the turn they delayed;
+    a failure that ends the arm is recorded (`provider_error`) before it is raised.
     """
     tools = world_tools + SCAFFOLD_TOOLS
     world_names = {t["name"] for t in world_tools}
     safe = repeatable | {t["name"] for t in SCAFFOLD_TOOLS}
-    state = resumed or SessionState.fresh(number, caps)
+    state = resumed or SessionState.fresh(number, caps, note)
+    tick = clock or (lambda: None)
     if resumed is None:
         ledger.sessions += 1
-        telemetry.emit("session_start", arm, session=number)
+        telemetry.emit("session_start", arm, session=number, tick=tick(), **({"note": note} if note else {}))
     else:
-        telemetry.emit("session_resumed", arm, session=number, unanswered=len(state.unanswered))
+        telemetry.emit("session_resumed", arm, session=number, unanswered=len(state.unanswered), tick=tick())
 
     async def answer(after_crash: bool) -> None:
         for call in list(state.unanswered):
@@ -235,7 +246,8 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
                 is_error, text, images = await _dispatch(call, world_names, world, workspace, caps, observation)
             ledger.tool_calls += 1
             telemetry.emit("tool_call", arm, session=number, id=call.id, name=call.name, args=call.arguments,
-                           code=_code(text) if is_error else "ok", result=text, **({"images": images} if images else {}))
+                           code=_code(text) if is_error else "ok", result=text, tick=tick(),
+                           **({"images": images} if images else {}))
             if call.name == "write_file" and not is_error:
                 telemetry.emit("workspace_write", arm, session=number, path=call.arguments.get("path"),
                                bytes=len(str(call.arguments.get("content", "")).encode()))
@@ -255,21 +267,37 @@ async def run_session(*, arm: str, number: int, system: str, world_tools: list[d
         started = time.monotonic()
         try:
             turn = await adapter.complete(system, state.messages, tools)
-        except CannotContinue:
+        except CannotContinue as exc:
+            telemetry.emit("provider_error", arm, session=number, error=f"cannot_continue: {exc}"[:300], fatal=False,
+                           attempts=_drain(adapter), tick=tick())
             state.reason = "interrupted"
             break
+        except Exception as exc:
+            telemetry.emit("provider_error", arm, session=number, error=f"{type(exc).__name__}: {exc}"[:300], fatal=True,
+                           attempts=_drain(adapter), tick=tick())
+            raise
         latency = time.monotonic() - started
         cost = price.cost(turn.usage)
         ledger.add(turn.usage, cost, number)
         telemetry.emit("llm_call", arm, session=number, model=adapter.model, cost_usd=cost, retries=turn.retries,
                        latency_s=round(latency, 4), tool_calls=len(turn.tool_calls), text=turn.text,
                        calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.tool_calls],
-                       **turn.usage.dump())
+                       interruptions=_drain(adapter), **turn.usage.dump())
         state.on_turn(turn.text, turn.tool_calls, turn.usage.input_tokens + turn.usage.output_tokens)
         await answer(after_crash=False)
     telemetry.emit("session_end", arm, session=number, reason=state.reason, tool_calls=state.calls,
-                   wake_minutes=state.wake)
+                   wake_minutes=state.wake, tick=tick())
     return SessionResult(state.reason, state.wake, state.calls)
+
+
+def _drain(adapter: Adapter) -> list[dict[str, Any]]:
+    """The failed attempts the adapter met since the last turn (each with its time, error and wait), taken from it."""
+    met = getattr(adapter, "interruptions", None)
+    if not met:
+        return []
+    out = list(met)
+    met.clear()
+    return out
 
 
 async def _dispatch(call: ToolCall, world_names: set[str], world: WorldTools, workspace: Workspace,
