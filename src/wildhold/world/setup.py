@@ -48,11 +48,27 @@ class SetWeather(SetupArgs):
     weather: str
 
 
+class SetDayWeather(SetupArgs):
+    weather: str
+
+
 class PlaceStructure(SetupArgs):
     x: int
     y: int
     structure: str
     owner: str | None = None
+
+
+class DamageStructure(SetupArgs):
+    x: int
+    y: int
+    hp: int = Field(ge=1)
+
+
+class StageEnemy(SetupArgs):
+    agent: str
+    tier: int
+    enemy: str
 
 
 class PlaceResource(SetupArgs):
@@ -183,6 +199,16 @@ def unlock_tier(w: World, a: UnlockTier) -> None:
         del dungeon_state(w).cleared[a.agent]
 
 
+def stage_enemy(w: World, a: StageEnemy) -> None:
+    _char(w, a.agent)
+    tiers = {t.level: t for t in w.content.dungeon.tiers.values()}
+    if a.tier not in tiers:
+        raise SetupError("unknown_tier", f"There is no dungeon tier {a.tier}; tiers are {', '.join(map(str, sorted(tiers)))}.")
+    if a.enemy not in tiers[a.tier].enemies:
+        raise SetupError("unknown_enemy", f"Tier {a.tier}'s rooms hold {', '.join(tiers[a.tier].enemies)}; not {a.enemy!r}.")
+    dungeon_state(w).staged.setdefault(a.agent, {})[a.tier] = a.enemy
+
+
 def plant_crop(w: World, a: PlantCrop) -> None:
     _char(w, a.agent)
     p = _tile(w, a.x, a.y)
@@ -205,6 +231,15 @@ def set_weather(w: World, a: SetWeather) -> None:
     w.weather = a.weather
 
 
+def set_day_weather(w: World, a: SetDayWeather) -> None:
+    _known(w.calendar.weathers, "weather", a.weather)
+    f, s = w.content.farming, farm(w)
+    w.weather = a.weather
+    # the day is as if this weather had held since its start: rain (or a storm) it no longer had is forgotten
+    s.rain_day = w.day if a.weather in f.rain_waters else (None if s.rain_day == w.day else s.rain_day)
+    s.storm_day = w.day if a.weather in f.storm_weathers else (None if s.storm_day == w.day else s.storm_day)
+
+
 def place_structure(w: World, a: PlaceStructure) -> None:
     p = _tile(w, a.x, a.y)
     _known(w.content.structures, "structure", a.structure)
@@ -215,6 +250,17 @@ def place_structure(w: World, a: PlaceStructure) -> None:
     w.place_structure(p, a.structure, a.owner)
     if a.owner is not None and w.content.structures[a.structure].bed:
         w.chars[a.owner].bed = p
+
+
+def damage_structure(w: World, a: DamageStructure) -> None:
+    p = _tile(w, a.x, a.y)
+    s = w.structures.get(p)
+    if s is None:
+        raise SetupError("no_structure", f"({a.x}, {a.y}) holds no structure.")
+    if a.hp >= s.hp:
+        raise SetupError("bad_hp", f"The {s.kind} at ({a.x}, {a.y}) has {s.hp} hit points; damage leaves fewer, not {a.hp}.")
+    dealt, s.hp = s.hp - a.hp, a.hp
+    w.emit("structure_damaged", x=a.x, y=a.y, structure=s.kind, owner=s.owner, damage=dealt, hp=a.hp, by="setup")
 
 
 def place_resource(w: World, a: PlaceResource) -> None:
@@ -257,7 +303,10 @@ SETUP: dict[str, SetupDef] = {
         SetupDef("unlock_tier", UnlockTier, "Open a dungeon tier to a character, as if it had defeated the bosses of the tiers before.", unlock_tier),
         SetupDef("plant_crop", PlantCrop, "Till a soil tile for a character and plant a crop there, grown to a stage (0 just sown).", plant_crop),
         SetupDef("set_weather", SetWeather, "Set today's weather.", set_weather),
+        SetupDef("set_day_weather", SetDayWeather, "Set the weather today has had since it began: its rain waters today's crops only if it rains.", set_day_weather),
+        SetupDef("stage_enemy", StageEnemy, "Make the first enemy of the first room a character meets on its next entry into a tier this ordinary enemy of it.", stage_enemy),
         SetupDef("place_structure", PlaceStructure, "Put a structure on an empty tile, owned by a character or no one.", place_structure),
+        SetupDef("damage_structure", DamageStructure, "Lower a structure's hit points (to be repaired).", damage_structure),
         SetupDef("place_resource", PlaceResource, "Put a resource node on an empty tile (full unless an amount is given).", place_resource),
         SetupDef("move_character", MoveCharacter, "Put a character on a walkable tile.", move_character),
         SetupDef("set_needs", SetNeeds, "Set a character's health, energy or satiety (clamped to the limits).", set_needs),
