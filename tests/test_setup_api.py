@@ -1,5 +1,6 @@
 """Setup commands prepare states for tests and tasks; they are recorded and replay exactly."""
 
+import orjson
 import pytest
 
 from wildhold.agents.runner import ScriptedRun
@@ -47,8 +48,8 @@ def test_give_and_take_items_emit_item_events(world):
     ("plant_crop", {"agent": "a1", "x": 0, "y": 0, "crop": "cactus"}, "unknown_crop"),
     ("plant_crop", {"agent": "a1", "x": 0, "y": 0, "crop": "wheat", "stage": 9}, "bad_stage"),
     ("set_day_weather", {"weather": "hail"}, "unknown_weather"),
-    ("damage_structure", {"x": 0, "y": 0, "hp": 0}, "bad_arguments"),
-    ("damage_structure", {"x": 99, "y": 0, "hp": 5}, "out_of_bounds"),
+    ("place_structure", {"x": 0, "y": 0, "structure": "wall", "hp": 0}, "bad_arguments"),
+    ("place_structure", {"x": 0, "y": 0, "structure": "wall", "hp": 999}, "bad_hp"),
     ("stage_enemy", {"agent": "a1", "tier": 7, "enemy": "cultist"}, "unknown_tier"),
     ("stage_enemy", {"agent": "a1", "tier": 1, "enemy": "wraith"}, "unknown_enemy"),
     ("stage_enemy", {"agent": "a1", "tier": 1, "enemy": "gatekeeper"}, "unknown_enemy"),
@@ -168,19 +169,16 @@ def test_set_day_weather_clears_the_days_rain_so_a_crop_can_be_watered(world):
     assert farm(world).rain_day is None and not watered_today(world, farm(world).plots[p])
 
 
-def test_damage_structure_lowers_hit_points_and_refuses_none_or_more(world):
-    p = _free_tile(world)
+def test_place_structure_damaged_records_hp_only_when_given(world):
+    p, q = _free_tile(world), None
     x, y = world.xy(p)
-    with pytest.raises(SetupError) as err:
-        apply_setup(world, "damage_structure", {"x": x, "y": y, "hp": 5})
-    assert err.value.code == "no_structure"
-    apply_setup(world, "place_structure", {"x": x, "y": y, "structure": "wall"})
-    apply_setup(world, "damage_structure", {"x": x, "y": y, "hp": 10})
+    apply_setup(world, "place_structure", {"x": x, "y": y, "structure": "wall", "hp": 10})
     assert world.structures[p].hp == 10
-    before = state_hash(world)
-    with pytest.raises(SetupError) as err:
-        apply_setup(world, "damage_structure", {"x": x, "y": y, "hp": 10})
-    assert err.value.code == "bad_hp" and state_hash(world) == before
+    q = _free_tile(world)
+    apply_setup(world, "place_structure", {"x": world.xy(q)[0], "y": world.xy(q)[1], "structure": "wall"})
+    assert world.structures[q].hp == world.content.structures["wall"].hp
+    setups = [orjson.loads(e[3])["data"] for e in world.events.drain() if e[2] == "setup"]
+    assert [("hp" in s["args"]) for s in setups[-2:]] == [True, False]
 
 
 def test_stage_enemy_puts_it_first_in_the_next_instance_only(world):

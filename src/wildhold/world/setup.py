@@ -7,7 +7,7 @@ changed, then a `setup` event naming itself; a replay re-applies it from the inp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -57,12 +57,8 @@ class PlaceStructure(SetupArgs):
     y: int
     structure: str
     owner: str | None = None
-
-
-class DamageStructure(SetupArgs):
-    x: int
-    y: int
-    hp: int = Field(ge=1)
+    hp: int | None = Field(default=None, ge=1)  # placed damaged, with this many hit points (to be repaired)
+    recorded_when_set: ClassVar[tuple[str, ...]] = ("hp",)
 
 
 class StageEnemy(SetupArgs):
@@ -247,20 +243,15 @@ def place_structure(w: World, a: PlaceStructure) -> None:
         _char(w, a.owner)
     if p in w.structures or p in w.nodes:
         raise SetupError("occupied", f"({a.x}, {a.y}) already holds a structure or node.")
-    w.place_structure(p, a.structure, a.owner)
+    full = w.content.structures[a.structure].hp
+    if a.hp is not None and a.hp > full:
+        raise SetupError("bad_hp", f"A {a.structure} has at most {full} hit points; {a.hp} is beyond them.")
+    placed = w.place_structure(p, a.structure, a.owner)
+    if a.hp is not None and a.hp < full:
+        placed.hp = a.hp
+        w.emit("structure_damaged", x=a.x, y=a.y, structure=a.structure, owner=a.owner, damage=full - a.hp, hp=a.hp, by="setup")
     if a.owner is not None and w.content.structures[a.structure].bed:
         w.chars[a.owner].bed = p
-
-
-def damage_structure(w: World, a: DamageStructure) -> None:
-    p = _tile(w, a.x, a.y)
-    s = w.structures.get(p)
-    if s is None:
-        raise SetupError("no_structure", f"({a.x}, {a.y}) holds no structure.")
-    if a.hp >= s.hp:
-        raise SetupError("bad_hp", f"The {s.kind} at ({a.x}, {a.y}) has {s.hp} hit points; damage leaves fewer, not {a.hp}.")
-    dealt, s.hp = s.hp - a.hp, a.hp
-    w.emit("structure_damaged", x=a.x, y=a.y, structure=s.kind, owner=s.owner, damage=dealt, hp=a.hp, by="setup")
 
 
 def place_resource(w: World, a: PlaceResource) -> None:
@@ -306,7 +297,6 @@ SETUP: dict[str, SetupDef] = {
         SetupDef("set_day_weather", SetDayWeather, "Set the weather today has had since it began: its rain waters today's crops only if it rains.", set_day_weather),
         SetupDef("stage_enemy", StageEnemy, "Make the first enemy of the first room a character meets on its next entry into a tier this ordinary enemy of it.", stage_enemy),
         SetupDef("place_structure", PlaceStructure, "Put a structure on an empty tile, owned by a character or no one.", place_structure),
-        SetupDef("damage_structure", DamageStructure, "Lower a structure's hit points (to be repaired).", damage_structure),
         SetupDef("place_resource", PlaceResource, "Put a resource node on an empty tile (full unless an amount is given).", place_resource),
         SetupDef("move_character", MoveCharacter, "Put a character on a walkable tile.", move_character),
         SetupDef("set_needs", SetNeeds, "Set a character's health, energy or satiety (clamped to the limits).", set_needs),
@@ -324,4 +314,6 @@ def apply_setup(w: World, command: str, args: dict[str, Any]) -> None:
     except ValidationError as exc:
         raise SetupError("bad_arguments", f"{command}: {exc.errors()[0]['msg']}") from None
     spec.apply(w, parsed)
-    w.emit("setup", command=command, args=parsed.model_dump(mode="json"))
+    # arguments added after a command was first recorded are written only when given, so older set-ups record as before
+    unset = {k for k in getattr(parsed, "recorded_when_set", ()) if getattr(parsed, k) is None}
+    w.emit("setup", command=command, args=parsed.model_dump(mode="json", exclude=unset))
