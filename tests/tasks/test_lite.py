@@ -27,7 +27,7 @@ def test_lite_is_a_fixed_list_of_100_covering_every_cell():
     assert cells == {(c, d) for c in CATEGORIES for d in DIFFICULTIES}
 
 
-@pytest.mark.slow(seconds=60)
+@pytest.mark.slow(seconds=15)
 def test_the_oracle_solves_exactly_lite_less_its_listed_failures(tmp_path):
     status = _run("oracle", tmp_path)
     listed = set(default_suite().oracle_failures)
@@ -35,13 +35,13 @@ def test_the_oracle_solves_exactly_lite_less_its_listed_failures(tmp_path):
     assert {t for t, s in status.items() if s != "success"} == listed & set(status)
 
 
-@pytest.mark.slow(seconds=60)
+@pytest.mark.slow(seconds=15)
 def test_idle_solves_no_lite_task(tmp_path):
     status = _run("idle", tmp_path)
     assert set(status.values()) == {"failure"}
 
 
-@pytest.mark.slow(seconds=60)
+@pytest.mark.slow(seconds=15)
 def test_random_plays_every_lite_task_to_its_end(tmp_path):
     status = _run("random", tmp_path)
     assert "error" not in status.values()
