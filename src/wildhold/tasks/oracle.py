@@ -87,6 +87,10 @@ class Oracle(Expedition):
             got = self.coins_for(view, p["npc"], p["item"])
             if got:
                 return got
+        if g == "befriend" and ((view.observation().get("friendship", {}).get(p["npc"]) or {}).get("talked_today")):
+            item, way = self.gift_plan(view, p["npc"])
+            if item is None:
+                return way  # come by the gift before walking back to the villager
         if g in ("talk", "gift", "buy", "sell", "befriend"):
             npc = p.get("npc")
             at = self.villager(view, npc)
@@ -133,11 +137,16 @@ class Oracle(Expedition):
         return None if view.status()["equipment"].get("hand") == tool else ("equip", {"item": tool})
 
     def befriend(self, view: AgentView, npc: str) -> Decision:
-        """A talk, then a gift the villager thinks well enough of to reach the points asked: one carried, else
-        the easiest to come by."""
+        """A talk, then a gift the villager thinks well enough of to reach the points asked."""
         f = view.observation().get("friendship", {}).get(npc) or {}
         if not f.get("talked_today"):
             return "talk", {"npc": npc}
+        item, way = self.gift_plan(view, npc)
+        return ("gift", {"npc": npc, "item": item}) if item else way
+
+    def gift_plan(self, view: AgentView, npc: str) -> tuple[str | None, Decision]:
+        """The gift to give, when one worth the points asked is carried; else None and the way to come by
+        the easiest one (kept to once chosen, given up after a while when its nodes are not found)."""
         social = self.content.social
         spec, inv = self.content.npcs[npc], view.status()["inventory"]
         groups = [g for g, felt in ((spec.loves, "loved"), (spec.likes, "liked"))
@@ -145,7 +154,7 @@ class Oracle(Expedition):
         for group in groups:
             item = next((i for i in group if inv.get(i)), None)
             if item:
-                return "gift", {"npc": npc, "item": item}
+                return item, None
         candidates = [i for g in groups for i in g if i not in self.given_up]
         if self.aim is not None and (self.effort(view, self.aim) or 0) >= 5:  # its nodes are still not found
             self.searched += 1
@@ -156,7 +165,7 @@ class Oracle(Expedition):
             ways = [(self.effort(view, i), n, i) for n, i in enumerate(candidates)]
             ways = [w for w in ways if w[0] is not None]
             self.aim = min(ways)[2] if ways else None
-        return self.carrying(view, self.aim) if self.aim else ("rest", {"ticks": 30})
+        return None, (self.carrying(view, self.aim) if self.aim else ("rest", {"ticks": 30}))
 
     def effort(self, view: AgentView, item: str) -> int | None:
         """How hard `item` is to come by from here (lower is easier); None when the oracle knows no way."""
@@ -167,13 +176,23 @@ class Oracle(Expedition):
             return 0
         for r in self.content.recipes.values():
             if item in r.outputs and all(inv.get(i, 0) >= q for i, q in r.inputs.items()):
-                return 1
+                return 1 + self.far_station(view, r.station)
         if item in self.node_items:
             return 2 if self.seen(view, item) else 5
-        for r in self.content.recipes.values():
-            if item in r.outputs and all(i in self.node_items or inv.get(i, 0) >= q for i, q in r.inputs.items()):
-                return 3 if all(inv.get(i, 0) >= q or self.seen(view, i) for i, q in r.inputs.items()) else 6
-        return None
+        ways = [(3 if all(inv.get(i, 0) >= q or self.seen(view, i) for i, q in r.inputs.items()) else 6)
+                + self.far_station(view, r.station) for r in self.content.recipes.values()
+                if item in r.outputs and all(i in self.node_items or inv.get(i, 0) >= q for i, q in r.inputs.items())]
+        return min(ways, default=None)
+
+    def far_station(self, view: AgentView, station: str | None) -> int:
+        """Extra effort of a recipe whose station is neither on the map as known nor carried."""
+        if station is None:
+            return 0
+        me = view.status()
+        if any(self.content.items[k].places == station for k in me["inventory"]):
+            return 0
+        known = self.known(view.observation())
+        return 0 if known.find((me["x"], me["y"]), lambda t: (t.get("structure") or {}).get("kind") == station) else 4
 
     def forage(self, view: AgentView, item: str) -> Decision:
         """Gather at a known node; with none known, sweep outward from where it began (nearest-first search

@@ -295,7 +295,7 @@ SETUP: dict[str, SetupDef] = {
         SetupDef("plant_crop", PlantCrop, "Till a soil tile for a character and plant a crop there, grown to a stage (0 just sown).", plant_crop),
         SetupDef("set_weather", SetWeather, "Set today's weather.", set_weather),
         SetupDef("set_day_weather", SetDayWeather, "Set the weather today has had since it began: its rain waters today's crops only if it rains.", set_day_weather),
-        SetupDef("stage_enemy", StageEnemy, "Make the first enemy of the first room a character meets on its next entry into a tier this ordinary enemy of it.", stage_enemy),
+        SetupDef("stage_enemy", StageEnemy, "Make the first enemy of each ordinary room a character meets on its next entry into a tier this ordinary enemy of it.", stage_enemy),
         SetupDef("place_structure", PlaceStructure, "Put a structure on an empty tile, owned by a character or no one.", place_structure),
         SetupDef("place_resource", PlaceResource, "Put a resource node on an empty tile (full unless an amount is given).", place_resource),
         SetupDef("move_character", MoveCharacter, "Put a character on a walkable tile.", move_character),

@@ -92,7 +92,7 @@ class DungeonState(Saved):
     retained: dict[str, dict[int, str]] = saved("tables", dict)  # agent -> tier -> instance kept after a knockdown
     cleared: dict[str, list[int]] = saved("pairs", dict)  # agent -> tiers whose boss it has defeated, ever
     kings: dict[str, int] = saved("pairs", dict)  # agent -> Shadow King defeats
-    # agent -> tier -> the enemy a set-up put first in the next instance's first room (`stage_enemy`);
+    # agent -> tier -> the enemy a set-up put first in each ordinary room of the next instance (`stage_enemy`);
     # saved only while one waits, so snapshots of worlds without one keep their bytes
     staged: dict[str, dict[int, str]] = field(default_factory=dict)
 
@@ -316,7 +316,7 @@ def _new_instance(w: World, agent: str, tier: int) -> Instance:
     for room in range(spec.rooms):
         count = rng.randint(*spec.enemies_per_room)
         drawn = rng.choices(kinds, weights=weights, k=count)
-        if room == 0 and staged is not None:
+        if staged is not None:
             drawn[0] = staged
         inst.rooms.append([_new_enemy(w, inst, kind, False) for kind in drawn])
     inst.rooms.append([_new_enemy(w, inst, spec.boss, True)])
