@@ -22,6 +22,7 @@ class Oracle(Expedition):
         self.origin: tuple[int, int] | None = None  # where it stood when it first decided
         self.held: dict[str, int] = {}  # what it carried then: gathering counts from there
         self.aim: str | None = None  # the gift it chose to come by
+        self.plots: dict[tuple[int, int], str | None] = {}  # plots it has seen, and the crop each held
         self.searched, self.given_up = 0, set()  # turns spent looking for the aim's nodes; aims given up
         self.produce = {crop.product: name for name, crop in content.crops.items()}
         self.coop = next(k for k, st in content.structures.items() if st.part == "coop")
@@ -113,7 +114,7 @@ class Oracle(Expedition):
         if inv.get(item, 0) >= qty:
             return None
         if item in self.produce and self.ripe(view, self.produce[item]):
-            return self.at_crop(view, "harvest")
+            return self.to_crop(view, self.produce[item])
         bought = self.buy_from(view, item)
         if bought:
             return bought
@@ -127,7 +128,7 @@ class Oracle(Expedition):
         me = view.status()
         have = set(me["inventory"]) | set(me["equipment"].values())
         needs = {n.requires_tool for n in self.content.nodes.values() if n.item == item}
-        if None not in needs and not needs & have:
+        if needs and None not in needs and not needs & have:
             tool = sorted(needs)[0]
             if any(tool in r.outputs for r in self.content.recipes.values()):
                 return self.make(view, self.recipe_for(view, tool, "craft"))
@@ -232,8 +233,20 @@ class Oracle(Expedition):
         return ("buy", args) if view.refusal("buy", args) is None else ("rest", {"ticks": 20})
 
     def ripe(self, view: AgentView, crop: str) -> bool:
-        """Whether a plot in view holds this crop."""
-        return any(p.get("crop") == crop for p in view.observation().get("farming", {}).get("plots", []))
+        """Whether a plot it has seen holds this crop (plots in view are seen afresh, the rest remembered)."""
+        for p in view.observation().get("farming", {}).get("plots", []):
+            self.plots[(p["x"], p["y"])] = p.get("crop")
+        return crop in self.plots.values()
+
+    def to_crop(self, view: AgentView, crop: str) -> Decision:
+        """Harvest a crop in view; else walk back to the nearest plot remembered to hold `crop`."""
+        obs = view.observation()
+        if any(p.get("crop") == crop for p in obs.get("farming", {}).get("plots", [])):
+            return self.at_crop(view, "harvest")
+        me = obs["self"]
+        here = (me["x"], me["y"])
+        spot = min((xy for xy, c in self.plots.items() if c == crop), key=lambda xy: (_cheb(xy, here), xy))
+        return self.go(self.known(obs), here, spot, view) or self.explore_here(view)
 
     def settle(self, view: AgentView, item: str) -> Decision:
         """Settle the animal beside a coop: building the coop first when none takes it and its materials are carried."""
@@ -377,7 +390,7 @@ class Oracle(Expedition):
             if inv.get(item, 0) >= qty:
                 continue
             if item in self.produce and self.ripe(view, self.produce[item]):
-                return self.at_crop(view, "harvest")
+                return self.to_crop(view, self.produce[item])
             bought = self.buy_from(view, item)
             if bought:
                 return bought
