@@ -120,15 +120,14 @@ def test_the_failures_file_names_only_tasks_of_the_suite(tmp_path):
         load_suite(root)
 
 
-ACROSS = ["combat/defeat-skeleton-v1", "survival/survive-day-clear-none-v1", "farming/harvest-turnip-v1",
+ACROSS = ["combat/defeat-skeleton-v2", "survival/survive-day-clear-none-v1", "farming/harvest-turnip-v1",
           "farming/feed-chicken-v1", "social/befriend-oskar-with-milk-v1", "construction/build-chest-v1",
           "economy/sell-coal-made-to-bram-v1", "exploration/gather-coal-v1", "crafting/craft-iron_pickaxe-v1"]
 
 
 def test_the_oracle_fails_exactly_the_listed_tasks_among_a_sample_across_the_cells(tmp_path):
     content, suite = default_content(), default_suite()
-    listed = ["combat/defeat-cultist-v1", "economy/buy-hoe-from-bram-earned-v1"]
-    assert set(listed) <= set(suite.oracle_failures)
+    listed = sorted(suite.oracle_failures)[:2]
     failed = []
     for task_id in ACROSS + listed:
         task = suite.get(task_id)

@@ -1,5 +1,6 @@
 """Setup commands prepare states for tests and tasks; they are recorded and replay exactly."""
 
+import orjson
 import pytest
 
 from wildhold.agents.runner import ScriptedRun
@@ -46,6 +47,13 @@ def test_give_and_take_items_emit_item_events(world):
     ("unlock_tier", {"agent": "a1", "tier": 9}, "unknown_tier"),
     ("plant_crop", {"agent": "a1", "x": 0, "y": 0, "crop": "cactus"}, "unknown_crop"),
     ("plant_crop", {"agent": "a1", "x": 0, "y": 0, "crop": "wheat", "stage": 9}, "bad_stage"),
+    ("set_day_weather", {"weather": "hail"}, "unknown_weather"),
+    ("place_structure", {"x": 0, "y": 0, "structure": "wall", "hp": 0}, "bad_arguments"),
+    ("place_structure", {"x": 0, "y": 0, "structure": "wall", "hp": 999}, "bad_hp"),
+    ("stage_enemy", {"agent": "a1", "tier": 7, "enemy": "cultist"}, "unknown_tier"),
+    ("stage_enemy", {"agent": "a1", "tier": 1, "enemy": "wraith"}, "unknown_enemy"),
+    ("stage_enemy", {"agent": "a1", "tier": 1, "enemy": "gatekeeper"}, "unknown_enemy"),
+    ("stage_enemy", {"agent": "a9", "tier": 1, "enemy": "cultist"}, "unknown_agent"),
 ])
 def test_a_bad_setup_command_changes_nothing(world, command, args, code):
     before = state_hash(world)
@@ -142,3 +150,45 @@ def test_plant_crop_puts_a_grown_crop_on_a_new_plot_and_refuses_a_taken_tile(wor
     with pytest.raises(SetupError) as err:
         apply_setup(world, "plant_crop", {"agent": "a1", "x": x, "y": y, "crop": "turnip"})
     assert err.value.code == "occupied" and state_hash(world) == before
+
+
+def test_set_day_weather_clears_the_days_rain_so_a_crop_can_be_watered(world):
+    from wildhold.world.parts.farming import farm, watered_today
+
+    apply_setup(world, "set_day_weather", {"weather": "rain"})
+    assert farm(world).rain_day == world.day
+    apply_setup(world, "set_weather", {"weather": "clear"})
+    assert farm(world).rain_day == world.day  # a plain change of weather leaves the rain the day had
+    soil = world.content.farming.soil
+    p = next(q for q in range(world.width * world.height) if world.terrain_names[world.terrain[q]] in soil
+             and q not in world.nodes and q not in world.structures)
+    x, y = world.xy(p)
+    apply_setup(world, "plant_crop", {"agent": "a1", "x": x, "y": y, "crop": "wheat"})
+    assert watered_today(world, farm(world).plots[p])
+    apply_setup(world, "set_day_weather", {"weather": "clear"})
+    assert farm(world).rain_day is None and not watered_today(world, farm(world).plots[p])
+
+
+def test_place_structure_damaged_records_hp_only_when_given(world):
+    p, q = _free_tile(world), None
+    x, y = world.xy(p)
+    apply_setup(world, "place_structure", {"x": x, "y": y, "structure": "wall", "hp": 10})
+    assert world.structures[p].hp == 10
+    q = _free_tile(world)
+    apply_setup(world, "place_structure", {"x": world.xy(q)[0], "y": world.xy(q)[1], "structure": "wall"})
+    assert world.structures[q].hp == world.content.structures["wall"].hp
+    setups = [orjson.loads(e[3])["data"] for e in world.events.drain() if e[2] == "setup"]
+    assert [("hp" in s["args"]) for s in setups[-2:]] == [True, False]
+
+
+def test_stage_enemy_puts_it_first_in_the_next_instance_only(world):
+    from wildhold.world.parts.dungeon import _new_instance, state
+
+    apply_setup(world, "stage_enemy", {"agent": "a1", "tier": 1, "enemy": "cultist"})
+    saved = state(world).dump()
+    assert saved["staged"] == [["a1", [[1, "cultist"]]]]
+    first = _new_instance(world, "a1", 1)
+    assert [room[0].kind for room in first.rooms[:-1]] == ["cultist"] * (len(first.rooms) - 1)
+    assert state(world).staged == {} and "staged" not in state(world).dump()
+    state(world).load(saved)
+    assert state(world).staged == {"a1": {1: "cultist"}}

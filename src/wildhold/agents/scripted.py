@@ -16,8 +16,8 @@ class RandomAgent:
     name = "random"
 
     def __init__(self, content: Content):
-        self.items = sorted(content.items)
-        self.recipes = sorted(content.recipes)
+        self.items = sorted(k for k, i in content.items.items() if i.pack is None)
+        self.recipes = sorted(k for k, r in content.recipes.items() if r.pack is None)
         self.directions = sorted(DIRECTIONS)
 
     def decide(self, view: AgentView) -> Decision:

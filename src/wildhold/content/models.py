@@ -7,6 +7,10 @@ from typing import Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
 
 
+PACK = ("a content pack the entry belongs to: a random agent's draws over the whole catalogue leave packs out, so a pack "
+        "added for the task suite never changes what the scripted scenarios play")
+
+
 class Spec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -29,6 +33,7 @@ class ItemSpec(Spec):
     energy: int = 0
     tool: ToolSpec | None = None
     places: str | None = Field(default=None, description="structure this item becomes when placed")
+    pack: str | None = Field(default=None, description=PACK)
 
 
 class TerrainSpec(Spec):
@@ -88,6 +93,7 @@ class RecipeSpec(Spec):
     outputs: dict[str, PositiveInt]
     duration: PositiveInt
     energy: NonNegativeInt
+    pack: str | None = Field(default=None, description=PACK)
 
 
 class ActionCost(Spec):

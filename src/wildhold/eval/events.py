@@ -228,6 +228,8 @@ class Repaired(NamedTuple):
     x: int
     y: int
     hp: int
+    agent: str = ""  # who repaired it and what (read by the task suite's evaluators)
+    structure: str = ""
 
 
 @view("structure_destroyed", "structure_demolished")

@@ -69,6 +69,19 @@ def _gatherables(c: Content) -> Iterator[dict[str, Any]]:
                "seeded": _seeded(c, [node.item])}
 
 
+def _station_item(c: Content, station: str | None) -> str | None:
+    """The item that puts this station down, when one does."""
+    return next((k for k, i in c.items.items() if station is not None and i.places == station), None)
+
+
+def _making(c: Content, name: str, times: int = 1) -> list[dict[str, Any]]:
+    """Set-up steps that let a character make a recipe `times` over: its inputs, its friendship and its station beside."""
+    r = c.recipes[name]
+    inputs = [{"command": "give_items", "args": {"item": i, "qty": q * times}} for i, q in r.inputs.items()]
+    station = [] if r.station is None else [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]
+    return inputs + _unlocks(c, name) + station
+
+
 def _recipes(kind: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
     def entries(c: Content) -> Iterator[dict[str, Any]]:
         for name, r in c.recipes.items():
@@ -77,22 +90,103 @@ def _recipes(kind: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
             inputs = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in r.inputs.items()]
             raw = all(any(n.item == i for n in c.nodes.values()) for i in r.inputs)
             station = [] if r.station is None else [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]
-            yield {"key": name, "recipe": name, "item": next(iter(r.outputs)), "station": r.station or "none",
+            carried = _station_item(c, r.station)
+            item = next(iter(r.outputs))
+            yield {"key": name, "recipe": name, "item": item, "station": r.station or "none",
                    "inputs": inputs, "raw": raw, "half": inputs[: max(1, len(inputs) // 2)],
-                   "unlock": _unlocks(c, name), "beside": station, "seeded": _seeded(c, r.inputs)}
+                   "unlock": _unlocks(c, name), "beside": station, "seeded": _seeded(c, r.inputs),
+                   "station_item": carried or "none",
+                   "hold_station": [] if carried is None else [{"command": "give_items", "args": {"item": carried}}],
+                   "thrice": [{"command": "give_items", "args": {"item": i, "qty": 3 * q}} for i, q in r.inputs.items()],
+                   "made": 3 * r.outputs[item],
+                   "public": r.station in c.scenario("tiny").settlement.stations}
     return entries
+
+
+def _harvest_dishes(c: Content) -> Iterator[dict[str, Any]]:
+    """Dishes whose inputs include crop produce: the crops ripe beside the character (in a season all of
+    them grow in), whatever else the dish needs given, the stove beside."""
+    produce = {crop.product: (name, crop) for name, crop in c.crops.items()}
+    for name, r in c.recipes.items():
+        grown = [i for i in r.inputs if i in produce]
+        if r.kind != "cook" or not grown:
+            continue
+        seasons = [s for s in c.calendar.seasons if all(s in produce[i][1].seasons for i in grown)]
+        if not seasons:
+            continue
+        steps: list[dict[str, Any]] = [{"command": "set_season", "args": {"season": seasons[0]}}]
+        for item, qty in r.inputs.items():
+            if item in produce:
+                crop_name, crop = produce[item]
+                for _ in range(-(-qty // crop.yield_qty)):
+                    steps.append({"command": "plant_crop", "args": {"crop": crop_name, "stage": len(crop.stage_days)}, "near": True})
+            else:
+                steps.append({"command": "give_items", "args": {"item": item, "qty": qty}})
+        steps += _unlocks(c, name) + [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]
+        yield {"key": name, "recipe": name, "item": next(iter(r.outputs)), "crops": " and ".join(produce[i][0] for i in grown),
+               "setup": steps}
 
 
 def _crops(c: Content) -> Iterator[dict[str, Any]]:
     for name, crop in c.crops.items():
         season = next(s for s in c.calendar.seasons if s in crop.seasons)
         yield {"key": name, "crop": name, "seed": crop.seed, "product": crop.product, "season": season,
-               "ripe": len(crop.stage_days), "in_season": [{"command": "set_season", "args": {"season": season}}]}
+               "ripe": len(crop.stage_days), "in_season": [{"command": "set_season", "args": {"season": season}}],
+               "dry": [{"command": "set_day_weather", "args": {"weather": _dry(c)}}], "two_yields": 2 * crop.yield_qty}
+
+
+def _dry(c: Content) -> str:
+    """A weather that waters nothing: watering tasks set the day to it, so rain cannot have done their work."""
+    return next(w for w in c.calendar.weathers if w not in c.farming.rain_waters)
+
+
+def _harvest_gifts(c: Content) -> Iterator[dict[str, Any]]:
+    """Crop produce a villager loves or likes: the crop ripe beside the character, in its season."""
+    for name, crop in c.crops.items():
+        season = next(s for s in c.calendar.seasons if s in crop.seasons)
+        for npc, spec in c.npcs.items():
+            if crop.product in (*spec.loves, *spec.likes):
+                yield {"key": f"{name}_{npc}", "crop": name, "item": crop.product, "npc": npc,
+                       "setup": [{"command": "set_season", "args": {"season": season, "hour": 10}},
+                                 {"command": "plant_crop", "args": {"crop": name, "stage": len(crop.stage_days)}, "near": True}]}
+
+
+def _chains(c: Content) -> Iterator[dict[str, Any]]:
+    """Crafts one of whose inputs is itself crafted (an intermediate): the intermediate's inputs and the
+    rest given, each station beside."""
+    for name, r in c.recipes.items():
+        if r.kind != "craft":
+            continue
+        for part, qty in r.inputs.items():
+            sub = next((k for k, q in c.recipes.items() if part in q.outputs and q.kind == "craft" and part not in q.inputs), None)
+            if sub is None or any(n.item == part for n in c.nodes.values()):
+                continue
+            times = -(-qty // c.recipes[sub].outputs[part])
+            steps = _making(c, sub, times)
+            steps += [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in r.inputs.items() if i != part]
+            steps += _unlocks(c, name)
+            if r.station is not None and r.station != c.recipes[sub].station:
+                steps.append({"command": "place_structure", "args": {"structure": r.station}, "near": True})
+            yield {"key": f"{name}_{part}", "recipe": name, "item": next(iter(r.outputs)), "part": part, "setup": steps}
+            break
+
+
+def _crop_sales(c: Content) -> Iterator[dict[str, Any]]:
+    """Crop produce a villager buys: the crop ripe beside the character, in its season."""
+    for name, crop in c.crops.items():
+        season = next(s for s in c.calendar.seasons if s in crop.seasons)
+        for npc, spec in c.npcs.items():
+            if spec.shop and crop.product in spec.shop.buys:
+                yield {"key": f"{name}_{npc}", "crop": name, "item": crop.product, "npc": npc,
+                       "setup": [{"command": "set_season", "args": {"season": season, "hour": 10}},
+                                 {"command": "plant_crop", "args": {"crop": name, "stage": len(crop.stage_days)}, "near": True}]}
 
 
 def _animals(c: Content) -> Iterator[dict[str, Any]]:
+    coop = next(k for k, s in c.structures.items() if s.part == "coop")
+    materials = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in c.structures[coop].build.materials.items()]
     for name, a in c.animals.items():
-        yield {"key": name, "animal": name, "item": a.item, "product": a.product, "feed": a.feed}
+        yield {"key": name, "animal": name, "item": a.item, "product": a.product, "feed": a.feed, "coop": materials}
 
 
 def _villagers(c: Content) -> Iterator[dict[str, Any]]:
@@ -101,8 +195,12 @@ def _villagers(c: Content) -> Iterator[dict[str, Any]]:
         for opinion, felt in (("loves", "loved"), ("likes", "liked")):
             for item in getattr(npc, opinion):
                 source = _sourcing(c, item)
+                seller = next((k for k, v in c.npcs.items() if v.shop and item in v.shop.sells), None)
+                recipe = next((k for k, r in c.recipes.items() if item in r.outputs and r.kind == "cook"), None)
                 yield {"key": f"{name}_{item}", "npc": name, "item": item, "opinion": opinion,
-                       "points": s.talk_points + s.gift_points[felt], "source": source or [], "sourced": source is not None}
+                       "points": s.talk_points + s.gift_points[felt], "source": source or [], "sourced": source is not None,
+                       "seller": seller or "none", "coin": c.economy.coin,
+                       "cooked": recipe is not None, "cook": _making(c, recipe) if recipe else []}
 
 
 def _shop(side: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
@@ -116,14 +214,80 @@ def _shop(side: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
 
 
 def _npcs(c: Content) -> Iterator[dict[str, Any]]:
-    for name in c.npcs:
-        yield {"key": name, "npc": name}
+    for name, npc in c.npcs.items():
+        # the hour after the villager's shop or workplace closes: where the schedule has it then
+        entries = sorted(npc.schedule, key=lambda e: e.start_hour)
+        evening = next((e.start_hour for e in entries if e.start_hour >= 17), 18)
+        yield {"key": name, "npc": name, "evening": evening}
 
 
 def _placeables(c: Content) -> Iterator[dict[str, Any]]:
     for name, item in c.items.items():
         if item.category == "placeable" and item.places and name not in c.animals:
-            yield {"key": name, "item": name, "structure": item.places}
+            recipe = next((k for k, r in c.recipes.items() if name in r.outputs), None)
+            r = c.recipes[recipe] if recipe else None
+            raw = r is not None and all(any(n.item == i for n in c.nodes.values()) for i in r.inputs)
+            from_land = [] if not raw else (
+                [{"command": "give_items", "args": {"item": t}} for t in TOOLS] + _seeded(c, r.inputs) + _unlocks(c, recipe)
+                + ([] if r.station is None else [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]))
+            yield {"key": name, "item": name, "structure": item.places, "made": recipe is not None,
+                   "make": _making(c, recipe) if recipe else [], "raw": raw, "from_land": from_land}
+
+
+def _repairables(c: Content) -> Iterator[dict[str, Any]]:
+    """Structures that can be repaired: one beside the character at a third of its hit points."""
+    for name, s in c.structures.items():
+        if s.repair is None:
+            continue
+        raw = all(any(n.item == i for n in c.nodes.values()) for i in s.repair.materials)
+        give = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in s.repair.materials.items()]
+        damaged = [{"command": "place_structure", "args": {"structure": name, "hp": max(1, s.hp // 3)}, "near": True}]
+        tools = [{"command": "give_items", "args": {"item": t}} for t in TOOLS] + _seeded(c, s.repair.materials)
+        yield {"key": name, "structure": name, "materials": give, "damaged": damaged, "raw": raw, "tools": tools}
+
+
+def _terrains(c: Content) -> Iterator[dict[str, Any]]:
+    for name, t in c.terrain.items():
+        if t.walkable:
+            yield {"key": name, "terrain": name, "what": t.description.rstrip(".").lower()}
+
+
+def _nodes(c: Content) -> Iterator[dict[str, Any]]:
+    for name, n in c.nodes.items():
+        yield {"key": name, "node": name, "what": n.description.rstrip(".").lower()}
+
+
+def _forage_pairs(c: Content) -> Iterator[dict[str, Any]]:
+    """Two things the land gives, with the tools that open their nodes."""
+    items = sorted({n.item for n in c.nodes.values()})
+    for i, a in enumerate(items):
+        for b in items[i + 1:]:
+            tools = sorted({n.requires_tool for n in c.nodes.values() if n.item in (a, b) and n.requires_tool})
+            yield {"key": f"{a}_{b}", "a": a, "b": b,
+                   "setup": [{"command": "give_items", "args": {"item": t}} for t in tools] + _seeded(c, [a, b])}
+
+
+def _made_tools(c: Content) -> Iterator[dict[str, Any]]:
+    """Gatherables behind a tool the character makes itself from what it carries, at a station beside it."""
+    seen: set[str] = set()
+    for name, node in c.nodes.items():
+        if node.requires_tool is None or node.item in seen:
+            continue
+        recipe = next((k for k, r in c.recipes.items() if node.requires_tool in r.outputs), None)
+        if recipe is None:
+            continue
+        seen.add(node.item)
+        yield {"key": node.item, "item": node.item, "tool": node.requires_tool,
+               "setup": _making(c, recipe) + _seeded(c, [node.item])}
+
+
+def _made_wares(c: Content) -> Iterator[dict[str, Any]]:
+    """Things a villager buys that a recipe makes from what the set-up gives, at a station beside."""
+    for npc, spec in c.npcs.items():
+        for item in (spec.shop.buys if spec.shop else {}):
+            recipe = next((k for k, r in c.recipes.items() if item in r.outputs and item not in r.inputs), None)
+            if recipe is not None:
+                yield {"key": f"{item}_{npc}", "item": item, "npc": npc, "make": _making(c, recipe)}
 
 
 def _buildables(c: Content) -> Iterator[dict[str, Any]]:
@@ -131,7 +295,8 @@ def _buildables(c: Content) -> Iterator[dict[str, Any]]:
         if s.build:
             give = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in s.build.materials.items()]
             raw = all(any(n.item == i for n in c.nodes.values()) for i in s.build.materials)
-            yield {"key": name, "structure": name, "materials": give, "raw": raw}
+            twice = [{"command": "give_items", "args": {"item": i, "qty": 2 * q}} for i, q in s.build.materials.items()]
+            yield {"key": name, "structure": name, "materials": give, "materials_twice": twice, "raw": raw}
 
 
 def _tiers(c: Content) -> Iterator[dict[str, Any]]:
@@ -143,30 +308,41 @@ def _tiers(c: Content) -> Iterator[dict[str, Any]]:
 def _enemies(c: Content) -> Iterator[dict[str, Any]]:
     for name, tier in c.dungeon.tiers.items():
         for enemy in [*tier.enemies, tier.boss]:
-            yield {"key": enemy, "enemy": enemy, "tier": tier.level, "boss": enemy == tier.boss,
-                   "unlock": [{"command": "unlock_tier", "args": {"tier": tier.level}}]}
+            boss = enemy == tier.boss
+            stage = [] if boss else [{"command": "stage_enemy", "args": {"tier": tier.level, "enemy": enemy}}]
+            yield {"key": enemy, "enemy": enemy, "tier": tier.level, "boss": boss,
+                   "unlock": [{"command": "unlock_tier", "args": {"tier": tier.level}}, *stage]}
 
 
 def _hardships(c: Content) -> Iterator[dict[str, Any]]:
-    """Weathers to live through, each with each shelter a character can put down (and with none)."""
+    """Weathers to live through, each with each shelter a character can put down (and with none), and with
+    the materials of each shelter it can make by hand (`made`)."""
     shelters = [k for k, i in c.items.items() if i.places and c.structures[i.places].shelter]
     for weather in c.calendar.weathers:
         for shelter in [*shelters, "none"]:
             give = [] if shelter == "none" else [{"command": "give_items", "args": {"item": shelter}}]
-            yield {"key": f"{weather}_{shelter}", "weather": weather, "shelter": shelter, "give": give}
+            yield {"key": f"{weather}_{shelter}", "weather": weather, "shelter": shelter, "named": shelter, "give": give,
+                   "made": False}
+        for shelter in shelters:
+            recipe = next((k for k, r in c.recipes.items() if shelter in r.outputs and r.station is None), None)
+            if recipe is not None:
+                yield {"key": f"{weather}_{shelter}_made", "weather": weather, "shelter": shelter,
+                       "named": f"{shelter}-made", "give": _making(c, recipe), "made": True}
 
 
 ENTRIES: dict[str, Callable[[Content], Iterator[dict[str, Any]]]] = {
     "gatherables": _gatherables, "recipes": _recipes("craft"), "dishes": _recipes("cook"), "crops": _crops,
     "animals": _animals, "gifts": _villagers, "wares": _shop("sells"), "purchases": _shop("buys"), "villagers": _npcs,
     "placeables": _placeables, "buildables": _buildables, "tiers": _tiers, "enemies": _enemies,
-    "hardships": _hardships,
+    "hardships": _hardships, "harvest_dishes": _harvest_dishes, "crop_sales": _crop_sales, "repairables": _repairables,
+    "terrains": _terrains, "nodes": _nodes, "forage_pairs": _forage_pairs, "made_tools": _made_tools,
+    "made_wares": _made_wares, "harvest_gifts": _harvest_gifts, "chains": _chains,
 }
 
 
 # ---- loading -----------------------------------------------------------------------------------
 
-QUANTITIES = ("qty", "ticks")  # the argument and parameter names that hold a quantity
+QUANTITIES = ("qty", "ticks", "away")  # the argument and parameter names that hold a quantity
 
 
 def _shape(value: Any) -> Any:
@@ -188,7 +364,8 @@ class Suite(BaseModel):
         """Groups of tasks that differ from each other only in a quantity (and in their id, text and limits)."""
         groups: dict[Any, list[str]] = {}
         for t in self.tasks.values():
-            key = (t.category, t.scenario, t.evaluator, _shape(t.params), _shape([s.model_dump() for s in t.setup]), t.clock)
+            params = EVALUATORS[t.evaluator].params_model.model_validate(t.params).model_dump()  # defaults filled in
+            key = (t.category, t.scenario, t.evaluator, _shape(params), _shape([s.model_dump() for s in t.setup]), t.clock)
             groups.setdefault(key, []).append(t.id)
         return [sorted(ids) for ids in groups.values() if len(ids) > 1]
 
@@ -234,7 +411,7 @@ def _fill(value: Any, entry: dict[str, Any]) -> Any:
             return entry[value[1:-1]]
         return value.format(**entry)
     if isinstance(value, dict):
-        return {k: _fill(v, entry) for k, v in value.items()}
+        return {k.format(**entry) if isinstance(k, str) else k: _fill(v, entry) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         out: list[Any] = []
         for v in value:
@@ -259,7 +436,8 @@ def _generate(file: str, spec: TemplateFile, content: Content) -> Iterator[tuple
                         "id": f"{t.category}/{level.id.format(**entry)}", "category": t.category,
                         "difficulty": level.difficulty, "description": level.description.format(**entry),
                         "setup": _fill([s if isinstance(s, str) else s.model_dump() for s in level.setup], entry), "evaluator": t.evaluator,
-                        "params": _fill(dict(level.params), entry), "limits": spec.limits[level.difficulty].model_dump(),
+                        "params": _fill(dict(level.params), entry),
+                        "limits": (level.limits or spec.limits[level.difficulty]).model_dump(),
                         "source": f"{file}:{name}",
                     }
                 except KeyError as exc:
@@ -306,8 +484,9 @@ def check_task(file: str, key: str, task: Task, content: Content) -> None:
         refuse("params." + ".".join(str(p) for p in first["loc"]), first["msg"])
     for name, table in cls.refs.items():
         value = getattr(params, name)
-        if value is not None and value not in getattr(content, table):
-            refuse(f"params.{name}", f"unknown {table[:-1]} {value!r}")
+        for one in (value if isinstance(value, dict) else [value]):
+            if one is not None and one not in getattr(content, table):
+                refuse(f"params.{name}", f"unknown {table.removesuffix('s')} {one!r}")
     tiers = {t.level for t in content.dungeon.tiers.values()}
     if getattr(params, "tier", None) is not None and params.tier not in tiers:
         refuse("params.tier", f"unknown dungeon tier {params.tier}")

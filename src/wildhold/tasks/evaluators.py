@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from wildhold.eval.events import (Built, Cleared, Dealt, Defeated, Entered, Gift, Harvested, Husbanded, ItemMoved,
-                                  Knockdown, Moved, Placed, QuestDone, Talked, Tended, Tilled)
+                                  Knockdown, Moved, Placed, QuestDone, Repaired, Talked, Tended, Tilled)
 from wildhold.eval.fold import Fold, MatchInfo, on
 
 EVALUATORS: dict[str, type[Evaluator]] = {}
@@ -95,6 +95,35 @@ class Obtain(Evaluator):
         way = ev.source.split(":", 1)[0]
         if way == p.via or (p.via == "any" and way not in ("start", "pick_up")):
             self.count += ev.qty
+
+
+class GatherAllParams(Params):
+    items: dict[str, int] = Field(min_length=2)  # item -> how many
+
+
+@evaluator("gather_all")
+class GatherAll(Evaluator):
+    """Several kinds of item gathered from the land, each up to its count; progress is their share of the whole."""
+
+    params_model = GatherAllParams
+    refs = {"items": "items"}
+
+    def __init__(self, match: MatchInfo, agent: str, params: Params) -> None:
+        super().__init__(match, agent, params)
+        self.got: dict[str, int] = {}
+
+    @property
+    def target(self) -> int:
+        return sum(self.params.items.values())
+
+    @on("item_gained")
+    def gained(self, tick: int, ev: ItemMoved) -> None:
+        want = self.params.items.get(ev.item)
+        if ev.holder != self.agent or want is None or ev.source.split(":", 1)[0] != "gather":
+            return
+        before = min(want, self.got.get(ev.item, 0))
+        self.got[ev.item] = self.got.get(ev.item, 0) + ev.qty
+        self.count += min(want, self.got[ev.item]) - before
 
 
 class StructureParams(Params):
@@ -320,6 +349,19 @@ class CompleteQuest(Evaluator):
 
 # ---- the land and the dungeon ------------------------------------------------------------------
 
+@evaluator("repair")
+class Repair(Evaluator):
+    """Repairs of structures of one kind by the character."""
+
+    params_model = StructureParams
+    refs = {"structure": "structures"}
+
+    @on("structure_repaired")
+    def repaired(self, tick: int, ev: Repaired) -> None:
+        if ev.agent == self.agent and ev.structure == self.params.structure:
+            self.count += 1
+
+
 @evaluator("visit")
 class Visit(Evaluator):
     """Regions of the map stood in, `qty` of them besides the one the character stood in when the task began."""
@@ -340,6 +382,78 @@ class Visit(Evaluator):
         if here != self.first and here not in self.seen:
             self.seen.add(here)
             self.count += 1
+
+
+class _Away(Evaluator):
+    """Done on a step that ends at least `away` tiles (the larger of the two axes) from where the
+    character's first step took it, on a tile `arrived` accepts; the map is the seed's worldgen."""
+
+    def __init__(self, match: MatchInfo, agent: str, params: Params) -> None:
+        super().__init__(match, agent, params)
+        self.origin: tuple[int, int] | None = None
+
+    @property
+    def map(self):
+        from wildhold.world.worldgen import generate
+
+        return generate(self.match.content, self.match.scenario, self.match.seed)
+
+    def arrived(self, x: int, y: int) -> bool:
+        raise NotImplementedError
+
+    @on("moved")
+    def moved(self, tick: int, ev: Moved) -> None:
+        if ev.agent != self.agent or self.count:
+            return
+        x, y = ev.to
+        if self.origin is None:
+            self.origin = (x, y)
+        elif max(abs(x - self.origin[0]), abs(y - self.origin[1])) >= self.params.away and self.arrived(x, y):
+            self.count = 1
+
+
+class ReachParams(Params):
+    terrain: str
+    away: int = Field(ge=1)
+
+
+@evaluator("reach")
+class Reach(_Away):
+    """Standing on a tile of one terrain, `away` tiles or more from where the character's first step took it."""
+
+    params_model = ReachParams
+    refs = {"terrain": "terrain"}
+
+    def __init__(self, match: MatchInfo, agent: str, params: Params) -> None:
+        super().__init__(match, agent, params)
+        g = self.map
+        self.kind = g.terrain_names.index(params.terrain)
+        self.terrain, self.width = g.terrain, g.width
+
+    def arrived(self, x: int, y: int) -> bool:
+        return self.terrain[y * self.width + x] == self.kind
+
+
+class FindParams(Params):
+    node: str
+    away: int = Field(ge=1)
+
+
+@evaluator("find")
+class Find(_Away):
+    """Standing beside a resource node of one kind the land grew, `away` tiles or more from where the
+    character's first step took it."""
+
+    params_model = FindParams
+    refs = {"node": "nodes"}
+
+    def __init__(self, match: MatchInfo, agent: str, params: Params) -> None:
+        super().__init__(match, agent, params)
+        g = self.map
+        self.spots = {(p % g.width, p // g.width) for p, n in g.nodes.items() if n.kind == params.node}
+
+    def arrived(self, x: int, y: int) -> bool:
+        return any((x + dx, y + dy) in self.spots for dx in (-1, 0, 1) for dy in (-1, 0, 1))
 
 
 class TierParams(Params):

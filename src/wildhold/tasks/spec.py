@@ -62,6 +62,7 @@ class Level(Frozen):
     description: str
     params: dict[str, Any] = Field(default_factory=dict)
     setup: tuple[SetupStep | str, ...] = ()  # a string names an entry field holding set-up steps
+    limits: Limits | None = None  # the difficulty's limits unless the level needs others (it says why)
 
 
 class Template(Frozen):

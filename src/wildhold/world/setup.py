@@ -7,7 +7,7 @@ changed, then a `setup` event naming itself; a replay re-applies it from the inp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -48,11 +48,23 @@ class SetWeather(SetupArgs):
     weather: str
 
 
+class SetDayWeather(SetupArgs):
+    weather: str
+
+
 class PlaceStructure(SetupArgs):
     x: int
     y: int
     structure: str
     owner: str | None = None
+    hp: int | None = Field(default=None, ge=1)  # placed damaged, with this many hit points (to be repaired)
+    recorded_when_set: ClassVar[tuple[str, ...]] = ("hp",)
+
+
+class StageEnemy(SetupArgs):
+    agent: str
+    tier: int
+    enemy: str
 
 
 class PlaceResource(SetupArgs):
@@ -183,6 +195,16 @@ def unlock_tier(w: World, a: UnlockTier) -> None:
         del dungeon_state(w).cleared[a.agent]
 
 
+def stage_enemy(w: World, a: StageEnemy) -> None:
+    _char(w, a.agent)
+    tiers = {t.level: t for t in w.content.dungeon.tiers.values()}
+    if a.tier not in tiers:
+        raise SetupError("unknown_tier", f"There is no dungeon tier {a.tier}; tiers are {', '.join(map(str, sorted(tiers)))}.")
+    if a.enemy not in tiers[a.tier].enemies:
+        raise SetupError("unknown_enemy", f"Tier {a.tier}'s rooms hold {', '.join(tiers[a.tier].enemies)}; not {a.enemy!r}.")
+    dungeon_state(w).staged.setdefault(a.agent, {})[a.tier] = a.enemy
+
+
 def plant_crop(w: World, a: PlantCrop) -> None:
     _char(w, a.agent)
     p = _tile(w, a.x, a.y)
@@ -205,6 +227,15 @@ def set_weather(w: World, a: SetWeather) -> None:
     w.weather = a.weather
 
 
+def set_day_weather(w: World, a: SetDayWeather) -> None:
+    _known(w.calendar.weathers, "weather", a.weather)
+    f, s = w.content.farming, farm(w)
+    w.weather = a.weather
+    # the day is as if this weather had held since its start: rain (or a storm) it no longer had is forgotten
+    s.rain_day = w.day if a.weather in f.rain_waters else (None if s.rain_day == w.day else s.rain_day)
+    s.storm_day = w.day if a.weather in f.storm_weathers else (None if s.storm_day == w.day else s.storm_day)
+
+
 def place_structure(w: World, a: PlaceStructure) -> None:
     p = _tile(w, a.x, a.y)
     _known(w.content.structures, "structure", a.structure)
@@ -212,7 +243,13 @@ def place_structure(w: World, a: PlaceStructure) -> None:
         _char(w, a.owner)
     if p in w.structures or p in w.nodes:
         raise SetupError("occupied", f"({a.x}, {a.y}) already holds a structure or node.")
-    w.place_structure(p, a.structure, a.owner)
+    full = w.content.structures[a.structure].hp
+    if a.hp is not None and a.hp > full:
+        raise SetupError("bad_hp", f"A {a.structure} has at most {full} hit points; {a.hp} is beyond them.")
+    placed = w.place_structure(p, a.structure, a.owner)
+    if a.hp is not None and a.hp < full:
+        placed.hp = a.hp
+        w.emit("structure_damaged", x=a.x, y=a.y, structure=a.structure, owner=a.owner, damage=full - a.hp, hp=a.hp, by="setup")
     if a.owner is not None and w.content.structures[a.structure].bed:
         w.chars[a.owner].bed = p
 
@@ -257,6 +294,8 @@ SETUP: dict[str, SetupDef] = {
         SetupDef("unlock_tier", UnlockTier, "Open a dungeon tier to a character, as if it had defeated the bosses of the tiers before.", unlock_tier),
         SetupDef("plant_crop", PlantCrop, "Till a soil tile for a character and plant a crop there, grown to a stage (0 just sown).", plant_crop),
         SetupDef("set_weather", SetWeather, "Set today's weather.", set_weather),
+        SetupDef("set_day_weather", SetDayWeather, "Set the weather today has had since it began: its rain waters today's crops only if it rains.", set_day_weather),
+        SetupDef("stage_enemy", StageEnemy, "Make the first enemy of each ordinary room a character meets on its next entry into a tier this ordinary enemy of it.", stage_enemy),
         SetupDef("place_structure", PlaceStructure, "Put a structure on an empty tile, owned by a character or no one.", place_structure),
         SetupDef("place_resource", PlaceResource, "Put a resource node on an empty tile (full unless an amount is given).", place_resource),
         SetupDef("move_character", MoveCharacter, "Put a character on a walkable tile.", move_character),
@@ -275,4 +314,6 @@ def apply_setup(w: World, command: str, args: dict[str, Any]) -> None:
     except ValidationError as exc:
         raise SetupError("bad_arguments", f"{command}: {exc.errors()[0]['msg']}") from None
     spec.apply(w, parsed)
-    w.emit("setup", command=command, args=parsed.model_dump(mode="json"))
+    # arguments added after a command was first recorded are written only when given, so older set-ups record as before
+    unset = {k for k in getattr(parsed, "recorded_when_set", ()) if getattr(parsed, k) is None}
+    w.emit("setup", command=command, args=parsed.model_dump(mode="json", exclude=unset))

@@ -92,13 +92,20 @@ class DungeonState(Saved):
     retained: dict[str, dict[int, str]] = saved("tables", dict)  # agent -> tier -> instance kept after a knockdown
     cleared: dict[str, list[int]] = saved("pairs", dict)  # agent -> tiers whose boss it has defeated, ever
     kings: dict[str, int] = saved("pairs", dict)  # agent -> Shadow King defeats
+    # agent -> tier -> the enemy a set-up put first in each ordinary room of the next instance (`stage_enemy`);
+    # saved only while one waits, so snapshots of worlds without one keep their bytes
+    staged: dict[str, dict[int, str]] = field(default_factory=dict)
 
     def dump(self) -> dict[str, Any]:
-        return {**Saved.dump(self), "instances": [_dump_instance(i) for _, i in sorted(self.instances.items())]}
+        out = {**Saved.dump(self), "instances": [_dump_instance(i) for _, i in sorted(self.instances.items())]}
+        if self.staged:
+            out["staged"] = [[a, [[tier, e] for tier, e in sorted(t.items())]] for a, t in sorted(self.staged.items())]
+        return out
 
     def load(self, data: dict[str, Any]) -> None:
         Saved.load(self, data)
         self.instances = {d["id"]: _load_instance(dict(d)) for d in data["instances"]}
+        self.staged = {a: {int(t): e for t, e in tiers} for a, tiers in data.get("staged", [])}
 
 
 def state(w: World) -> DungeonState:
@@ -303,9 +310,15 @@ def _new_instance(w: World, agent: str, tier: int) -> Instance:
     inst = Instance(f"d{s.next_instance}", agent, tier, [])
     rng = w.rng("dungeon")
     kinds, weights = list(spec.enemies), list(spec.enemies.values())
-    for _ in range(spec.rooms):
+    staged = s.staged.get(agent, {}).pop(tier, None)
+    if agent in s.staged and not s.staged[agent]:
+        del s.staged[agent]
+    for room in range(spec.rooms):
         count = rng.randint(*spec.enemies_per_room)
-        inst.rooms.append([_new_enemy(w, inst, kind, False) for kind in rng.choices(kinds, weights=weights, k=count)])
+        drawn = rng.choices(kinds, weights=weights, k=count)
+        if staged is not None:
+            drawn[0] = staged
+        inst.rooms.append([_new_enemy(w, inst, kind, False) for kind in drawn])
     inst.rooms.append([_new_enemy(w, inst, spec.boss, True)])
     s.instances[inst.id] = inst
     return inst
