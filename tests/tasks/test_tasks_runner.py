@@ -263,3 +263,20 @@ def test_a_model_attempt_cut_short_resumes_where_it_stopped_and_spends_each_turn
     assert [r.get("resumed") for r in records if r["kind"] == "run_start" and r["arm"] == "tasker"] == [False, True]
     assert verify_archive(tmp_path / "cut.wha", content).status == "verified"
     assert not (tmp_path / "cut.work").exists()
+
+
+class _Broken:
+    """A policy that breaks on its first decision."""
+
+    def decide(self, view):
+        raise IndexError("list index out of range")
+
+
+def test_a_player_that_breaks_fails_its_own_attempt_and_the_archive_says_why(tmp_path):
+    from wildhold.tasks.attempt import score_archive
+
+    content = default_content()
+    task = default_suite().get("exploration/gather-wood-v1")
+    live = run_attempt(task, _Broken(), "broken", 0, tmp_path, content)
+    assert live["status"] == "failure" and live["agent_error"] == "IndexError: list index out of range"
+    assert score_archive(next(tmp_path.glob("*.wha")), content) == live

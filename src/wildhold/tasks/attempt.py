@@ -146,7 +146,11 @@ def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: 
         while w.tick < stop and not tracker.done:
             if turns < task.limits.turns and client.idle(agent):
                 started = time.perf_counter()
-                decision = policy.decide(client.view(agent, policy))
+                try:
+                    decision = policy.decide(client.view(agent, policy))
+                except Exception as exc:  # a player that breaks fails its own attempt, never the run
+                    extra["agent_error"] = f"{type(exc).__name__}: {exc}"[:500]
+                    break
                 if clock == "realtime":  # the world did not wait: the minutes the decision took pass first
                     for _ in range(int((time.perf_counter() - started) / tick_seconds)):
                         if w.tick >= stop or tracker.done:
@@ -228,4 +232,4 @@ def score_archive(path: Path, content: Content, live: Tracker | None = None) -> 
         return {**result, "status": "error", "error": m["task_error"]}
     return {**result, "status": "success" if tracker.done else "failure", "progress": tracker.trace[-1][1],
             "turns": turns, "ticks": (tracker.done_tick or m["final_tick"]) - m["task_start_tick"],
-            "trace": [list(p) for p in tracker.trace]}
+            "trace": [list(p) for p in tracker.trace], **({"agent_error": m["agent_error"]} if "agent_error" in m else {})}
