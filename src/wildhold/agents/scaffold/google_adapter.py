@@ -24,7 +24,13 @@ try:  # google-genai sends through httpx2 unless configured for httpx, which onl
 except ImportError:
     httpx = None
 
-CONNECTION_ERRORS = (httpx2.TransportError,) + ((httpx.TransportError,) if httpx is not None else ())
+try:  # and through aiohttp for its async calls when aiohttp is installed (another package may bring it)
+    import aiohttp
+except ImportError:
+    aiohttp = None
+
+CONNECTION_ERRORS = ((httpx2.TransportError,) + ((httpx.TransportError,) if httpx is not None else ())
+                     + ((aiohttp.ClientConnectionError,) if aiohttp is not None else ()))
 
 
 def is_transient(exc: Exception) -> bool:
