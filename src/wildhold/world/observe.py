@@ -76,33 +76,26 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     `memory_since` says so): a caller that kept what it saw at that tick, view and memory, and lays
     these over it and the view over them, holds the whole memory, at a cost that does not grow as
     the memory fills.
+
+    An observation is read-only: the records in it (a tile, a character in view, a quest) are built for
+    observations and may be shared by observations of the same world, never by the world's own state.
     """
     c = w.chars[agent]
-    x0, x1, y0, y1 = w.view_bounds(c.pos)
-    width = w.width
-    glyphs = [w.content.terrain[n].glyph for n in w.terrain_names]
-    rows, tiles, chars, creatures = [], [], [], []
-    for y in range(y0, y1 + 1):
-        row = []
-        for x in range(x0, x1 + 1):
-            p = y * width + x
-            row.append(glyphs[w.terrain[p]])
-            tile = _add_features({"x": x, "y": y}, w.tile_snapshot(p))
-            if len(tile) > 2:
-                tiles.append(tile)
-            for other in sorted(w.occupants.get(p, ())):
-                if other != agent:
-                    chars.append({"id": other, "name": w.chars[other].name, "x": x, "y": y})
-        rows.append("".join(row))
+    bounds = w.view_bounds(c.pos)
+    rows, tiles = _view_square(w, bounds)
+    x0, x1, y0, y1 = bounds
+    creatures = []
     for cr in w.creatures.values():
-        cx, cy = w.xy(cr.pos)
+        cp = cr.pos
+        cy, cx = divmod(cp, w.width)
         if x0 <= cx <= x1 and y0 <= cy <= y1:
             creatures.append({"id": cr.id, "kind": cr.kind, "x": cx, "y": cy, "hp": cr.hp})
     obs: dict[str, Any] = {
         "time": clock(w, show_end),
         "self": status(w, c),
-        "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles, "characters": chars, "creatures": creatures},
-        "legend": {w.content.terrain[n].glyph: n for n in w.terrain_names},
+        "view": {"x0": x0, "y0": y0, "rows": list(rows), "tiles": list(tiles),
+                 "characters": _characters_in(w, bounds, agent), "creatures": creatures},
+        "legend": dict(_statics(w)[1]),
     }
     if memory:
         if memory_since is None:
@@ -113,6 +106,105 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     for part in PARTS:
         part.observe(w, c, obs)
     return obs
+
+
+def _statics(w: World) -> tuple[list[str], dict[str, str]]:
+    """The map's glyph rows and the legend: terrain never changes, so they are built once per world."""
+    got = w.caches.get("terrain")
+    if got is None:
+        glyphs = [w.content.terrain[n].glyph for n in w.terrain_names]
+        width, terrain = w.width, w.terrain
+        rows = ["".join(glyphs[t] for t in terrain[y * width:(y + 1) * width]) for y in range(w.height)]
+        got = w.caches["terrain"] = (rows, {w.content.terrain[n].glyph: n for n in w.terrain_names})
+    return got
+
+
+def _view_square(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The glyph rows and the tiles holding something (node, structure, items) of one view square.
+
+    Kept per square until a tile near it changes (the world's `chunks_touched_since` says): characters
+    standing still and crowds sharing a square pay for it once.
+    """
+    views = w.caches.get("views")
+    if views is None:
+        views = w.caches["views"] = {}
+    held = views.get(bounds)
+    x0, x1, y0, y1 = bounds
+    # asked even with nothing held: the world starts keeping its stamps before the first square is built
+    stale = w.chunks_touched_since(x0, x1, y0, y1, -1 if held is None else held[0])
+    if held is not None and not stale:
+        return held[1], held[2]
+    at, width = w.touches, w.width
+    glyph_rows = _statics(w)[0]
+    rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
+    nodes, structures, ground = w.nodes, w.structures, w.ground
+    tiles: list[dict[str, Any]] = []
+    for y in range(y0, y1 + 1):
+        row = y * width
+        for p in range(row + x0, row + x1 + 1):
+            if p in nodes or p in structures or p in ground:
+                tile = _add_features({"x": p - row, "y": y}, w.tile_snapshot(p))
+                if len(tile) > 2:
+                    tiles.append(tile)
+    views[bounds] = (at, rows, tiles)
+    return rows, tiles
+
+
+def _characters_in(w: World, bounds: tuple[int, int, int, int], agent: str) -> list[dict[str, Any]]:
+    """The other characters in a view square, row by row and by id on a tile: the occupied tiles are
+    fewer than the square's in most worlds, and each character's record is kept while it stands still."""
+    x0, x1, y0, y1 = bounds
+    width, occupants = w.width, w.occupants
+    if len(occupants) < (x1 - x0 + 1) * (y1 - y0 + 1):
+        tiles = sorted(p for p in occupants if y0 <= p // width <= y1 and x0 <= p % width <= x1)
+    else:
+        tiles = [p for y in range(y0, y1 + 1) for p in range(y * width + x0, y * width + x1 + 1) if p in occupants]
+    records = w.caches.get("characters")
+    if records is None:
+        records = w.caches["characters"] = {}
+    out = []
+    for p in tiles:
+        for other in sorted(occupants[p]):
+            if other == agent:
+                continue
+            held = records.get(other)
+            if held is None or held[0] != p:
+                y, x = divmod(p, width)
+                held = records[other] = (p, {"id": other, "name": w.chars[other].name, "x": x, "y": y})
+            out.append(held[1])
+    return out
+
+
+class MemoryCursors:
+    """Each agent's place in its memory, kept by whoever serves its observations: the tick of its last
+    observation with memory. An agent that asks for the changes is sent the tiles remembered since then
+    (nothing kept: the whole memory); asking again in the same tick answers the same."""
+
+    def __init__(self) -> None:
+        self._at: dict[str, tuple[int, int | None]] = {}  # agent -> (tick observed, memory_since sent then)
+
+    def since(self, agent: str, tick: int) -> int | None:
+        """The `memory_since` an observation of the changes at `tick` is built with (None: the whole memory)."""
+        held = self._at.get(agent)
+        if held is None:
+            return None
+        return held[1] if held[0] == tick else held[0]
+
+    def observed(self, agent: str, tick: int, since: int | None) -> None:
+        """The agent was sent an observation with memory at `tick` (the whole of it, or the changes since `since`)."""
+        held = self._at.get(agent)
+        if held is None or held[0] != tick:
+            self._at[agent] = (tick, since)
+
+
+def remembered_page(w: World, c: Character, start: int, limit: int | None) -> tuple[list[dict[str, Any]], int]:
+    """One page of the remembered tiles out of view, ordered by position, and how many there are: only the
+    page's tiles are built."""
+    x0, x1, y0, y1 = w.view_bounds(c.pos)
+    width = w.width
+    out_of_view = [p for p in sorted(c.memory) if not (y0 <= p // width <= y1 and x0 <= p % width <= x1)]
+    end = len(out_of_view) if limit is None else min(len(out_of_view), start + limit)
+    return _out_of_view(w, c, out_of_view[start:end]), len(out_of_view)
 
 
 def remembered(w: World, c: Character) -> list[dict[str, Any]]:

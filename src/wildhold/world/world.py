@@ -20,6 +20,7 @@ from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.worldgen import generate, stream
 
 GROUND = "ground@"
+CHUNK_BITS = 4  # tiles changes are tracked per 16 x 16 block (see `World.touched`)
 
 
 class World:
@@ -41,6 +42,10 @@ class World:
         self.events = EventLog()
         # Parts that follow every event (the trial): computed once, so a world without any pays nothing per event.
         self.listeners = tuple(part for part in PARTS if type(part).on_event is not Part.on_event)
+        # Likewise the parts that may confine, shelter or bar a character: asked on every check and step.
+        self._confining = tuple(part for part in PARTS if type(part).confines is not Part.confines)
+        self._sheltering = tuple(part for part in PARTS if type(part).shelters is not Part.shelters)
+        self._barring = tuple(part for part in PARTS if type(part).bars is not Part.bars)
         self._unheard: deque[tuple[int, str, dict[str, Any]]] = deque()  # events listeners have yet to see
         self.rngs: dict[str, random.Random] = {
             name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
@@ -54,6 +59,12 @@ class World:
         self.occupants: dict[int, list[str]] = {}
         self.regrow_due: dict[int, list[int]] = {}
         self._bare_snapshot: tuple = (None,)
+        # When the contents of a tile (node, structure, items on the ground) last changed, kept
+        # per CHUNK x CHUNK block as the count of `touched` calls: the observation builder keeps what it
+        # built for a view square until a block under it changes. Derived, never saved.
+        self.touches = 0
+        self.chunk_touched: list[int] = []
+        self.caches: dict[str, Any] = {}  # derived data (observation pieces), rebuilt on demand, never saved
         self.next_op = 0
         self.next_creature = 0
         self.weather = "clear"
@@ -105,11 +116,11 @@ class World:
         s = self.structures.get(c.pos)
         if s is not None and s.kind in self.sheltering:
             return True
-        return any(part.shelters(self, c) for part in PARTS)
+        return any(part.shelters(self, c) for part in self._sheltering)
 
     def barred(self, c: Character, p: int) -> str | None:
         """Why this character may not step onto a walkable tile (a locked door), or None."""
-        for part in PARTS:
+        for part in self._barring:
             why = part.bars(self, c, p)
             if why:
                 return why
@@ -175,11 +186,33 @@ class World:
             raise KeyError(f"unknown holder {holder!r}")
         return self.containers.setdefault(holder, {})
 
+    def touched(self, p: int) -> None:
+        """Tile `p` now holds something else (a node, a structure, items): see `chunk_touched`."""
+        self.touches += 1
+        if self.chunk_touched:
+            w = self.width
+            self.chunk_touched[(p // w >> CHUNK_BITS) * ((w >> CHUNK_BITS) + 1) + (p % w >> CHUNK_BITS)] = self.touches
+
+    def chunks_touched_since(self, x0: int, x1: int, y0: int, y1: int, since: int) -> bool:
+        """Whether a tile of this rectangle may have been touched after `since` (a count of touches)."""
+        stamps = self.chunk_touched
+        if not stamps:  # sized on first use: worlds are built and loaded in several ways
+            stamps = self.chunk_touched = [self.touches] * (((self.width >> CHUNK_BITS) + 1) * ((self.height >> CHUNK_BITS) + 1))
+        across = (self.width >> CHUNK_BITS) + 1
+        for cy in range(y0 >> CHUNK_BITS, (y1 >> CHUNK_BITS) + 1):
+            row = cy * across
+            for cx in range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1):
+                if stamps[row + cx] > since:
+                    return True
+        return False
+
     def give(self, holder: str, item: str, qty: int, source: str) -> None:
         """The only way items enter a holder (a character or a ground pile)."""
         if qty <= 0:
             return
         items = self.holder_items(holder)
+        if holder.startswith(GROUND):
+            self.touched(int(holder[len(GROUND):]))
         items[item] = items.get(item, 0) + qty
         self.emit("item_gained", holder=holder, item=item, qty=qty, source=source)
 
@@ -188,6 +221,8 @@ class World:
         if qty <= 0:
             return
         items = self.holder_items(holder)
+        if holder.startswith(GROUND):
+            self.touched(int(holder[len(GROUND):]))
         left = items[item] - qty
         if left < 0:
             raise AssertionError(f"{holder} has fewer than {qty} {item}")
@@ -292,6 +327,7 @@ class World:
     def place_structure(self, p: int, kind: str, owner: str | None) -> Structure:
         s = Structure(kind, owner, self.content.structures[kind].hp)
         self.structures[p] = s
+        self.touched(p)
         x, y = self.xy(p)
         self.emit("structure_placed", x=x, y=y, structure=kind, owner=owner, hp=s.hp)
         return s
@@ -299,6 +335,7 @@ class World:
     def remove_structure(self, p: int) -> Structure:
         """Take a structure off its tile; every part forgets what it kept about it. Callers emit the event."""
         s = self.structures.pop(p)
+        self.touched(p)
         for c in self.chars.values():
             if c.bed == p:  # a destroyed bed is no longer where its owner wakes (or what it is told it has)
                 c.bed = None
@@ -308,6 +345,7 @@ class World:
 
     def set_node(self, p: int, node: Node, amount: int) -> None:
         node.amount = amount
+        self.touched(p)
         x, y = self.xy(p)
         self.emit("node_changed", x=x, y=y, node=node.kind, amount=amount)
 
@@ -372,7 +410,7 @@ class World:
         if c.op is not None and not spec.while_busy:
             op = self.ops[c.op]
             return Rejected("busy", f"Still doing {op.action} ({op.id}) until tick {op.ends}; wait for it or cancel it.")
-        for part in PARTS:
+        for part in self._confining:
             why = part.confines(self, c, action)
             if why:
                 return Rejected("held_in_place", why)

@@ -954,15 +954,10 @@ class ConstructionPart(Part[ConstructionState]):
             "tiles": [list(w.xy(p)) for p in home.tiles],
             "doors": [{**_xy(w, p), "locked": bool(locks.get(p))} for p in home.doors],
         }
-        x0, x1, y0, y1 = w.view_bounds(c.pos)
-        seen = []
-        for y in range(y0, y1 + 1):
-            for x in range(x0, x1 + 1):
-                p = y * w.width + x
-                s = w.structures.get(p)
-                if s is not None:
-                    seen.append(_structure_view(w, c, p, s))
-        obs["structures"] = seen
+        # The view's tiles (built just before the parts observe) name every structure in view, in order.
+        width, structures = w.width, w.structures
+        obs["structures"] = [_structure_view(w, c, p, structures[p])
+                             for p in (t["y"] * width + t["x"] for t in obs["view"]["tiles"] if "structure" in t)]
         suffix = f":{c.id}"
         mine = sorted(
             (_holder_tile(h, DEPOSIT), items) for h, items in w.containers.items() if h.startswith(DEPOSIT) and h.endswith(suffix) and items

@@ -316,8 +316,7 @@ def _set_points(w: World, agent: str, npc: str, points: int) -> None:
 
 def discount_pct(w: World, agent: str, npc: str) -> int:
     """The best discount this character has earned with this villager."""
-    _, level = friendship(w, agent, npc)
-    return max((u.discount_pct for u in w.content.npcs[npc].unlocks if u.level <= level), default=0)
+    return _discount_at(w.content.npcs[npc], friendship(w, agent, npc)[1])
 
 
 def buy_price(w: World, agent: str, npc: str, item: str) -> int:
@@ -904,7 +903,8 @@ class Settlement(Part[Village]):
         v = village(w)
         npcs = w.content.npcs if w.scenario.npcs else {}
         x0, x1, y0, y1 = w.view_bounds(c.pos)
-        hour = hour_of_day(w)
+        hour, day, me = hour_of_day(w), w.day, c.id
+        levels = {name: level_of(w, v.friendship.get((me, name), 0)) for name in npcs}
         seen = []
         for name, npc in npcs.items():
             place, p = v.villagers[name]
@@ -916,13 +916,13 @@ class Settlement(Part[Village]):
                 shop = {
                     "open": shop_open(npc.shop, hour),
                     "hours": list(npc.shop.open_hours),
-                    "sells": {item: buy_price(w, c.id, name, item) for item in npc.shop.sells},
+                    "sells": dict(_price_list(w, name, _discount_at(npc, levels[name]))),
                     "buys": dict(npc.shop.buys),
                 }
             seen.append({"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shop})
         obs["villagers"] = seen
-        obs["quest_board"] = [_public(w, q) for q in v.board.values()]
-        log = v.logs.get(c.id) or QuestLog()
+        obs["quest_board"] = list(_board_view(w, v))
+        log = v.logs.get(me) or QuestLog()
         obs["quest_log"] = {
             "active": [
                 {**_public(w, q), "accepted_tick": q.accepted_tick, "deadline_tick": q.deadline_tick, "gathered": q.gathered}
@@ -933,17 +933,41 @@ class Settlement(Part[Village]):
             "quests_completed": len(log.completed),
         }
         friends = {}
-        for name in npcs:
-            points, level = friendship(w, c.id, name)
-            day, given = v.gifts.get((c.id, name), (0, 0))
+        for name, npc in npcs.items():
+            gift_day, given = v.gifts.get((me, name), (0, 0))
             friends[name] = {
-                "points": points,
-                "level": level,
-                "discount_pct": discount_pct(w, c.id, name),
-                "talked_today": v.talked.get((c.id, name)) == w.day,
-                "gifts_today": given if day == w.day else 0,
+                "points": v.friendship.get((me, name), 0),
+                "level": levels[name],
+                "discount_pct": _discount_at(npc, levels[name]),
+                "talked_today": v.talked.get((me, name)) == day,
+                "gifts_today": given if gift_day == day else 0,
             }
         obs["friendship"] = friends
+
+
+def _discount_at(npc: NpcSpec, level: int) -> int:
+    """`discount_pct` for a friendship level."""
+    return max((u.discount_pct for u in npc.unlocks if u.level <= level), default=0)
+
+
+def _price_list(w: World, npc: str, discount: int) -> dict[str, int]:
+    """A shop's prices at one discount (as `buy_price` gives them): content, so built once per world."""
+    prices = w.caches.setdefault("shop_prices", {})
+    got = prices.get((npc, discount))
+    if got is None:
+        sells = w.content.npcs[npc].shop.sells
+        got = prices[npc, discount] = {item: -(-base * (100 - discount) // 100) for item, base in sells.items()}
+    return got
+
+
+def _board_view(w: World, v: Village) -> list[dict[str, Any]]:
+    """The quest board as observations show it, rebuilt only when a quest is posted or taken off it
+    (a quest on the board never changes)."""
+    key = tuple(v.board)
+    held = w.caches.get("quest_board")
+    if held is None or held[0] != key:
+        held = w.caches["quest_board"] = (key, [_public(w, q) for q in v.board.values()])
+    return held[1]
 
 
 SETTLEMENT = Settlement()

@@ -54,6 +54,11 @@ def level_of(w: World, agent: str, attribute: str) -> int:
     return state(w).attributes.get(agent, {}).get(attribute, 0)
 
 
+def trained(w: World, agent: str) -> dict[str, int]:
+    """The agent's trained attribute levels (those it never trained are absent: level 0); read-only."""
+    return state(w).attributes.get(agent, {})
+
+
 def attribute_levels(w: World, agent: str) -> int:
     """Sum of the agent's trained attribute levels (a term of the wealth formula)."""
     return sum(state(w).attributes.get(agent, {}).values())
@@ -395,7 +400,29 @@ class Society(Part[SocietyState]):
         e = state(w)
         # A message's fields are strings and numbers, never changed once sent: copying each record (not
         # deeply) is enough for an observation never to alias what the world mutates.
-        obs["messages"] = {"inbox": [dict(m) for m in e.inboxes.get(c.id, ())], "board": [dict(m) for m in e.board]}
+        obs["messages"] = {"inbox": list(_copies(w, ("inbox", c.id), e.inboxes.get(c.id, []))),
+                           "board": list(_copies(w, ("board",), e.board))}
+
+
+def _copies(w: World, key: tuple[str, ...], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of a message list (an inbox, the board) for observations, each message copied once: messages
+    are only appended and dropped from the front, so the copies kept are brought up to date by dropping
+    and appending the same. The originals are kept beside them, so identity says which is which."""
+    kept = w.caches.setdefault("messages", {})
+    held = kept.get(key)
+    if held is not None:
+        originals, copies = held
+        if originals and messages and originals[-1] is messages[-1] and len(originals) == len(messages):
+            return copies  # nothing new (the last message is the same and nothing dropped)
+        end = next((i for i in range(len(messages) - 1, -1, -1) if originals and messages[i] is originals[-1]), None)
+        if end is not None:
+            dropped = len(originals) - (end + 1)
+            if 0 <= dropped < len(originals) and originals[dropped] is messages[0]:
+                new = messages[end + 1:]
+                held = kept[key] = (originals[dropped:] + new, copies[dropped:] + [dict(m) for m in new])
+                return held[1]
+    held = kept[key] = (list(messages), [dict(m) for m in messages])
+    return held[1]
 
 
 SOCIETY = Society()
