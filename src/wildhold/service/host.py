@@ -29,6 +29,7 @@ from wildhold.service.program_host import ProgramHost
 from wildhold.store.private import private_folder, tighten
 from wildhold.store.sqlite import StoreError
 from wildhold.world.errors import Rejected
+from wildhold.world.observe import MemoryCursors
 
 DB_NAME = "match.sqlite"
 
@@ -41,6 +42,7 @@ class Host:
         config.check()
         self.match = match
         self.world = match.world
+        self.memory_cursors = MemoryCursors()  # each agent's place in its memory, for observations as changes
         self.content = match.world.content
         self.config = config
         self.horizon: Horizon = match.horizon  # hidden: no face tells an agent when the match ends
