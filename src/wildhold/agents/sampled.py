@@ -18,6 +18,7 @@ ID_SOURCES = {"offer": (("economy", "trades"),), "contract": (("economy", "contr
               "order": (("economy", "orders"), ("economy", "market")), "enemy": (("dungeon", "room", "enemies"),),
               "quest": (("quest_board",), ("quest_log", "active")), "character": (("view", "characters"),),
               "to": (("view", "characters"),)}
+PATHS = tuple(dict.fromkeys(path for paths in ID_SOURCES.values() for path in paths))
 NEAR = 1  # tile arguments fall on the character's tile or a neighbour: where most tile actions reach
 TRIES = 24  # candidates put to the check before the policy falls back to resting a tick
 
@@ -33,6 +34,7 @@ class LegalRandomAgent:
                       "attribute": sorted(content.attributes), "npc": sorted(content.npcs), "item": sorted(content.items)}
         self.candidates = self.passed = 0
         self.observed: dict[str, int] = {}  # agent -> tick of its last observation
+        self.streams: dict[str, random.Random] = {}  # agent -> its random stream
 
     def memory_since(self, agent: str) -> int | None:
         """Only the memory changed since this agent's last observation: the policy reads none of it, but
@@ -43,8 +45,17 @@ class LegalRandomAgent:
     def accepted_share(self) -> float:
         return self.passed / self.candidates if self.candidates else 0.0
 
+    def stream(self, view: AgentView) -> random.Random:
+        """The agent's one random stream, seeded from the match seed and the agent when it first decides:
+        a run replays the same from its start (seeding a fresh stream per decision cost more than the
+        decision itself)."""
+        rng = self.streams.get(view.agent)
+        if rng is None:
+            rng = self.streams[view.agent] = random.Random(f"{view.seed}:{view.agent}:{self.name}")
+        return rng
+
     def decide(self, view: AgentView) -> Decision:
-        rng, obs = view.rng, view.observation()
+        rng, obs = self.stream(view), view.observation()
         self.observed[view.agent] = view.tick
         seen = _ids(obs)
         for _ in range(TRIES):
@@ -93,14 +104,18 @@ class LegalRandomAgent:
 
 
 def _ids(obs: dict[str, Any]) -> dict[str, list[str]]:
-    """For each argument named in ID_SOURCES, the ids listed at its paths in the observation."""
+    """For each argument named in ID_SOURCES, the ids listed at its paths in the observation (each path
+    read once, however many arguments it fills)."""
+    at: dict[tuple[str, ...], list[str]] = {}
+    for path in PATHS:
+        node: Any = obs
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, list):
+            at[path] = [i for entry in node if isinstance(entry, dict) and isinstance(i := entry.get("id"), str)]
     found: dict[str, list[str]] = {}
     for field, paths in ID_SOURCES.items():
-        for path in paths:
-            node: Any = obs
-            for key in path:
-                node = node.get(key) if isinstance(node, dict) else None
-            for entry in node if isinstance(node, list) else ():
-                if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-                    found.setdefault(field, []).append(entry["id"])
+        ids = [i for path in paths for i in at.get(path, ())]
+        if ids:
+            found[field] = ids
     return found
