@@ -16,10 +16,6 @@ if TYPE_CHECKING:
     from wildhold.world.world import World
 
 
-def _code(refused: Any) -> str | None:
-    return None if refused is None else refused.code
-
-
 class LocalClient:
     """Observes and acts for the characters of a world this process holds; `submit` is the match's
     (which records each input) or, for a bare world, the world's own."""
@@ -43,7 +39,7 @@ class LocalClient:
         return AgentView(
             agent, w.tick, w.seed, lambda tick: observe(w, agent, memory_since=tick), lambda: status(w, c),
             memory_since=since(agent) if since is not None else None, actions=self.actions, schemas=self.schemas,
-            _refusal=lambda action, args: _code(w.check(agent, action, args)),
+            _refusal=lambda action, args: w.refusal_code(agent, action, args),
         )
 
     def decide(self, agent: str, policy: Policy) -> bool:

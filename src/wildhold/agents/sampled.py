@@ -18,7 +18,6 @@ ID_SOURCES = {"offer": (("economy", "trades"),), "contract": (("economy", "contr
               "order": (("economy", "orders"), ("economy", "market")), "enemy": (("dungeon", "room", "enemies"),),
               "quest": (("quest_board",), ("quest_log", "active")), "character": (("view", "characters"),),
               "to": (("view", "characters"),)}
-PATHS = tuple(dict.fromkeys(path for paths in ID_SOURCES.values() for path in paths))
 NEAR = 1  # tile arguments fall on the character's tile or a neighbour: where most tile actions reach
 TRIES = 24  # candidates put to the check before the policy falls back to resting a tick
 
@@ -67,7 +66,7 @@ class LegalRandomAgent:
                 return name, args
         return "rest", {"ticks": 1}
 
-    def arguments(self, schema: dict[str, Any], obs: dict[str, Any], seen: dict[str, list[str]],
+    def arguments(self, schema: dict[str, Any], obs: dict[str, Any], seen: _Seen,
                   rng: random.Random) -> dict[str, Any]:
         """A value for each required field and, half the time, each optional one."""
         required = set(schema.get("required", ()))
@@ -81,7 +80,7 @@ class LegalRandomAgent:
         return out
 
     def value(self, field: str, spec: dict[str, Any], me: dict[str, Any], obs: dict[str, Any],
-              seen: dict[str, list[str]], rng: random.Random) -> Any:
+              seen: _Seen, rng: random.Random) -> Any:
         carried = sorted(me["inventory"])
         if "enum" in spec:
             return rng.choice(spec["enum"])
@@ -103,19 +102,32 @@ class LegalRandomAgent:
         return rng.randint(low, high)
 
 
-def _ids(obs: dict[str, Any]) -> dict[str, list[str]]:
-    """For each argument named in ID_SOURCES, the ids listed at its paths in the observation (each path
-    read once, however many arguments it fills)."""
-    at: dict[tuple[str, ...], list[str]] = {}
-    for path in PATHS:
-        node: Any = obs
-        for key in path:
-            node = node.get(key) if isinstance(node, dict) else None
-        if isinstance(node, list):
-            at[path] = [i for entry in node if isinstance(entry, dict) and isinstance(i := entry.get("id"), str)]
-    found: dict[str, list[str]] = {}
-    for field, paths in ID_SOURCES.items():
-        ids = [i for path in paths for i in at.get(path, ())]
-        if ids:
-            found[field] = ids
-    return found
+class _Seen:
+    """The ids the observation lists for each argument named in ID_SOURCES, read on first ask (most
+    candidates take no id), each path once however many arguments it fills."""
+
+    def __init__(self, obs: dict[str, Any]):
+        self.obs = obs
+        self.paths: dict[tuple[str, ...], list[str]] = {}
+        self.fields: dict[str, list[str]] = {}
+
+    def get(self, field: str, default: Any = ()) -> Any:
+        got = self.fields.get(field)
+        if got is None:
+            got = self.fields[field] = [i for path in ID_SOURCES.get(field, ()) for i in self._at(path)]
+        return got or default
+
+    def _at(self, path: tuple[str, ...]) -> list[str]:
+        got = self.paths.get(path)
+        if got is None:
+            node: Any = self.obs
+            for key in path:
+                node = node.get(key) if isinstance(node, dict) else None
+            got = self.paths[path] = [i for entry in node if isinstance(entry, dict) and isinstance(i := entry.get("id"), str)] \
+                if isinstance(node, list) else []
+        return got
+
+
+def _ids(obs: dict[str, Any]) -> _Seen:
+    """For each argument named in ID_SOURCES, the ids listed at its paths in the observation (read when asked)."""
+    return _Seen(obs)

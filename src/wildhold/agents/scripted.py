@@ -92,16 +92,16 @@ class KnownMap:
         elif since != self.tick:
             raise ValueError(f"the memory changed since tick {since} was sent to a map of tick {self.tick}")
         tiles, stand, legend, view = self.tiles, self._stand, obs["legend"], obs["view"]
-        by_terrain, index = self._terrain, self._index
+        by_terrain, index, node_at, built = self._terrain, self._index, self._node_at, self.built
         for m in obs.get("memory", []):
             xy = (m["x"], m["y"])
             if xy not in tiles:
                 by_terrain.setdefault(m["terrain"], set()).add(xy)
             tiles[xy] = m
             stand.pop(xy, None)
-            index(xy, m)
+            if "node" in m or "structure" in m or xy in node_at or xy in built:
+                index(xy, m)
         x0, y0 = view["x0"], view["y0"]
-        node_at, built = self._node_at, self.built
         for dy, row in enumerate(view["rows"]):
             for dx, glyph in enumerate(row):
                 xy = (x0 + dx, y0 + dy)
@@ -428,7 +428,10 @@ class Survivor:
         r = 4
         dist = self.reachable(known, here)
         # row by row, as the view lists them: every tile r steps away is in view
-        frontier = sorted((xy for xy in known.tiles if _cheb(xy, here) == r and xy in dist), key=lambda xy: (xy[1], xy[0]))
+        tiles, (hx, hy) = known.tiles, here
+        ring = [(x, y) for y in range(hy - r, hy + r + 1)
+                for x in (range(hx - r, hx + r + 1) if y in (hy - r, hy + r) else (hx - r, hx + r))]
+        frontier = [xy for xy in ring if xy in tiles and xy in dist]  # the tiles r steps away, row by row
         if frontier:
             goal = frontier[rng.randrange(len(frontier))]
             return "move_to", {"x": goal[0], "y": goal[1]}

@@ -9,6 +9,7 @@ from itertools import takewhile
 from typing import TYPE_CHECKING, Any
 
 from wildhold.world.parts import PARTS
+from wildhold.world.world import CHUNK_BITS
 
 if TYPE_CHECKING:
     from wildhold.world.state import Character
@@ -120,58 +121,88 @@ def _statics(w: World) -> tuple[list[str], dict[str, str]]:
 
 
 def _view_square(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
-    """The glyph rows and the tiles holding something (node, structure, items) of one view square.
+    """The glyph rows and the tiles holding something (node, structure, items) of one view square, row by row.
 
-    Kept per square until a tile near it changes (the world's `chunks_touched_since` says): characters
-    standing still and crowds sharing a square pay for it once.
+    The tiles come from blocks of the map (see `World.chunk_stamps`), each built once until a tile in it
+    changes and shared by every view square over it.
     """
-    views = w.caches.get("views")
-    if views is None:
-        views = w.caches["views"] = {}
-    held = views.get(bounds)
     x0, x1, y0, y1 = bounds
-    # asked even with nothing held: the world starts keeping its stamps before the first square is built
-    stale = w.chunks_touched_since(x0, x1, y0, y1, -1 if held is None else held[0])
-    if held is not None and not stale:
-        return held[1], held[2]
-    at, width = w.touches, w.width
     glyph_rows = _statics(w)[0]
     rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
-    nodes, structures, ground = w.nodes, w.structures, w.ground
+    stamps, across = w.chunk_stamps(), (w.width >> CHUNK_BITS) + 1
+    blocks = w.caches.get("blocks")
+    if blocks is None:
+        blocks = w.caches["blocks"] = {}
     tiles: list[dict[str, Any]] = []
-    for y in range(y0, y1 + 1):
+    columns = range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1)
+    for cy in range(y0 >> CHUNK_BITS, (y1 >> CHUNK_BITS) + 1):
+        for cx in columns:
+            k = cy * across + cx
+            held = blocks.get(k)
+            if held is None or held[0] != stamps[k]:
+                held = blocks[k] = (stamps[k], _block_tiles(w, cx, cy))
+            tiles.extend(t for t in held[1] if x0 <= t["x"] <= x1 and y0 <= t["y"] <= y1)
+    if len(columns) > 1:
+        tiles.sort(key=_row_major)
+    return rows, tiles
+
+
+def _row_major(tile: dict[str, Any]) -> tuple[int, int]:
+    return tile["y"], tile["x"]
+
+
+def _block_tiles(w: World, cx: int, cy: int) -> list[dict[str, Any]]:
+    """The tiles holding something in one block of the map, row by row."""
+    width, nodes, structures, ground = w.width, w.nodes, w.structures, w.ground
+    x0, y0 = cx << CHUNK_BITS, cy << CHUNK_BITS
+    x1, y1 = min(x0 + (1 << CHUNK_BITS), width), min(y0 + (1 << CHUNK_BITS), w.height)
+    tiles = []
+    for y in range(y0, y1):
         row = y * width
-        for p in range(row + x0, row + x1 + 1):
+        for p in range(row + x0, row + x1):
             if p in nodes or p in structures or p in ground:
                 tile = _add_features({"x": p - row, "y": y}, w.tile_snapshot(p))
                 if len(tile) > 2:
                     tiles.append(tile)
-    views[bounds] = (at, rows, tiles)
-    return rows, tiles
+    return tiles
 
 
 def _characters_in(w: World, bounds: tuple[int, int, int, int], agent: str) -> list[dict[str, Any]]:
-    """The other characters in a view square, row by row and by id on a tile: the occupied tiles are
-    fewer than the square's in most worlds, and each character's record is kept while it stands still."""
+    """The other characters in a view square, row by row and by id on a tile. Everyone in a square is
+    listed once per square until a character moves anywhere (characters sharing a square share it)."""
+    held = w.caches.get("present")
+    if held is None or held[0] != w.moves:
+        held = w.caches["present"] = (w.moves, {})
+    present = held[1].get(bounds)
+    if present is None:
+        present = held[1][bounds] = _present(w, bounds)
+    return [record for other, record in present if other != agent]
+
+
+def _present(w: World, bounds: tuple[int, int, int, int]) -> list[tuple[str, dict[str, Any]]]:
+    """(id, record) of every character in a view square, row by row and by id on a tile, read from the
+    occupied tiles of its rows."""
     x0, x1, y0, y1 = bounds
-    width, occupants = w.width, w.occupants
-    if len(occupants) < (x1 - x0 + 1) * (y1 - y0 + 1):
-        tiles = sorted(p for p in occupants if y0 <= p // width <= y1 and x0 <= p % width <= x1)
-    else:
-        tiles = [p for y in range(y0, y1 + 1) for p in range(y * width + x0, y * width + x1 + 1) if p in occupants]
-    records = w.caches.get("characters")
+    width, occupants, chars = w.width, w.occupants, w.chars
+    rows = w.caches.get("occupied_rows")
+    if rows is None or rows[0] != w.moves:  # the occupied tiles by row, in order, once per move
+        by_row: dict[int, list[int]] = {}
+        for p in sorted(occupants):
+            by_row.setdefault(p // width, []).append(p)
+        rows = w.caches["occupied_rows"] = (w.moves, by_row)
+    records = w.caches.get("character_records")
     if records is None:
-        records = w.caches["characters"] = {}
+        records = w.caches["character_records"] = {}
     out = []
-    for p in tiles:
-        for other in sorted(occupants[p]):
-            if other == agent:
-                continue
-            held = records.get(other)
-            if held is None or held[0] != p:
-                y, x = divmod(p, width)
-                held = records[other] = (p, {"id": other, "name": w.chars[other].name, "x": x, "y": y})
-            out.append(held[1])
+    for y in range(y0, y1 + 1):
+        for p in rows[1].get(y, ()):
+            x = p - y * width
+            if x0 <= x <= x1:
+                for other in sorted(occupants[p]):
+                    held = records.get(other)
+                    if held is None or held[0] != p:  # a character's record is kept while it stands still
+                        held = records[other] = (p, (other, {"id": other, "name": chars[other].name, "x": x, "y": y}))
+                    out.append(held[1])
     return out
 
 
