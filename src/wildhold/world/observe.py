@@ -17,7 +17,16 @@ if TYPE_CHECKING:
 
 
 def clock(w: World, show_end: bool = True) -> dict[str, Any]:
-    """The time as a character reads it; without `show_end` (a match whose horizon is hidden) nothing says when it ends."""
+    """The time as a character reads it; without `show_end` (a match whose horizon is hidden) nothing says when it ends.
+    Built once per tick and weather, copied for each caller."""
+    key = (w.tick, w.weather, w.end_tick, show_end)
+    held = w.caches.get("clock")
+    if held is None or held[0] != key:
+        held = w.caches["clock"] = (key, _clock(w, show_end))
+    return dict(held[1])
+
+
+def _clock(w: World, show_end: bool) -> dict[str, Any]:
     minute = w.tick % w.calendar.ticks_per_day
     out = {
         "tick": w.tick,

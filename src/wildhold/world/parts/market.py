@@ -743,7 +743,7 @@ class Market(Part[MarketState]):
             "reputation": reputation_of(w, me),
             "defaults": e.defaults.get(me, 0),
             "attributes": {a: levels.get(a, 0) for a in w.content.attributes},
-            "wealth": {"cents": wealth_cents(w, me), "formula": formula_summary(w.content)},
+            "wealth": {"cents": wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", formula_summary(w.content))},
             "trades": [_copied(_public_trade(t)) for t in e.trades.values() if me in (t["from"], t["to"])],
             "contracts": [_copied(_public_contract(k)) for k in e.contracts.values() if me in (k["payer"], k["deliverer"])],
             "orders": [_public_order(w, o) for o in e.orders.values() if o["agent"] == me],

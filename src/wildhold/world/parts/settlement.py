@@ -59,6 +59,9 @@ class QuestLog:
     failed: list[Quest] = field(default_factory=list)
 
 
+NO_QUESTS = QuestLog()  # the log of a character that has taken no quest: read, never written
+
+
 @dataclass(slots=True)
 class Village:
     """The settlement part's state. Pairs are keyed (character, villager)."""
@@ -725,6 +728,15 @@ def _quest_load(d: dict[str, Any]) -> Quest:
 
 
 def _public(w: World, q: Quest) -> dict[str, Any]:
+    """What anyone may read of a quest (read-only: these fields never change, so it is built once per quest)."""
+    kept = w.caches.setdefault("quests", {})
+    held = kept.get(q.id)
+    if held is None or held[0] is not q:
+        held = kept[q.id] = (q, _public_record(w, q))
+    return held[1]
+
+
+def _public_record(w: World, q: Quest) -> dict[str, Any]:
     return {
         "id": q.id, "kind": q.kind, "issuer": q.issuer, "item": q.item, "qty": q.qty, "reward_coins": q.reward_coins,
         "friendship": q.friendship, "days": q.days, "description": w.content.quests[q.template].description,
@@ -904,11 +916,18 @@ class Settlement(Part[Village]):
         npcs = w.content.npcs if w.scenario.npcs else {}
         x0, x1, y0, y1 = w.view_bounds(c.pos)
         hour, day, me = hour_of_day(w), w.day, c.id
-        levels = {name: level_of(w, v.friendship.get((me, name), 0)) for name in npcs}
+        social = w.content.social
+        per_level, top = social.points_per_level, social.max_level
+        points = {name: v.friendship.get((me, name), 0) for name in npcs}
+        levels = {name: min(pts // per_level, top) for name, pts in points.items()}  # level_of, for each villager
+        discounts = w.caches.get("discounts")
+        if discounts is None:  # discount_pct by villager and level: content, so made once per world
+            discounts = w.caches["discounts"] = {(name, level): _discount_at(npc, level)
+                                                 for name, npc in w.content.npcs.items() for level in range(top + 1)}
         seen = []
         for name, npc in npcs.items():
             place, p = v.villagers[name]
-            x, y = w.xy(p)
+            y, x = divmod(p, w.width)
             if not (x0 <= x <= x1 and y0 <= y <= y1):
                 continue
             shop = None
@@ -916,13 +935,13 @@ class Settlement(Part[Village]):
                 shop = {
                     "open": shop_open(npc.shop, hour),
                     "hours": list(npc.shop.open_hours),
-                    "sells": dict(_price_list(w, name, _discount_at(npc, levels[name]))),
+                    "sells": dict(_price_list(w, name, discounts[name, levels[name]])),
                     "buys": dict(npc.shop.buys),
                 }
             seen.append({"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shop})
         obs["villagers"] = seen
         obs["quest_board"] = list(_board_view(w, v))
-        log = v.logs.get(me) or QuestLog()
+        log = v.logs.get(me) or NO_QUESTS
         obs["quest_log"] = {
             "active": [
                 {**_public(w, q), "accepted_tick": q.accepted_tick, "deadline_tick": q.deadline_tick, "gathered": q.gathered}
@@ -936,9 +955,9 @@ class Settlement(Part[Village]):
         for name, npc in npcs.items():
             gift_day, given = v.gifts.get((me, name), (0, 0))
             friends[name] = {
-                "points": v.friendship.get((me, name), 0),
+                "points": points[name],
                 "level": levels[name],
-                "discount_pct": _discount_at(npc, levels[name]),
+                "discount_pct": discounts[name, levels[name]],
                 "talked_today": v.talked.get((me, name)) == day,
                 "gifts_today": given if gift_day == day else 0,
             }

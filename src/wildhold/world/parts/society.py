@@ -71,7 +71,18 @@ def damage_bonus(w: World, c: Character) -> int:
 
 
 def artworks_by(w: World, agent: str) -> list[dict[str, Any]]:
-    return [a for a in state(w).artworks if a["author"] == agent]
+    """The artworks one character created, oldest first (the registry's own records: read-only). Artworks
+    are only ever appended, so an index by author is extended with the new ones rather than rebuilt."""
+    artworks = state(w).artworks
+    held = w.caches.get("artworks")
+    if held is None or held[0] is not artworks or held[1] > len(artworks):
+        held = w.caches["artworks"] = [artworks, 0, {}]
+    if held[1] < len(artworks):
+        index = held[2]
+        for a in artworks[held[1]:]:
+            index.setdefault(a["author"], []).append(a)
+        held[1] = len(artworks)
+    return list(held[2].get(agent, ()))
 
 
 def change_reputation(w: World, agent: str, delta: int, reason: str) -> None:
