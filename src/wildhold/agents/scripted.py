@@ -105,15 +105,20 @@ class KnownMap:
         for dy, row in enumerate(view["rows"]):
             for dx, glyph in enumerate(row):
                 xy = (x0 + dx, y0 + dy)
-                if xy not in tiles:
-                    by_terrain.setdefault(legend[glyph], set()).add(xy)
-                tiles[xy] = {"terrain": legend[glyph]}
+                terrain = legend[glyph]
+                held = tiles.get(xy)
+                if held is None:
+                    by_terrain.setdefault(terrain, set()).add(xy)
+                elif len(held) == 1 and held["terrain"] == terrain:
+                    continue  # a bare tile this map made from a view, unchanged: nothing to take in
+                tiles[xy] = {"terrain": terrain}
                 stand.pop(xy, None)
                 if xy in node_at or xy in built:
                     index(xy, tiles[xy])
         for t in view["tiles"]:
             xy = (t["x"], t["y"])
             tiles[xy].update(t)
+            stand.pop(xy, None)
             index(xy, t)
         barred = {(s["x"], s["y"]) for s in obs.get("structures", []) if s.get("may_pass") is False}
         for xy in barred ^ self.barred:
