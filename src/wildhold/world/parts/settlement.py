@@ -273,6 +273,16 @@ def place_tile(w: World, place: str) -> int:
     the smallest Manhattan distance, then the northmost and westmost tile: the choice depends on
     the map alone.
     """
+    held = w.caches.get("place_tiles")
+    if held is None or held[0] != w.builds:  # walkability changes only when a structure is placed or removed
+        held = w.caches["place_tiles"] = (w.builds, {})
+    p = held[1].get(place)
+    if p is None:
+        p = held[1][place] = _place_tile(w, place)
+    return p
+
+
+def _place_tile(w: World, place: str) -> int:
     dx, dy = w.content.social.places[place]
     cx, cy = w.xy(w.settlement)
     tx, ty = cx + dx, cy + dy
