@@ -32,6 +32,9 @@ def test_quick_bench_prints_one_json_object_last_with_every_figure(capsys):
     for key in keys:
         assert isinstance(figures[key], float) and figures[key] > 0, key
     assert set(figures["pass"]) == set(figures["targets"])
+    memory = figures["observe_by_memory"]  # one observation timed at 0, 2k and 9k remembered tiles
+    assert set(memory) == {"0", "2000", "9000"} and memory["9000"]["remembered"] >= 9000
+    assert all(row["changes_us"] > 0 and row["whole_us"] > 0 for row in memory.values())
 
 
 def test_bench_without_json_prints_only_the_table(capsys, monkeypatch):
@@ -44,6 +47,8 @@ def test_bench_without_json_prints_only_the_table(capsys, monkeypatch):
               "decide_us": 40.0, "submit_us": 10.0, "step_us_per_agent_tick": 5.0, "decisions_per_agent_tick": 0.5}
     monkeypatch.setattr(engine, "honest_figures", lambda content, n, ticks: honest)
     monkeypatch.setattr(engine, "guessed_acceptance", lambda content: 0.1)
+    monkeypatch.setattr(engine, "observe_by_memory", lambda content, calls: {
+        str(n): {"remembered": n, "changes_us": 30.0, "whole_us": 30.0 + n / 10} for n in engine.MEMORY_SIZES})
     monkeypatch.setattr(engine, "worldgen_ms", lambda content, repeats: 12.5)
     monkeypatch.setattr(engine, "mb_per_world", lambda content, ticks: (3.0, 4.0))
     monkeypatch.setattr(engine, "crafter_figures", lambda steps: (3500.0, 9.0))

@@ -18,10 +18,6 @@ if TYPE_CHECKING:
     from wildhold.world.world import World
 
 
-def _code(refused: Any) -> str | None:
-    return None if refused is None else refused.code
-
-
 @functools.cache
 def _served() -> tuple[tuple[str, ...], Mapping[str, Any]]:
     """The served action names and their argument schemas: the same for every client, built once a process."""
@@ -50,7 +46,7 @@ class LocalClient:
         return AgentView(
             agent, w.tick, w.seed, lambda tick: observe(w, agent, memory_since=tick), lambda: status(w, c),
             memory_since=since(agent) if since is not None else None, actions=self.actions, schemas=self.schemas,
-            _refusal=lambda action, args: _code(w.check(agent, action, args)),
+            _refusal=lambda action, args: w.refusal_code(agent, action, args),
         )
 
     def decide(self, agent: str, policy: Policy) -> bool:

@@ -33,6 +33,7 @@ class LegalRandomAgent:
                       "attribute": sorted(content.attributes), "npc": sorted(content.npcs), "item": sorted(content.items)}
         self.candidates = self.passed = 0
         self.observed: dict[str, int] = {}  # agent -> tick of its last observation
+        self.streams: dict[str, random.Random] = {}  # agent -> its random stream
 
     def memory_since(self, agent: str) -> int | None:
         """Only the memory changed since this agent's last observation: the policy reads none of it, but
@@ -43,8 +44,17 @@ class LegalRandomAgent:
     def accepted_share(self) -> float:
         return self.passed / self.candidates if self.candidates else 0.0
 
+    def stream(self, view: AgentView) -> random.Random:
+        """The agent's one random stream, seeded from the match seed and the agent when it first decides:
+        a run replays the same from its start (seeding a fresh stream per decision cost more than the
+        decision itself)."""
+        rng = self.streams.get(view.agent)
+        if rng is None:
+            rng = self.streams[view.agent] = random.Random(f"{view.seed}:{view.agent}:{self.name}")
+        return rng
+
     def decide(self, view: AgentView) -> Decision:
-        rng, obs = view.rng, view.observation()
+        rng, obs = self.stream(view), view.observation()
         self.observed[view.agent] = view.tick
         seen = _ids(obs)
         for _ in range(TRIES):
@@ -56,7 +66,7 @@ class LegalRandomAgent:
                 return name, args
         return "rest", {"ticks": 1}
 
-    def arguments(self, schema: dict[str, Any], obs: dict[str, Any], seen: dict[str, list[str]],
+    def arguments(self, schema: dict[str, Any], obs: dict[str, Any], seen: _Seen,
                   rng: random.Random) -> dict[str, Any]:
         """A value for each required field and, half the time, each optional one."""
         required = set(schema.get("required", ()))
@@ -70,7 +80,7 @@ class LegalRandomAgent:
         return out
 
     def value(self, field: str, spec: dict[str, Any], me: dict[str, Any], obs: dict[str, Any],
-              seen: dict[str, list[str]], rng: random.Random) -> Any:
+              seen: _Seen, rng: random.Random) -> Any:
         carried = sorted(me["inventory"])
         if "enum" in spec:
             return rng.choice(spec["enum"])
@@ -92,15 +102,32 @@ class LegalRandomAgent:
         return rng.randint(low, high)
 
 
-def _ids(obs: dict[str, Any]) -> dict[str, list[str]]:
-    """For each argument named in ID_SOURCES, the ids listed at its paths in the observation."""
-    found: dict[str, list[str]] = {}
-    for field, paths in ID_SOURCES.items():
-        for path in paths:
-            node: Any = obs
+class _Seen:
+    """The ids the observation lists for each argument named in ID_SOURCES, read on first ask (most
+    candidates take no id), each path once however many arguments it fills."""
+
+    def __init__(self, obs: dict[str, Any]):
+        self.obs = obs
+        self.paths: dict[tuple[str, ...], list[str]] = {}
+        self.fields: dict[str, list[str]] = {}
+
+    def get(self, field: str, default: Any = ()) -> Any:
+        got = self.fields.get(field)
+        if got is None:
+            got = self.fields[field] = [i for path in ID_SOURCES.get(field, ()) for i in self._at(path)]
+        return got or default
+
+    def _at(self, path: tuple[str, ...]) -> list[str]:
+        got = self.paths.get(path)
+        if got is None:
+            node: Any = self.obs
             for key in path:
                 node = node.get(key) if isinstance(node, dict) else None
-            for entry in node if isinstance(node, list) else ():
-                if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-                    found.setdefault(field, []).append(entry["id"])
-    return found
+            got = self.paths[path] = [i for entry in node if isinstance(entry, dict) and isinstance(i := entry.get("id"), str)] \
+                if isinstance(node, list) else []
+        return got
+
+
+def _ids(obs: dict[str, Any]) -> _Seen:
+    """For each argument named in ID_SOURCES, the ids listed at its paths in the observation (read when asked)."""
+    return _Seen(obs)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Iterator, Mapping
+from typing import Any, Callable, Iterable
 
 from wildhold.agents.base import AgentView, Decision, Policy
 from wildhold.agents.sampled import LegalRandomAgent
@@ -74,36 +75,60 @@ class KnownMap:
         self.tiles: dict[tuple[int, int], dict[str, Any]] = {}
         self.tick: int | None = None  # of the observation the picture shows
         self.barred: set[tuple[int, int]] = set()
-        self._stand: dict[tuple[int, int], bool] = {}  # can_stand's answers, forgotten where a tile changes
+        self._stand: dict[int, bool] = {}  # can_stand's answers by `_key`, forgotten where a tile changes
         self._enclosed: tuple[tuple[int, int], set[tuple[int, int]]] = ((0, 0), set())  # see beside_unknown
-        self._steps: tuple[tuple[int, int], int, dict[tuple[int, int], int]] | None = None
+        self._steps: tuple[tuple[int, int], int, Steps] | None = None
+        self.built: set[tuple[int, int]] = set()  # known tiles holding a structure
+        self._node_at: dict[tuple[int, int], str] = {}  # known tiles holding a node, and its kind
+        self._nodes: dict[str, set[tuple[int, int]]] = {}  # the same, by kind
+        self.pictures = 0  # observations taken in
+        self._terrain: dict[str, set[tuple[int, int]]] = {}  # known tiles by terrain (which never changes)
 
     def absorb(self, obs: dict[str, Any]) -> None:
         since = obs.get("memory_since")
         if since is None:
             self.tiles, self._stand, self._enclosed = {}, {}, ((0, 0), set())
+            self.built, self._node_at, self._nodes, self._terrain = set(), {}, {}, {}
         elif since != self.tick:
             raise ValueError(f"the memory changed since tick {since} was sent to a map of tick {self.tick}")
         tiles, stand, legend, view = self.tiles, self._stand, obs["legend"], obs["view"]
+        by_terrain, index, node_at, built = self._terrain, self._index, self._node_at, self.built
         for m in obs.get("memory", []):
             xy = (m["x"], m["y"])
+            if xy not in tiles:
+                by_terrain.setdefault(m["terrain"], set()).add(xy)
             tiles[xy] = m
-            stand.pop(xy, None)
+            stand.pop(((xy[1] + 2) << 16) + xy[0] + 2, None)
+            if "node" in m or "structure" in m or xy in node_at or xy in built:
+                index(xy, m)
         x0, y0 = view["x0"], view["y0"]
         for dy, row in enumerate(view["rows"]):
             for dx, glyph in enumerate(row):
                 xy = (x0 + dx, y0 + dy)
-                tiles[xy] = {"terrain": legend[glyph]}
-                stand.pop(xy, None)
+                terrain = legend[glyph]
+                held = tiles.get(xy)
+                if held is None:
+                    by_terrain.setdefault(terrain, set()).add(xy)
+                elif len(held) == 1 and held["terrain"] == terrain:
+                    continue  # a bare tile this map made from a view, unchanged: nothing to take in
+                tiles[xy] = {"terrain": terrain}
+                stand.pop(((xy[1] + 2) << 16) + xy[0] + 2, None)
+                if xy in node_at or xy in built:
+                    index(xy, tiles[xy])
         for t in view["tiles"]:
-            tiles[(t["x"], t["y"])].update(t)
+            xy = (t["x"], t["y"])
+            tiles[xy].update(t)
+            stand.pop(((xy[1] + 2) << 16) + xy[0] + 2, None)
+            index(xy, t)
         barred = {(s["x"], s["y"]) for s in obs.get("structures", []) if s.get("may_pass") is False}
         for xy in barred ^ self.barred:
-            stand.pop(xy, None)
+            stand.pop(((xy[1] + 2) << 16) + xy[0] + 2, None)
         self.tick, self.barred, self._steps = obs["time"]["tick"], barred, None
+        self.pictures += 1
 
     def can_stand(self, xy: tuple[int, int]) -> bool:
-        ok = self._stand.get(xy)
+        k = ((xy[1] + 2) << 16) + xy[0] + 2  # _key(xy)
+        ok = self._stand.get(k)
         if ok is None:
             t = self.tiles.get(xy)
             if t is None or not self.walkable[t["terrain"]] or xy in self.barred:
@@ -111,7 +136,7 @@ class KnownMap:
             else:
                 s = t.get("structure")
                 ok = s is None or s["kind"] not in self.blocking
-            self._stand[xy] = ok
+            self._stand[k] = ok
         return ok
 
     def beside_unknown(self, xy: tuple[int, int], width: int, height: int) -> bool:
@@ -130,32 +155,54 @@ class KnownMap:
             return False
         return True
 
-    def steps_from(self, here: tuple[int, int], limit: int) -> dict[tuple[int, int], int]:
+    def steps_from(self, here: tuple[int, int], limit: int) -> Steps:
         """Steps to every known tile a move_to from `here` could reach (8-way, at most `limit` steps),
-        as its path search finds them, in the order it finds them; worked out once per picture and start."""
+        as its path search finds them, in the order it finds them; worked out once per picture and start,
+        and only as far as the questions asked of it need (see `Steps`)."""
         if self._steps is not None and self._steps[:2] == (here, limit):
             return self._steps[2]
-        dist = {here: 0}
-        ring = [here]
-        stand, can_stand = self._stand, self.can_stand
-        for step in range(1, limit + 1):
-            nxt = []
-            for x, y in ring:
-                for q in ((x - 1, y - 1), (x - 1, y), (x - 1, y + 1), (x, y - 1),
-                          (x, y + 1), (x + 1, y - 1), (x + 1, y), (x + 1, y + 1)):
-                    if q not in dist and (stand[q] if q in stand else can_stand(q)):
-                        dist[q] = step
-                        nxt.append(q)
-            if not nxt:
-                break
-            ring = nxt
+        dist = Steps(self, here, limit)
         self._steps = (here, limit, dist)
         return dist
 
-    def find(self, here: tuple[int, int], match: Callable[[dict[str, Any]], bool]) -> list[tuple[int, int]]:
-        """Known tiles that match, nearest first (ties broken by position, for determinism)."""
-        hits = [xy for xy, t in self.tiles.items() if match(t)]
+    def find(self, here: tuple[int, int], match: Callable[[dict[str, Any]], bool],
+             among: Iterable[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+        """Known tiles that match, nearest first (ties broken by position, for determinism). `among` narrows
+        the search to tiles that hold every match (`built`, `with_node`, `on` a terrain)."""
+        tiles = self.tiles
+        if among is None:
+            hits = [xy for xy, t in tiles.items() if match(t)]
+        else:
+            hits = [xy for xy in among if match(tiles[xy])]
         return sorted(hits, key=lambda xy: (max(abs(xy[0] - here[0]), abs(xy[1] - here[1])), xy))
+
+    def _index(self, xy: tuple[int, int], t: dict[str, Any]) -> None:
+        """Note what a tile now holds in the indexes `find` narrows its search with."""
+        node = t.get("node")
+        kind = None if node is None else node["kind"]
+        was = self._node_at.get(xy)
+        if was != kind:
+            if was is not None:
+                self._nodes[was].discard(xy)
+                del self._node_at[xy]
+            if kind is not None:
+                self._node_at[xy] = kind
+                self._nodes.setdefault(kind, set()).add(xy)
+        if "structure" in t:
+            self.built.add(xy)
+        else:
+            self.built.discard(xy)
+
+    def with_node(self, kinds: Iterable[str]) -> set[tuple[int, int]]:
+        """The known tiles holding a node of one of these kinds."""
+        out: set[tuple[int, int]] = set()
+        for kind in kinds:
+            out |= self._nodes.get(kind, set())
+        return out
+
+    def on(self, terrain: str) -> set[tuple[int, int]]:
+        """The known tiles of one terrain."""
+        return self._terrain.get(terrain, set())
 
     def beside(self, here: tuple[int, int], target: tuple[int, int],
                reachable: dict[tuple[int, int], int] | None = None) -> tuple[int, int] | None:
@@ -169,6 +216,99 @@ class KnownMap:
         if not spots:
             return None
         return min(spots, key=lambda xy: (max(abs(xy[0] - here[0]), abs(xy[1] - here[1])), xy))
+
+
+class Steps(Mapping[tuple[int, int], int]):
+    """The steps from a start to each known tile a move_to could reach: a breadth-first search, ring by
+    ring, run only as far as needed. Asking whether a tile is reachable, or its steps, grows the search
+    until the tile is found (a tile no one may stand on is never found, so it is answered at once);
+    iterating or counting completes it. Every answer, and the order of iteration (the order the search
+    finds the tiles), is that of the whole search run at once. Tiles are searched by `_key`: an integer
+    hashes faster than a pair."""
+
+    def __init__(self, known: KnownMap, here: tuple[int, int], limit: int):
+        self._known, self._limit = known, limit
+        self._picture = known.pictures
+        start = _key(here)
+        self._dist = {start: 0}
+        self._ring: list[int] = [start]
+        self._step = 0
+        self._done = False
+        self._tiles: list[tuple[int, int]] | None = None  # the reached tiles as pairs, once complete
+
+    def _grow(self) -> None:
+        """Add the next ring of tiles; done when it is empty or the limit is reached."""
+        if self._known.pictures != self._picture:
+            raise RuntimeError("steps asked of a map that has taken in another observation since")
+        self._step = step = self._step + 1
+        if step > self._limit:
+            self._done = True
+            return
+        dist, nxt = self._dist, []
+        stand, can_stand = self._known._stand, self._known.can_stand
+        for p in self._ring:
+            for d in _STEPS:
+                q = p + d
+                if q not in dist:
+                    ok = stand.get(q)
+                    if ok is None:
+                        ok = can_stand(_pair(q))
+                    if ok:
+                        dist[q] = step
+                        nxt.append(q)
+        self._ring = nxt
+        if not nxt:
+            self._done = True
+
+    def _complete(self) -> dict[int, int]:
+        while not self._done:
+            self._grow()
+        return self._dist
+
+    def __contains__(self, xy: object) -> bool:
+        if not isinstance(xy, tuple):
+            return False
+        k, dist = _key(xy), self._dist
+        if k in dist:
+            return True
+        if self._done or not self._known.can_stand(xy):
+            return False
+        while not self._done:
+            self._grow()
+            if k in dist:
+                return True
+        return False
+
+    def __getitem__(self, xy: tuple[int, int]) -> int:
+        if xy in self:
+            return self._dist[_key(xy)]
+        raise KeyError(xy)
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        if self._tiles is None:
+            self._tiles = [_pair(p) for p in self._complete()]
+        return iter(self._tiles)
+
+    def __len__(self) -> int:
+        return len(self._complete())
+
+
+_SHIFT, _OFFSET = 16, 2  # a tile's key: rows of 2**16 columns, offset so that the edge's outer neighbours stay positive
+# a tile's eight neighbours as key differences, in the order the path search tries them
+_STEPS = tuple((dy << _SHIFT) + dx for dx, dy in ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1)))
+_PAIRS: dict[int, tuple[int, int]] = {}
+
+
+def _key(xy: tuple[int, int]) -> int:
+    return ((xy[1] + _OFFSET) << _SHIFT) + xy[0] + _OFFSET
+
+
+def _pair(k: int) -> tuple[int, int]:
+    """The tile of a key (made once per key)."""
+    got = _PAIRS.get(k)
+    if got is None:
+        got = _PAIRS[k] = ((k & ((1 << _SHIFT) - 1)) - _OFFSET, (k >> _SHIFT) - _OFFSET)
+    return got
 
 
 def _near(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -222,7 +362,7 @@ class Survivor:
             held = self._maps[agent] = (obs, known)
         return held[1]
 
-    def reachable(self, known: KnownMap, here) -> dict[tuple[int, int], int]:
+    def reachable(self, known: KnownMap, here) -> Steps:
         """Steps to every known tile a move_to could reach from here: only these are worth asking for."""
         return known.steps_from(here, self.max_path)
 
@@ -294,7 +434,7 @@ class Survivor:
             k for k, n in self.content.nodes.items()
             if n.item == item and (n.requires_tool is None or k in bonus)
         }
-        targets = known.find(here, lambda t: (t.get("node") or {}).get("kind") in nodes and t["node"]["amount"] > 0)
+        targets = known.find(here, lambda t: (t.get("node") or {}).get("kind") in nodes and t["node"]["amount"] > 0, known.with_node(nodes))
         for target in targets:
             if _near(here, target):
                 return "gather", {"x": target[0], "y": target[1]}
@@ -309,7 +449,10 @@ class Survivor:
         r = 4
         dist = self.reachable(known, here)
         # row by row, as the view lists them: every tile r steps away is in view
-        frontier = sorted((xy for xy in known.tiles if _cheb(xy, here) == r and xy in dist), key=lambda xy: (xy[1], xy[0]))
+        tiles, (hx, hy) = known.tiles, here
+        ring = [(x, y) for y in range(hy - r, hy + r + 1)
+                for x in (range(hx - r, hx + r + 1) if y in (hy - r, hy + r) else (hx - r, hx + r))]
+        frontier = [xy for xy in ring if xy in tiles and xy in dist]  # the tiles r steps away, row by row
         if frontier:
             goal = frontier[rng.randrange(len(frontier))]
             return "move_to", {"x": goal[0], "y": goal[1]}
@@ -392,7 +535,7 @@ class Producer(Survivor):
             return action, {"recipe": recipe_name}
         here = (me["x"], me["y"])
         known = self.known(obs)
-        for station in known.find(here, lambda t: (t.get("structure") or {}).get("kind") == recipe.station):
+        for station in known.find(here, lambda t: (t.get("structure") or {}).get("kind") == recipe.station, known.built):
             if _near(here, station):
                 return action, {"recipe": recipe_name}
             spot = known.beside(here, station, self.reachable(known, here))
@@ -571,7 +714,7 @@ class Expedition(Producer):
 
     def centre(self, known: KnownMap) -> tuple[int, int] | None:
         """The settlement's centre: the middle of the paved tiles it has seen."""
-        paved = [xy for xy, t in known.tiles.items() if t["terrain"] == "settlement"]
+        paved = known.on("settlement")
         if not paved:
             return None
         xs, ys = [x for x, _ in paved], [y for _, y in paved]
@@ -592,7 +735,7 @@ class Expedition(Producer):
         me = obs["self"]
         here = (me["x"], me["y"])
         known = self.known(obs)
-        for spot in known.find(here, lambda t: (t.get("structure") or {}).get("kind") == kind):
+        for spot in known.find(here, lambda t: (t.get("structure") or {}).get("kind") == kind, known.built):
             if _near(here, spot):
                 return True
             beside = known.beside(here, spot)
@@ -667,7 +810,7 @@ class Expedition(Producer):
             # The dungeon shelters too: at its door with a tier to play, go in rather than walk home in the dark.
             if self.next_tier(obs) is not None and me["health"] >= 60 and me["energy"] >= 30:
                 known = self.known(obs)
-                entrance = next(iter(known.find(here, lambda t: t["terrain"] == "dungeon_entrance")), None)
+                entrance = next(iter(known.find(here, lambda t: t["terrain"] == "dungeon_entrance", known.on("dungeon_entrance"))), None)
                 if entrance is not None and _cheb(here, entrance) < min(way, 12):
                     if _near(here, entrance):
                         return "enter_dungeon", {"tier": self.next_tier(obs)}
@@ -686,7 +829,7 @@ class Expedition(Producer):
         nodes = {k for k, n in self.content.nodes.items() if n.item == item and (n.requires_tool is None or k in bonus)}
         dist = self.reachable(known, here)
         best = None
-        for xy in known.find(here, lambda t: (t.get("node") or {}).get("kind") in nodes and t["node"]["amount"] > 0):
+        for xy in known.find(here, lambda t: (t.get("node") or {}).get("kind") in nodes and t["node"]["amount"] > 0, known.with_node(nodes)):
             if _near(here, xy):
                 return "gather", {"x": xy[0], "y": xy[1]}
             spots = [(xy[0] + dx, xy[1] + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if (xy[0] + dx, xy[1] + dy) in dist]
@@ -964,7 +1107,7 @@ class Expedition(Producer):
             return "equip", {"item": self.armour}
         here = (me["x"], me["y"])
         known = self.known(obs)
-        entrance = next(iter(known.find(here, lambda t: t["terrain"] == "dungeon_entrance")), None)
+        entrance = next(iter(known.find(here, lambda t: t["terrain"] == "dungeon_entrance", known.on("dungeon_entrance"))), None)
         if entrance is None:
             return self.seek(view, known, here)
         if not _near(here, entrance):

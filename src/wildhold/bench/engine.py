@@ -44,6 +44,9 @@ REPEATS, QUICK_REPEATS = 3, 1
 SEED = 7
 CRAFTER_STEPS, QUICK_CRAFTER_STEPS = 2000, 100
 MEMORY_AGENTS, MEMORY_TICKS, QUICK_MEMORY_TICKS = 4, 300, 50
+MEMORY_SIZES = (0, 2000, 9000)  # remembered tiles at which one observation is timed
+TARGET_OBSERVE_9K_US = 200.0  # an observation (memory as changes) at 9,000 remembered tiles
+OBSERVE_CALLS, QUICK_OBSERVE_CALLS = 300, 40
 
 
 ACTIONS = tuple(sorted(action_tools()))
@@ -126,6 +129,48 @@ def honest_figures(content: Content, n_agents: int, ticks: int, seed: int = SEED
         "step_us_per_agent_tick": spent["step"] / agent_ticks * 1e6,
         "decisions_per_agent_tick": decisions / agent_ticks,
     }
+
+
+def observe_by_memory(content: Content, sizes: tuple[int, ...] = MEMORY_SIZES, calls: int = 200) -> dict[str, dict[str, float]]:
+    """Microseconds per observation of one character that has remembered about `size` tiles (it walked
+    the map to remember them), with its memory as the changes since its previous observation (as an agent
+    observing every tick takes it) and, for comparison, whole. Between observations it steps one tile and
+    back, so its view square and its memory change each time (the steps are not timed)."""
+    world = World(content, "default", SEED)
+    agent = world.join("walker")
+    c = world.chars[agent]
+    path = iter(_serpentine(world))
+    out: dict[str, dict[str, float]] = {}
+    for size in sizes:
+        while len(c.memory) < size:
+            world.relocate(c, next(path))
+        home = c.pos
+        beside = home + 1 if (home + 1) % world.width else home - 1
+        spent = {"changes": 0.0, "whole": 0.0}
+        for i in range(calls):
+            world.relocate(c, beside if i % 2 == 0 else home)
+            world.step()
+            since = world.tick - 1
+            t0 = time.perf_counter()
+            observe(world, agent, memory_since=since)
+            t1 = time.perf_counter()
+            observe(world, agent)
+            spent["changes"] += t1 - t0
+            spent["whole"] += time.perf_counter() - t1
+        world.events.drain()
+        out[str(size)] = {"remembered": len(c.memory), "changes_us": spent["changes"] / calls * 1e6,
+                          "whole_us": spent["whole"] / calls * 1e6}
+    return out
+
+
+def _serpentine(world: World):
+    """Tiles along rows one view apart, east then west, covering the map: a walk that remembers all of it."""
+    step = 2 * world.needs.view_radius + 1
+    for i, y in enumerate(range(world.needs.view_radius, world.height + step, step)):
+        y = min(y, world.height - 1)
+        xs = range(world.width) if i % 2 == 0 else range(world.width - 1, -1, -1)
+        for x in xs:
+            yield y * world.width + x
 
 
 def guessed_acceptance(content: Content, n_agents: int = 100, ticks: int = 20, seed: int = SEED) -> float:
@@ -258,6 +303,8 @@ def bench_engine(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
         for n, t in ticks.items()
     }
     guessed = guessed_acceptance(content)
+    by_memory = observe_by_memory(content, calls=QUICK_OBSERVE_CALLS if quick else OBSERVE_CALLS)
+    at_most = by_memory[str(MEMORY_SIZES[-1])]["changes_us"]
     gen_ms = worldgen_ms(content, 3 if quick else 7)
     mb, peak_mb = mb_per_world(content, memory_ticks)
 
@@ -266,6 +313,7 @@ def bench_engine(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
         "honest_ticks": {str(n): t for n, t in honest_ticks.items()},
         "agent_ticks_per_s": rates,
         "guessed_accepted_share": guessed,
+        "observe_by_memory": by_memory,
         "ticks": {str(n): t for n, t in ticks.items()},
         "repeats": repeats,
         "worldgen_ms": gen_ms,
@@ -280,10 +328,12 @@ def bench_engine(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
         "targets": {
             "worldgen_ms": TARGET_WORLDGEN_MS,
             "mb_per_world": TARGET_MB_PER_WORLD,
+            "observe_9k_us": TARGET_OBSERVE_9K_US,
         },
         "pass": {
             "worldgen_ms": gen_ms < TARGET_WORLDGEN_MS,
             "mb_per_world": mb < TARGET_MB_PER_WORLD,
+            "observe_9k_us": at_most < TARGET_OBSERVE_9K_US,
         },
         "quick": quick,
     }
@@ -314,6 +364,11 @@ def _table(r: dict[str, Any]) -> FitTable:
         table.add_row(f"old load: agent-ticks/s, {n} agent{'s' if n != '1' else ''}, random guesses, no observation "
                       f"({r['ticks'][n]} ticks)", _fmt(rate), "", "")
     table.add_row("  old load: submissions accepted (100 agents)", f"{r['guessed_accepted_share']:.1%}", "", "")
+    last = str(MEMORY_SIZES[-1])
+    for size, row in r["observe_by_memory"].items():
+        target, verdict = (f"< {TARGET_OBSERVE_9K_US:.0f}", PASS[r["pass"]["observe_9k_us"]]) if size == last else ("", "")
+        table.add_row(f"us per observation, {row['remembered']:,} tiles remembered: memory as changes / whole",
+                      f"{row['changes_us']:,.0f} / {row['whole_us']:,.0f}", target, verdict)
     table.add_row("worldgen ms, 96x96 default (median)", _fmt(r["worldgen_ms"], ".1f"), f"< {TARGET_WORLDGEN_MS:.0f}", PASS[r["pass"]["worldgen_ms"]])
     table.add_row("MB per world (tracemalloc, retained)", _fmt(r["mb_per_world"], ".2f"), f"< {TARGET_MB_PER_WORLD:.0f}", PASS[r["pass"]["mb_per_world"]])
     table.add_row("  peak MB while building and playing it", _fmt(r["mb_per_world_peak"], ".2f"), "", "")

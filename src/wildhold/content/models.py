@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PositiveInt, NonNegativeInt, model_validator
@@ -456,6 +457,10 @@ class TrialSpec(Spec):
             raise ValueError("stage_tiers names outer_court, inner_temple and royal_tomb")
         return self
 
+    @functools.cached_property
+    def _numbers(self) -> dict[str, object]:
+        return self.numbers()
+
     def numbers(self) -> dict[str, object]:
         """The values a requirement sentence may name as {field}; a list reads "a or b"."""
         out: dict[str, object] = {}
@@ -465,7 +470,7 @@ class TrialSpec(Spec):
         return out | {f"{k}_tier": v for k, v in self.stage_tiers.items()}
 
     def requirement(self, stage: str, key: str) -> str:
-        return self.stages[stage].requirements[key].format(**self.numbers())
+        return self.stages[stage].requirements[key].format(**self._numbers)  # content is frozen: built once
 
 
 class ProgramsSpec(Spec):

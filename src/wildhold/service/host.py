@@ -31,6 +31,7 @@ from wildhold.service.spectate import FEED_KEPT, Spectate
 from wildhold.store.private import private_folder, tighten
 from wildhold.store.sqlite import StoreError
 from wildhold.world.errors import Rejected
+from wildhold.world.observe import MemoryCursors
 
 DB_NAME = "match.sqlite"
 
@@ -43,6 +44,7 @@ class Host:
         config.check()
         self.match = match
         self.world = match.world
+        self.memory_cursors = MemoryCursors()  # each agent's place in its memory, for observations as changes
         self.content = match.world.content
         self.config = config
         self.horizon: Horizon = match.horizon  # hidden: no face tells an agent when the match ends

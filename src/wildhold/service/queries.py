@@ -47,6 +47,10 @@ class ObserveArgs(Args):
         "Only the tiles remembered at or after this tick (pass the tick of your last observation): laid over "
         "what that observation showed, and the view over them, they make the whole memory at a cost that does "
         "not grow with it. Default: the whole memory."))
+    changes: bool = Field(default=False, description=(
+        "Only the tiles remembered since your last observation with memory: the server keeps your place, and "
+        "the answer's memory_since says from which tick (absent: this is the whole memory, as on your first "
+        "ask). Asking again in the same tick answers the same. Not with memory_since."))
 
 
 class PageArgs(Args):
@@ -156,7 +160,7 @@ def rules_lookup(content: Content, section: str | None = None, key: str | None =
 QUERIES: dict[str, QueryDef] = {q.name: q for q in (
     QueryDef("observe", "Your character's full observation: time, itself, its view square live, its memory of tiles "
              "seen before (unless memory=false), and what each part of the world shows it.",
-             Observation, lambda host, agent, a: reads.observe(host, agent, a.memory, a.memory_since), ObserveArgs,
+             Observation, lambda host, agent, a: reads.observe(host, agent, a.memory, a.memory_since, a.changes), ObserveArgs,
              program={"memory": False}, aliases=("/api/observation",)),
     QueryDef("view_image", "Your view square drawn as a PNG image (base64): each tile in its terrain's colour, what "
              "stands on it as a small sprite, you at the centre; the picture the RL envs' image observations show. "

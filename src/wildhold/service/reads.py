@@ -17,6 +17,7 @@ from wildhold.looks import Picture
 from wildhold.service.errors import HostError
 from wildhold.world.observe import clock as world_clock
 from wildhold.world.observe import observe as world_observe
+from wildhold.world.observe import remembered_page
 from wildhold.world.observe import status
 from wildhold.world.parts import PARTS, society
 from wildhold.world.wealth import formula_summary, rank_standard, wealth_cents
@@ -37,9 +38,20 @@ def require_started(host: Host) -> None:
 
 # ---- an agent's reads ------------------------------------------------------------------------------
 
-def observe(host: Host, agent: str, memory: bool = True, memory_since: int | None = None) -> dict[str, Any]:
+def observe(host: Host, agent: str, memory: bool = True, memory_since: int | None = None,
+            changes: bool = False) -> dict[str, Any]:
+    """The agent's observation; with `changes`, its memory as the tiles remembered since its last observation
+    with memory, the place the host keeps for it (`memory_since` in the answer says from which tick)."""
     require_started(host)
-    return world_observe(host.world, agent, memory, memory_since, shows_end(host))
+    w = host.world
+    if changes and memory_since is not None:
+        raise HostError("bad_request", "observe: ask for changes or for memory_since, not both.")
+    if changes and memory:
+        memory_since = host.memory_cursors.since(agent, w.tick)
+    obs = world_observe(w, agent, memory, memory_since, shows_end(host))
+    if memory:
+        host.memory_cursors.observed(agent, w.tick, memory_since)
+    return obs
 
 
 _PICTURES: dict[str, Picture] = {}  # content digest -> its picture (keeps the tiles it has drawn)
@@ -58,12 +70,13 @@ def view_image(host: Host, agent: str) -> dict[str, Any]:
 
 
 def map_memory(host: Host, agent: str, start: int = 0, limit: int | None = None) -> dict[str, Any]:
-    """The view and one page of the remembered tiles (ordered by position): `next` starts the next page."""
-    obs = observe(host, agent)
-    tiles = obs["memory"]
-    end = len(tiles) if limit is None else min(len(tiles), start + limit)
-    return {"time": obs["time"], "view": obs["view"], "memory": tiles[start:end], "legend": obs["legend"],
-            "total": len(tiles), "next": end if end < len(tiles) else None}
+    """The view and one page of the remembered tiles (ordered by position): `next` starts the next page.
+    Only the page is built, so a page costs the same however much is remembered."""
+    obs = observe(host, agent, memory=False)
+    tiles, total = remembered_page(host.world, host.world.chars[agent], start, limit)
+    end = total if limit is None else min(total, start + limit)
+    return {"time": obs["time"], "view": obs["view"], "memory": tiles, "legend": obs["legend"],
+            "total": total, "next": end if end < total else None}
 
 
 def inventory(host: Host, agent: str) -> dict[str, Any]:

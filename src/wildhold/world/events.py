@@ -24,26 +24,44 @@ class EventLog:
     """Appends events with sequence numbers and a running chain head.
 
     Events wait in `pending` until a consumer (the store, a bench) drains them, so a long
-    match does not hold its whole history in memory; the chain head survives draining.
+    match does not hold its whole history in memory; the chain head survives draining. Each event is
+    serialised when emitted (its data may change afterwards) and hashed into the chain in a batch when
+    the head is read or the events are drained: the same hashes, one loop instead of a call per event.
     """
 
-    __slots__ = ("seq", "head", "pending")
+    __slots__ = ("seq", "_head", "pending", "_hashed")
 
     def __init__(self, seq: int = 0, head: str = GENESIS):
         self.seq = seq
-        self.head = head
+        self._head = head
         self.pending: list[tuple[int, int, str, bytes, str]] = []
+        self._hashed = 0  # entries of `pending` already linked into the chain
 
     def emit(self, tick: int, kind: str, data: dict[str, Any]) -> int:
-        self.seq += 1
-        payload = _dumps({"seq": self.seq, "tick": tick, "kind": kind, "data": data})
-        self.head = link(self.head, payload)
-        self.pending.append((self.seq, tick, kind, payload, self.head))
-        return self.seq
+        self.seq = seq = self.seq + 1
+        self.pending.append((seq, tick, kind, _dumps({"seq": seq, "tick": tick, "kind": kind, "data": data}), ""))
+        return seq
+
+    def _link_pending(self) -> None:
+        pending, head, blake2b = self.pending, self._head, hashlib.blake2b
+        for i in range(self._hashed, len(pending)):
+            seq, tick, kind, payload, _ = pending[i]
+            head = blake2b(head.encode() + payload, digest_size=16).hexdigest()
+            pending[i] = (seq, tick, kind, payload, head)
+        self._head, self._hashed = head, len(pending)
+
+    @property
+    def head(self) -> str:
+        """The hash of the latest event (GENESIS before any)."""
+        if self._hashed != len(self.pending):
+            self._link_pending()
+        return self._head
 
     def drain(self) -> list[tuple[int, int, str, bytes, str]]:
         """Hand over the events emitted since the last drain: (seq, tick, kind, payload, hash)."""
-        out, self.pending = self.pending, []
+        if self._hashed != len(self.pending):
+            self._link_pending()
+        out, self.pending, self._hashed = self.pending, [], 0
         return out
 
 

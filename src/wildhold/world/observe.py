@@ -9,6 +9,7 @@ from itertools import takewhile
 from typing import TYPE_CHECKING, Any
 
 from wildhold.world.parts import PARTS
+from wildhold.world.world import CHUNK_BITS
 
 if TYPE_CHECKING:
     from wildhold.world.state import Character
@@ -16,7 +17,16 @@ if TYPE_CHECKING:
 
 
 def clock(w: World, show_end: bool = True) -> dict[str, Any]:
-    """The time as a character reads it; without `show_end` (a match whose horizon is hidden) nothing says when it ends."""
+    """The time as a character reads it; without `show_end` (a match whose horizon is hidden) nothing says when it ends.
+    Built once per tick and weather, copied for each caller."""
+    key = (w.tick, w.weather, w.end_tick, show_end)
+    held = w.caches.get("clock")
+    if held is None or held[0] != key:
+        held = w.caches["clock"] = (key, _clock(w, show_end))
+    return dict(held[1])
+
+
+def _clock(w: World, show_end: bool) -> dict[str, Any]:
     minute = w.tick % w.calendar.ticks_per_day
     out = {
         "tick": w.tick,
@@ -76,33 +86,26 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     `memory_since` says so): a caller that kept what it saw at that tick, view and memory, and lays
     these over it and the view over them, holds the whole memory, at a cost that does not grow as
     the memory fills.
+
+    An observation is read-only: the records in it (a tile, a character in view, a quest) are built for
+    observations and may be shared by observations of the same world, never by the world's own state.
     """
     c = w.chars[agent]
-    x0, x1, y0, y1 = w.view_bounds(c.pos)
-    width = w.width
-    glyphs = [w.content.terrain[n].glyph for n in w.terrain_names]
-    rows, tiles, chars, creatures = [], [], [], []
-    for y in range(y0, y1 + 1):
-        row = []
-        for x in range(x0, x1 + 1):
-            p = y * width + x
-            row.append(glyphs[w.terrain[p]])
-            tile = _add_features({"x": x, "y": y}, w.tile_snapshot(p))
-            if len(tile) > 2:
-                tiles.append(tile)
-            for other in sorted(w.occupants.get(p, ())):
-                if other != agent:
-                    chars.append({"id": other, "name": w.chars[other].name, "x": x, "y": y})
-        rows.append("".join(row))
+    bounds = w.view_bounds(c.pos)
+    rows, tiles = _view_square(w, bounds)
+    x0, x1, y0, y1 = bounds
+    creatures = []
     for cr in w.creatures.values():
-        cx, cy = w.xy(cr.pos)
+        cp = cr.pos
+        cy, cx = divmod(cp, w.width)
         if x0 <= cx <= x1 and y0 <= cy <= y1:
             creatures.append({"id": cr.id, "kind": cr.kind, "x": cx, "y": cy, "hp": cr.hp})
     obs: dict[str, Any] = {
         "time": clock(w, show_end),
         "self": status(w, c),
-        "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles, "characters": chars, "creatures": creatures},
-        "legend": {w.content.terrain[n].glyph: n for n in w.terrain_names},
+        "view": {"x0": x0, "y0": y0, "rows": list(rows), "tiles": list(tiles),
+                 "characters": _characters_in(w, bounds, agent), "creatures": creatures},
+        "legend": dict(_statics(w)[1]),
     }
     if memory:
         if memory_since is None:
@@ -113,6 +116,135 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     for part in PARTS:
         part.observe(w, c, obs)
     return obs
+
+
+def _statics(w: World) -> tuple[list[str], dict[str, str]]:
+    """The map's glyph rows and the legend: terrain never changes, so they are built once per world."""
+    got = w.caches.get("terrain")
+    if got is None:
+        glyphs = [w.content.terrain[n].glyph for n in w.terrain_names]
+        width, terrain = w.width, w.terrain
+        rows = ["".join(glyphs[t] for t in terrain[y * width:(y + 1) * width]) for y in range(w.height)]
+        got = w.caches["terrain"] = (rows, {w.content.terrain[n].glyph: n for n in w.terrain_names})
+    return got
+
+
+def _view_square(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The glyph rows and the tiles holding something (node, structure, items) of one view square, row by row.
+
+    The tiles come from blocks of the map (see `World.chunk_stamps`), each built once until a tile in it
+    changes and shared by every view square over it.
+    """
+    x0, x1, y0, y1 = bounds
+    glyph_rows = _statics(w)[0]
+    rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
+    stamps, across = w.chunk_stamps(), (w.width >> CHUNK_BITS) + 1
+    blocks = w.caches.get("blocks")
+    if blocks is None:
+        blocks = w.caches["blocks"] = {}
+    tiles: list[dict[str, Any]] = []
+    columns = range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1)
+    for cy in range(y0 >> CHUNK_BITS, (y1 >> CHUNK_BITS) + 1):
+        for cx in columns:
+            k = cy * across + cx
+            held = blocks.get(k)
+            if held is None or held[0] != stamps[k]:
+                held = blocks[k] = (stamps[k], _block_tiles(w, cx, cy))
+            tiles.extend(t for t in held[1] if x0 <= t["x"] <= x1 and y0 <= t["y"] <= y1)
+    if len(columns) > 1:
+        tiles.sort(key=_row_major)
+    return rows, tiles
+
+
+def _row_major(tile: dict[str, Any]) -> tuple[int, int]:
+    return tile["y"], tile["x"]
+
+
+def _block_tiles(w: World, cx: int, cy: int) -> list[dict[str, Any]]:
+    """The tiles holding something in one block of the map, row by row."""
+    width, nodes, structures, ground = w.width, w.nodes, w.structures, w.ground
+    x0, y0 = cx << CHUNK_BITS, cy << CHUNK_BITS
+    x1, y1 = min(x0 + (1 << CHUNK_BITS), width), min(y0 + (1 << CHUNK_BITS), w.height)
+    tiles = []
+    for y in range(y0, y1):
+        row = y * width
+        for p in range(row + x0, row + x1):
+            if p in nodes or p in structures or p in ground:
+                tile = _add_features({"x": p - row, "y": y}, w.tile_snapshot(p))
+                if len(tile) > 2:
+                    tiles.append(tile)
+    return tiles
+
+
+def _characters_in(w: World, bounds: tuple[int, int, int, int], agent: str) -> list[dict[str, Any]]:
+    """The other characters in a view square, row by row and by id on a tile. Everyone in a square is
+    listed once per square until a character moves anywhere (characters sharing a square share it)."""
+    held = w.caches.get("present")
+    if held is None or held[0] != w.moves:
+        held = w.caches["present"] = (w.moves, {})
+    present = held[1].get(bounds)
+    if present is None:
+        present = held[1][bounds] = _present(w, bounds)
+    return [record for other, record in present if other != agent]
+
+
+def _present(w: World, bounds: tuple[int, int, int, int]) -> list[tuple[str, dict[str, Any]]]:
+    """(id, record) of every character in a view square, row by row and by id on a tile, read from the
+    occupied tiles of its rows."""
+    x0, x1, y0, y1 = bounds
+    width, occupants, chars = w.width, w.occupants, w.chars
+    rows = w.caches.get("occupied_rows")
+    if rows is None or rows[0] != w.moves:  # the occupied tiles by row, in order, once per move
+        by_row: dict[int, list[int]] = {}
+        for p in sorted(occupants):
+            by_row.setdefault(p // width, []).append(p)
+        rows = w.caches["occupied_rows"] = (w.moves, by_row)
+    records = w.caches.get("character_records")
+    if records is None:
+        records = w.caches["character_records"] = {}
+    out = []
+    for y in range(y0, y1 + 1):
+        for p in rows[1].get(y, ()):
+            x = p - y * width
+            if x0 <= x <= x1:
+                for other in sorted(occupants[p]):
+                    held = records.get(other)
+                    if held is None or held[0] != p:  # a character's record is kept while it stands still
+                        held = records[other] = (p, (other, {"id": other, "name": chars[other].name, "x": x, "y": y}))
+                    out.append(held[1])
+    return out
+
+
+class MemoryCursors:
+    """Each agent's place in its memory, kept by whoever serves its observations: the tick of its last
+    observation with memory. An agent that asks for the changes is sent the tiles remembered since then
+    (nothing kept: the whole memory); asking again in the same tick answers the same."""
+
+    def __init__(self) -> None:
+        self._at: dict[str, tuple[int, int | None]] = {}  # agent -> (tick observed, memory_since sent then)
+
+    def since(self, agent: str, tick: int) -> int | None:
+        """The `memory_since` an observation of the changes at `tick` is built with (None: the whole memory)."""
+        held = self._at.get(agent)
+        if held is None:
+            return None
+        return held[1] if held[0] == tick else held[0]
+
+    def observed(self, agent: str, tick: int, since: int | None) -> None:
+        """The agent was sent an observation with memory at `tick` (the whole of it, or the changes since `since`)."""
+        held = self._at.get(agent)
+        if held is None or held[0] != tick:
+            self._at[agent] = (tick, since)
+
+
+def remembered_page(w: World, c: Character, start: int, limit: int | None) -> tuple[list[dict[str, Any]], int]:
+    """One page of the remembered tiles out of view, ordered by position, and how many there are: only the
+    page's tiles are built."""
+    x0, x1, y0, y1 = w.view_bounds(c.pos)
+    width = w.width
+    out_of_view = [p for p in sorted(c.memory) if not (y0 <= p // width <= y1 and x0 <= p % width <= x1)]
+    end = len(out_of_view) if limit is None else min(len(out_of_view), start + limit)
+    return _out_of_view(w, c, out_of_view[start:end]), len(out_of_view)
 
 
 def remembered(w: World, c: Character) -> list[dict[str, Any]]:

@@ -261,6 +261,7 @@ def place_resource(w: World, a: PlaceResource) -> None:
         raise SetupError("occupied", f"({a.x}, {a.y}) already holds a structure or node.")
     amount = w.content.nodes[a.node].capacity if a.amount is None else a.amount
     w.nodes[p] = Node(a.node, amount)
+    w.touched(p)
     w.emit("node_placed", x=a.x, y=a.y, node=a.node, amount=amount, source="setup")
 
 

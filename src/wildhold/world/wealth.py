@@ -60,7 +60,7 @@ def wealth_terms(w: World, agent: str) -> dict[str, int]:
         w.content,
         carried=w.chars[agent].inventory,
         escrowed=[w.containers.get(holder, {}) for holder in market.escrows_of(w, agent)],
-        structures=[(s.kind, s.hp) for s in w.structures.values() if s.owner == agent],
+        structures=[(s.kind, s.hp) for s in w.structures_of(agent)],
         deposits=deposits_of(w, agent),
         reputation=society.reputation_of(w, agent),
         attribute_levels=society.attribute_levels(w, agent),

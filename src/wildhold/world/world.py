@@ -7,7 +7,7 @@ import random
 from collections import deque
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from wildhold.content import Content
 from wildhold.world import systems
@@ -20,6 +20,7 @@ from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.worldgen import generate, stream
 
 GROUND = "ground@"
+CHUNK_BITS = 3  # tiles changes are tracked per 8 x 8 block (see `World.touched`)
 
 
 class World:
@@ -41,6 +42,10 @@ class World:
         self.events = EventLog()
         # Parts that follow every event (the trial): computed once, so a world without any pays nothing per event.
         self.listeners = tuple(part for part in PARTS if type(part).on_event is not Part.on_event)
+        # Likewise the parts that may confine, shelter or bar a character: asked on every check and step.
+        self._confining = tuple(part for part in PARTS if type(part).confines is not Part.confines)
+        self._sheltering = tuple(part for part in PARTS if type(part).shelters is not Part.shelters)
+        self._barring = tuple(part for part in PARTS if type(part).bars is not Part.bars)
         self._unheard: deque[tuple[int, str, dict[str, Any]]] = deque()  # events listeners have yet to see
         self.rngs: dict[str, random.Random] = {
             name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
@@ -54,6 +59,15 @@ class World:
         self.occupants: dict[int, list[str]] = {}
         self.regrow_due: dict[int, list[int]] = {}
         self._bare_snapshot: tuple = (None,)
+        # When the contents of a tile (node, structure, items on the ground) last changed, kept
+        # per block of tiles (CHUNK_BITS) as the count of `touched` calls: the observation builder keeps what it
+        # built for a view square until a block under it changes. Derived, never saved.
+        self.touches = 0
+        self.moves = 0  # characters placed or moved so far: what was built from `occupants` holds while it stays
+        self.stored = 0  # item changes in containers so far (chests, deposits, escrows): likewise for `containers`
+        self.builds = 0  # structures placed or removed so far: likewise for who owns which structure
+        self.chunk_touched: list[int] = []
+        self.caches: dict[str, Any] = {}  # derived data (observation pieces), rebuilt on demand, never saved
         self.next_op = 0
         self.next_creature = 0
         self.weather = "clear"
@@ -105,11 +119,11 @@ class World:
         s = self.structures.get(c.pos)
         if s is not None and s.kind in self.sheltering:
             return True
-        return any(part.shelters(self, c) for part in PARTS)
+        return any(part.shelters(self, c) for part in self._sheltering)
 
     def barred(self, c: Character, p: int) -> str | None:
         """Why this character may not step onto a walkable tile (a locked door), or None."""
-        for part in PARTS:
+        for part in self._barring:
             why = part.bars(self, c, p)
             if why:
                 return why
@@ -163,6 +177,18 @@ class World:
             unheard.clear()
             raise
 
+    def structures_of(self, owner: str) -> list[Structure]:
+        """The structures a character owns, in the order of `structures`: an index kept until one is placed
+        or removed (the wealth formula asks for every character's, every observation)."""
+        held = self.caches.get("owners")
+        if held is None or held[0] != self.builds:
+            index: dict[str, list[Structure]] = {}
+            for s in self.structures.values():
+                if s.owner is not None:
+                    index.setdefault(s.owner, []).append(s)
+            held = self.caches["owners"] = (self.builds, index)
+        return held[1].get(owner, [])
+
     def holder_items(self, holder: str) -> dict[str, int]:
         """The items of a holder: a character id, `ground@<tile>`, or a part's container
         (a chest, a storehouse deposit, an escrow) named `<kind>@<key>`."""
@@ -175,11 +201,31 @@ class World:
             raise KeyError(f"unknown holder {holder!r}")
         return self.containers.setdefault(holder, {})
 
+    def touched(self, p: int) -> None:
+        """Tile `p` now holds something else (a node, a structure, items): see `chunk_touched`."""
+        self.touches += 1
+        if self.chunk_touched:
+            w = self.width
+            self.chunk_touched[(p // w >> CHUNK_BITS) * ((w >> CHUNK_BITS) + 1) + (p % w >> CHUNK_BITS)] = self.touches
+
+    def chunk_stamps(self) -> list[int]:
+        """For each block of tiles (row by row, `(width >> CHUNK_BITS) + 1` across), the count of touches
+        when a tile in it last changed: a block whose stamp is unchanged holds what it held."""
+        stamps = self.chunk_touched
+        if not stamps:  # sized on first use: worlds are built and loaded in several ways
+            stamps = self.chunk_touched = [self.touches] * (((self.width >> CHUNK_BITS) + 1) * ((self.height >> CHUNK_BITS) + 1))
+        return stamps
+
     def give(self, holder: str, item: str, qty: int, source: str) -> None:
         """The only way items enter a holder (a character or a ground pile)."""
         if qty <= 0:
             return
         items = self.holder_items(holder)
+        if "@" in holder:
+            if holder.startswith(GROUND):
+                self.touched(int(holder[len(GROUND):]))
+            else:
+                self.stored += 1
         items[item] = items.get(item, 0) + qty
         self.emit("item_gained", holder=holder, item=item, qty=qty, source=source)
 
@@ -188,6 +234,11 @@ class World:
         if qty <= 0:
             return
         items = self.holder_items(holder)
+        if "@" in holder:
+            if holder.startswith(GROUND):
+                self.touched(int(holder[len(GROUND):]))
+            else:
+                self.stored += 1
         left = items[item] - qty
         if left < 0:
             raise AssertionError(f"{holder} has fewer than {qty} {item}")
@@ -285,6 +336,7 @@ class World:
             del self.occupants[old]
         self.occupants.setdefault(new, []).append(c.id)
         c.pos = new
+        self.moves += 1
         if event:
             w = self.width
             self.emit("moved", agent=c.id, **{"from": (old % w, old // w)}, to=(new % w, new // w))
@@ -292,6 +344,8 @@ class World:
     def place_structure(self, p: int, kind: str, owner: str | None) -> Structure:
         s = Structure(kind, owner, self.content.structures[kind].hp)
         self.structures[p] = s
+        self.touched(p)
+        self.builds += 1
         x, y = self.xy(p)
         self.emit("structure_placed", x=x, y=y, structure=kind, owner=owner, hp=s.hp)
         return s
@@ -299,6 +353,8 @@ class World:
     def remove_structure(self, p: int) -> Structure:
         """Take a structure off its tile; every part forgets what it kept about it. Callers emit the event."""
         s = self.structures.pop(p)
+        self.touched(p)
+        self.builds += 1
         for c in self.chars.values():
             if c.bed == p:  # a destroyed bed is no longer where its owner wakes (or what it is told it has)
                 c.bed = None
@@ -308,6 +364,7 @@ class World:
 
     def set_node(self, p: int, node: Node, amount: int) -> None:
         node.amount = amount
+        self.touched(p)
         x, y = self.xy(p)
         self.emit("node_changed", x=x, y=y, node=node.kind, amount=amount)
 
@@ -321,6 +378,7 @@ class World:
         c = Character(agent, name, p, n.max_health, n.max_energy, n.max_satiety)
         self.chars[agent] = c
         self.occupants.setdefault(p, []).append(agent)
+        self.moves += 1
         x, y = self.xy(p)
         self.emit("agent_spawned", agent=agent, name=name, x=x, y=y)
         for item, qty in self.scenario.start_items.items():
@@ -356,7 +414,14 @@ class World:
         result = self._check(agent, action, {} if args is None else args)
         return result if isinstance(result, Rejected) else None
 
-    def _check(self, agent: str, action: str, args: Any):
+    def refusal_code(self, agent: str, action: str, args: dict[str, Any] | None = None) -> str | None:
+        """`check`'s answer as its code only, the action mask's question: arguments that name a field the action
+        does not take, or leave out one it needs, are refused before the argument model is built, and the
+        core's refusals build no sentence."""
+        result = self._check(agent, action, {} if args is None else args, explain=False)
+        return result.code if isinstance(result, Rejected) else None
+
+    def _check(self, agent: str, action: str, args: Any, explain: bool = True):
         c = self.chars.get(agent)
         if c is None:
             return Rejected("unknown_agent", f"No character has id {agent!r}.")
@@ -365,14 +430,20 @@ class World:
             return Rejected("unknown_action", f"There is no action {action!r}.{suggest(action)}")
         if not isinstance(args, dict):
             return Rejected("bad_arguments", f"{action}: arguments must be an object.")
+        if not explain:
+            names, required = _fields(spec.args)
+            if not (names.issuperset(args) and required.issubset(args)):
+                return UNEXPLAINED["bad_arguments"]
         try:
             parsed = spec.args.model_validate(args)
         except ValidationError as exc:
-            return Rejected("bad_arguments", f"{action}: " + describe_validation(exc))
+            return Rejected("bad_arguments", f"{action}: " + describe_validation(exc)) if explain else UNEXPLAINED["bad_arguments"]
         if c.op is not None and not spec.while_busy:
+            if not explain:
+                return UNEXPLAINED["busy"]
             op = self.ops[c.op]
             return Rejected("busy", f"Still doing {op.action} ({op.id}) until tick {op.ends}; wait for it or cancel it.")
-        for part in PARTS:
+        for part in self._confining:
             why = part.confines(self, c, action)
             if why:
                 return Rejected("held_in_place", why)
@@ -380,6 +451,8 @@ class World:
         if isinstance(plan, Rejected):
             return plan
         if plan.energy > c.energy:
+            if not explain:
+                return UNEXPLAINED["not_enough_energy"]
             return Rejected("not_enough_energy", f"{action} needs {plan.energy} energy and you have {c.energy}; eat, rest or sleep first.")
         return spec, c, parsed, plan
 
@@ -403,6 +476,21 @@ class World:
     def knockdown_drop(self, qty: int) -> int:
         """Units of a stack left behind on a knockdown (rounded up)."""
         return math.ceil(qty * self.needs.knockdown_drop_fraction)
+
+
+# The core's refusals as `refusal_code` returns them: the code is the answer, so no sentence is built.
+UNEXPLAINED = {code: Rejected(code, "") for code in ("bad_arguments", "busy", "not_enough_energy")}
+
+_FIELDS: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
+
+
+def _fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
+    """The argument names an action's model takes and those it needs, read once per model."""
+    got = _FIELDS.get(model)
+    if got is None:
+        fields = model.model_fields
+        got = _FIELDS[model] = (frozenset(fields), frozenset(n for n, f in fields.items() if f.is_required()))
+    return got
 
 
 def describe_validation(exc: ValidationError) -> str:

@@ -256,12 +256,24 @@ def door_barred(w: World, c: Character, p: int) -> str | None:
 def deposits_of(w: World, agent: str) -> dict[str, int]:
     """Everything the character has deposited in storehouses and not withdrawn, summed."""
     out: dict[str, int] = {}
-    suffix = f":{agent}"
-    for holder, items in w.containers.items():
-        if holder.startswith(DEPOSIT) and holder.endswith(suffix):
-            for item, qty in items.items():
-                out[item] = out.get(item, 0) + qty
+    containers = w.containers
+    for holder in deposit_holders(w, agent):
+        for item, qty in containers.get(holder, {}).items():
+            out[item] = out.get(item, 0) + qty
     return dict(sorted(out.items()))
+
+
+def deposit_holders(w: World, agent: str) -> list[str]:
+    """The storehouse deposits of one character that hold items, found from an index of every deposit by
+    owner built once per change to the containers (the wealth formula and observations ask every tick)."""
+    held = w.caches.get("deposits")
+    if held is None or held[0] != w.stored:
+        index: dict[str, list[str]] = {}
+        for holder, items in w.containers.items():
+            if holder.startswith(DEPOSIT) and items:
+                index.setdefault(holder.rsplit(":", 1)[1], []).append(holder)
+        held = w.caches["deposits"] = (w.stored, index)
+    return held[1].get(agent, [])
 
 
 def _held_at(w: World, p: int) -> list[str]:
@@ -954,19 +966,11 @@ class ConstructionPart(Part[ConstructionState]):
             "tiles": [list(w.xy(p)) for p in home.tiles],
             "doors": [{**_xy(w, p), "locked": bool(locks.get(p))} for p in home.doors],
         }
-        x0, x1, y0, y1 = w.view_bounds(c.pos)
-        seen = []
-        for y in range(y0, y1 + 1):
-            for x in range(x0, x1 + 1):
-                p = y * w.width + x
-                s = w.structures.get(p)
-                if s is not None:
-                    seen.append(_structure_view(w, c, p, s))
-        obs["structures"] = seen
-        suffix = f":{c.id}"
-        mine = sorted(
-            (_holder_tile(h, DEPOSIT), items) for h, items in w.containers.items() if h.startswith(DEPOSIT) and h.endswith(suffix) and items
-        )
+        # The view's tiles (built just before the parts observe) name every structure in view, in order.
+        width, structures = w.width, w.structures
+        obs["structures"] = [_structure_view(w, c, p, structures[p])
+                             for p in (t["y"] * width + t["x"] for t in obs["view"]["tiles"] if "structure" in t)]
+        mine = sorted((_holder_tile(h, DEPOSIT), w.containers[h]) for h in deposit_holders(w, c.id))
         obs["deposits"] = [{**_xy(w, p), "items": dict(sorted(items.items()))} for p, items in mine]
 
 

@@ -8,7 +8,6 @@ empty: no state exists in which an item is counted twice or lost.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,7 +18,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
 from wildhold.world.parts.base import Part, Saved, Section, saved
-from wildhold.world.parts.society import artworks_by, change_reputation, level_of, reputation_of
+from wildhold.world.parts.society import artworks_by, change_reputation, reputation_of, trained
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:
@@ -738,18 +737,24 @@ class Market(Part[MarketState]):
             _public_order(w, o) for o in e.orders.values()
             if o["agent"] != me and x0 <= o["x"] <= x1 and y0 <= o["y"] <= y1
         ]
-        # copies: an observation must never alias the records the world mutates
-        obs["economy"] = copy.deepcopy({
+        levels = trained(w, me)
+        # Fresh records, their item tables copied too: an observation never aliases what the world mutates.
+        obs["economy"] = {
             "reputation": reputation_of(w, me),
             "defaults": e.defaults.get(me, 0),
-            "attributes": {a: level_of(w, me, a) for a in w.content.attributes},
-            "wealth": {"cents": wealth_cents(w, me), "formula": formula_summary(w.content)},
-            "trades": [_public_trade(t) for t in e.trades.values() if me in (t["from"], t["to"])],
-            "contracts": [_public_contract(k) for k in e.contracts.values() if me in (k["payer"], k["deliverer"])],
+            "attributes": {a: levels.get(a, 0) for a in w.content.attributes},
+            "wealth": {"cents": wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", formula_summary(w.content))},
+            "trades": [_copied(_public_trade(t)) for t in e.trades.values() if me in (t["from"], t["to"])],
+            "contracts": [_copied(_public_contract(k)) for k in e.contracts.values() if me in (k["payer"], k["deliverer"])],
             "orders": [_public_order(w, o) for o in e.orders.values() if o["agent"] == me],
             "market": market,
-            "artworks": artworks_by(w, me),
-        })
+            "artworks": [dict(a) for a in artworks_by(w, me)],
+        }
+
+
+def _copied(record: dict[str, Any]) -> dict[str, Any]:
+    """A public record whose values are scalars or item tables ({item: qty}), with those tables copied."""
+    return {k: dict(v) if isinstance(v, dict) else v for k, v in record.items()}
 
 
 MARKET = Market()

@@ -61,6 +61,9 @@ class QuestLog(Saved):
     failed: list[Quest] = saved("record_list", list, of=Quest)
 
 
+NO_QUESTS = QuestLog()  # the log of a character that has taken no quest: read, never written
+
+
 @dataclass(slots=True)
 class Village(Saved):
     """The settlement part's state. Pairs are keyed (character, villager)."""
@@ -238,6 +241,16 @@ def place_tile(w: World, place: str) -> int:
     the smallest Manhattan distance, then the northmost and westmost tile: the choice depends on
     the map alone.
     """
+    held = w.caches.get("place_tiles")
+    if held is None or held[0] != w.builds:  # walkability changes only when a structure is placed or removed
+        held = w.caches["place_tiles"] = (w.builds, {})
+    p = held[1].get(place)
+    if p is None:
+        p = held[1][place] = _place_tile(w, place)
+    return p
+
+
+def _place_tile(w: World, place: str) -> int:
     dx, dy = w.content.social.places[place]
     cx, cy = w.xy(w.settlement)
     tx, ty = cx + dx, cy + dy
@@ -284,8 +297,7 @@ def _set_points(w: World, agent: str, npc: str, points: int) -> None:
 
 def discount_pct(w: World, agent: str, npc: str) -> int:
     """The best discount this character has earned with this villager."""
-    _, level = friendship(w, agent, npc)
-    return max((u.discount_pct for u in w.content.npcs[npc].unlocks if u.level <= level), default=0)
+    return _discount_at(w.content.npcs[npc], friendship(w, agent, npc)[1])
 
 
 def buy_price(w: World, agent: str, npc: str, item: str) -> int:
@@ -683,6 +695,15 @@ def _fail_overdue(w: World) -> None:
 
 
 def _public(w: World, q: Quest) -> dict[str, Any]:
+    """What anyone may read of a quest (read-only: these fields never change, so it is built once per quest)."""
+    kept = w.caches.setdefault("quests", {})
+    held = kept.get(q.id)
+    if held is None or held[0] is not q:
+        held = kept[q.id] = (q, _public_record(w, q))
+    return held[1]
+
+
+def _public_record(w: World, q: Quest) -> dict[str, Any]:
     return {
         "id": q.id, "kind": q.kind, "issuer": q.issuer, "item": q.item, "qty": q.qty, "reward_coins": q.reward_coins,
         "friendship": q.friendship, "days": q.days, "description": w.content.quests[q.template].description,
@@ -861,11 +882,19 @@ class Settlement(Part[Village]):
         v = village(w)
         npcs = w.content.npcs if w.scenario.npcs else {}
         x0, x1, y0, y1 = w.view_bounds(c.pos)
-        hour = hour_of_day(w)
+        hour, day, me = hour_of_day(w), w.day, c.id
+        social = w.content.social
+        per_level, top = social.points_per_level, social.max_level
+        points = {name: v.friendship.get((me, name), 0) for name in npcs}
+        levels = {name: min(pts // per_level, top) for name, pts in points.items()}  # level_of, for each villager
+        discounts = w.caches.get("discounts")
+        if discounts is None:  # discount_pct by villager and level: content, so made once per world
+            discounts = w.caches["discounts"] = {(name, level): _discount_at(npc, level)
+                                                 for name, npc in w.content.npcs.items() for level in range(top + 1)}
         seen = []
         for name, npc in npcs.items():
             place, p = v.villagers[name]
-            x, y = w.xy(p)
+            y, x = divmod(p, w.width)
             if not (x0 <= x <= x1 and y0 <= y <= y1):
                 continue
             shop = None
@@ -873,13 +902,13 @@ class Settlement(Part[Village]):
                 shop = {
                     "open": shop_open(npc.shop, hour),
                     "hours": list(npc.shop.open_hours),
-                    "sells": {item: buy_price(w, c.id, name, item) for item in npc.shop.sells},
+                    "sells": dict(_price_list(w, name, discounts[name, levels[name]])),
                     "buys": dict(npc.shop.buys),
                 }
             seen.append({"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shop})
         obs["villagers"] = seen
-        obs["quest_board"] = [_public(w, q) for q in v.board.values()]
-        log = v.logs.get(c.id) or QuestLog()
+        obs["quest_board"] = list(_board_view(w, v))
+        log = v.logs.get(me) or NO_QUESTS
         obs["quest_log"] = {
             "active": [
                 {**_public(w, q), "accepted_tick": q.accepted_tick, "deadline_tick": q.deadline_tick, "gathered": q.gathered}
@@ -890,17 +919,41 @@ class Settlement(Part[Village]):
             "quests_completed": len(log.completed),
         }
         friends = {}
-        for name in npcs:
-            points, level = friendship(w, c.id, name)
-            day, given = v.gifts.get((c.id, name), (0, 0))
+        for name, npc in npcs.items():
+            gift_day, given = v.gifts.get((me, name), (0, 0))
             friends[name] = {
-                "points": points,
-                "level": level,
-                "discount_pct": discount_pct(w, c.id, name),
-                "talked_today": v.talked.get((c.id, name)) == w.day,
-                "gifts_today": given if day == w.day else 0,
+                "points": points[name],
+                "level": levels[name],
+                "discount_pct": discounts[name, levels[name]],
+                "talked_today": v.talked.get((me, name)) == day,
+                "gifts_today": given if gift_day == day else 0,
             }
         obs["friendship"] = friends
+
+
+def _discount_at(npc: NpcSpec, level: int) -> int:
+    """`discount_pct` for a friendship level."""
+    return max((u.discount_pct for u in npc.unlocks if u.level <= level), default=0)
+
+
+def _price_list(w: World, npc: str, discount: int) -> dict[str, int]:
+    """A shop's prices at one discount (as `buy_price` gives them): content, so built once per world."""
+    prices = w.caches.setdefault("shop_prices", {})
+    got = prices.get((npc, discount))
+    if got is None:
+        sells = w.content.npcs[npc].shop.sells
+        got = prices[npc, discount] = {item: -(-base * (100 - discount) // 100) for item, base in sells.items()}
+    return got
+
+
+def _board_view(w: World, v: Village) -> list[dict[str, Any]]:
+    """The quest board as observations show it, rebuilt only when a quest is posted or taken off it
+    (a quest on the board never changes)."""
+    key = tuple(v.board)
+    held = w.caches.get("quest_board")
+    if held is None or held[0] != key:
+        held = w.caches["quest_board"] = (key, [_public(w, q) for q in v.board.values()])
+    return held[1]
 
 
 SETTLEMENT = Settlement()

@@ -54,6 +54,11 @@ def level_of(w: World, agent: str, attribute: str) -> int:
     return state(w).attributes.get(agent, {}).get(attribute, 0)
 
 
+def trained(w: World, agent: str) -> dict[str, int]:
+    """The agent's trained attribute levels (those it never trained are absent: level 0); read-only."""
+    return state(w).attributes.get(agent, {})
+
+
 def attribute_levels(w: World, agent: str) -> int:
     """Sum of the agent's trained attribute levels (a term of the wealth formula)."""
     return sum(state(w).attributes.get(agent, {}).values())
@@ -66,7 +71,18 @@ def damage_bonus(w: World, c: Character) -> int:
 
 
 def artworks_by(w: World, agent: str) -> list[dict[str, Any]]:
-    return [a for a in state(w).artworks if a["author"] == agent]
+    """The artworks one character created, oldest first (the registry's own records: read-only). Artworks
+    are only ever appended, so an index by author is extended with the new ones rather than rebuilt."""
+    artworks = state(w).artworks
+    held = w.caches.get("artworks")
+    if held is None or held[0] is not artworks or held[1] > len(artworks):
+        held = w.caches["artworks"] = [artworks, 0, {}]
+    if held[1] < len(artworks):
+        index = held[2]
+        for a in artworks[held[1]:]:
+            index.setdefault(a["author"], []).append(a)
+        held[1] = len(artworks)
+    return list(held[2].get(agent, ()))
 
 
 def change_reputation(w: World, agent: str, delta: int, reason: str) -> None:
@@ -395,7 +411,29 @@ class Society(Part[SocietyState]):
         e = state(w)
         # A message's fields are strings and numbers, never changed once sent: copying each record (not
         # deeply) is enough for an observation never to alias what the world mutates.
-        obs["messages"] = {"inbox": [dict(m) for m in e.inboxes.get(c.id, ())], "board": [dict(m) for m in e.board]}
+        obs["messages"] = {"inbox": list(_copies(w, ("inbox", c.id), e.inboxes.get(c.id, []))),
+                           "board": list(_copies(w, ("board",), e.board))}
+
+
+def _copies(w: World, key: tuple[str, ...], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Copies of a message list (an inbox, the board) for observations, each message copied once: messages
+    are only appended and dropped from the front, so the copies kept are brought up to date by dropping
+    and appending the same. The originals are kept beside them, so identity says which is which."""
+    kept = w.caches.setdefault("messages", {})
+    held = kept.get(key)
+    if held is not None:
+        originals, copies = held
+        if originals and messages and originals[-1] is messages[-1] and len(originals) == len(messages):
+            return copies  # nothing new (the last message is the same and nothing dropped)
+        end = next((i for i in range(len(messages) - 1, -1, -1) if originals and messages[i] is originals[-1]), None)
+        if end is not None:
+            dropped = len(originals) - (end + 1)
+            if 0 <= dropped < len(originals) and originals[dropped] is messages[0]:
+                new = messages[end + 1:]
+                held = kept[key] = (originals[dropped:] + new, copies[dropped:] + [dict(m) for m in new])
+                return held[1]
+    held = kept[key] = (list(messages), [dict(m) for m in messages])
+    return held[1]
 
 
 SOCIETY = Society()
