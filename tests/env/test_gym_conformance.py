@@ -214,7 +214,7 @@ def test_a_language_agent_acts_with_text_commands():
     assert info["refused"] == "unknown_action"
 
 
-@pytest.mark.parametrize("task_id", ["combat/clear-outer_court-v1", "exploration/gather-wood-v1"])
+@pytest.mark.parametrize("task_id", ["combat/clear-outer_court-v2", "exploration/gather-wood-v1"])
 def test_the_oracle_playing_text_commands_completes_a_task_with_return_one(task_id: str):
     import json
 

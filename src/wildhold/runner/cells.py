@@ -174,18 +174,16 @@ def _task(cell: Cell, policy: str, run_dir: Path):
 def _match_measures(archive: Path, name: str) -> dict[str, Any]:
     """The arm's measures from its verified archive: fitness index, the five dimensions, composite score, trial
     stages (cumulative rule), quests and final wealth."""
-    from wildhold.content import default_content
+    from wildhold.eval.metrics import load_match
     from wildhold.eval.report import score_archive
     from wildhold.eval.summary import summarize
-    from wildhold.store.archive import Archive
 
     report = score_archive(archive)
     card = next(c for c in report["agents"] if c["name"] == name)
     agent = card["agent"]
     composite = next((r["score"] for r in report.get("composite", {}).get("rows", []) if r["agent"] == agent), None)
     trial = next((r["native"] for r in report.get("trial", {}).get("rows", []) if r["agent"] == agent), None)
-    with Archive(archive) as a:
-        quests = summarize(a.events(), default_content().needs.max_health)[agent].quests
+    quests = summarize(load_match(archive))[agent].cells["quests"]
     return {"index": card["fitness_index"], **{d: card["scores"][d] for d in DIMENSIONS}, "composite": composite,
             "trial": trial, "quests": quests, "wealth": card["wealth_cents"] / 100}
 
