@@ -89,7 +89,7 @@ def generated_world(content: Content, scenario: str, seed: int) -> World:
         return world
     blob, pending = _GENERATED[key]
     world = loads(content, blob)
-    world.events.pending = list(pending)
+    world.events.carry(pending)
     return world
 
 

@@ -57,6 +57,11 @@ class EventLog:
             self._link_pending()
         return self._head
 
+    def carry(self, linked: list[tuple[int, int, str, bytes, str]]) -> None:
+        """Take events already linked into this log's chain as still to be drained: a world restored from a
+        snapshot taken before its first events were drained hands them on without hashing them twice."""
+        self.pending, self._hashed = list(linked), len(linked)
+
     def drain(self) -> list[tuple[int, int, str, bytes, str]]:
         """Hand over the events emitted since the last drain: (seq, tick, kind, payload, hash)."""
         if self._hashed != len(self.pending):
