@@ -11,7 +11,6 @@ figures they bound; `as_json` adds one JSON object on the last line for scripts 
 from __future__ import annotations
 
 import gc
-import json
 import statistics
 import time
 import tracemalloc
@@ -24,7 +23,7 @@ from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import LegalRandomAgent
 from wildhold.agents.scripted import RandomAgent
 from wildhold.world.errors import Accepted
-from wildhold.bench import PASS, figures_table
+from wildhold.bench import PASS, figures_table, fmt, publish
 from wildhold.content import Content, default_content
 from wildhold.server.surface import action_tools
 from wildhold.terminal import FitTable
@@ -337,14 +336,7 @@ def bench_engine(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
         },
         "quick": quick,
     }
-    Console(highlight=False).print(_table(result))
-    if as_json:
-        print(json.dumps(result, sort_keys=True))
-    return result
-
-
-def _fmt(v: float | None, spec: str = ",.0f") -> str:
-    return "n/a" if v is None else format(v, spec)
+    return publish(result, _table(result), as_json)
 
 
 def _table(r: dict[str, Any]) -> FitTable:
@@ -353,7 +345,7 @@ def _table(r: dict[str, Any]) -> FitTable:
                           f"legal actions (legal_random). MB per world: {r['memory_method']}.")
     for n, h in r["honest"].items():
         agents = f"{n} agent{'s' if n != '1' else ''}"
-        table.add_row(f"agent-ticks/s, honest load, {agents} ({r['honest_ticks'][n]} ticks)", _fmt(h["agent_ticks_per_s"]), "", "")
+        table.add_row(f"agent-ticks/s, honest load, {agents} ({r['honest_ticks'][n]} ticks)", fmt(h["agent_ticks_per_s"]), "", "")
         table.add_row(f"  submissions accepted / candidates the check passed ({agents})",
                       f"{h['accepted_share']:.1%} / {h['candidates_passed_share']:.1%}", "", "")
         table.add_row(f"  us per observation / decision / submission ({agents})",
@@ -362,19 +354,19 @@ def _table(r: dict[str, Any]) -> FitTable:
                       f"{h['step_us_per_agent_tick']:,.1f}; {h['decisions_per_agent_tick']:.2f}", "", "")
     for n, rate in r["agent_ticks_per_s"].items():
         table.add_row(f"old load: agent-ticks/s, {n} agent{'s' if n != '1' else ''}, random guesses, no observation "
-                      f"({r['ticks'][n]} ticks)", _fmt(rate), "", "")
+                      f"({r['ticks'][n]} ticks)", fmt(rate), "", "")
     table.add_row("  old load: submissions accepted (100 agents)", f"{r['guessed_accepted_share']:.1%}", "", "")
     last = str(MEMORY_SIZES[-1])
     for size, row in r["observe_by_memory"].items():
         target, verdict = (f"< {TARGET_OBSERVE_9K_US:.0f}", PASS[r["pass"]["observe_9k_us"]]) if size == last else ("", "")
         table.add_row(f"us per observation, {row['remembered']:,} tiles remembered: memory as changes / whole",
                       f"{row['changes_us']:,.0f} / {row['whole_us']:,.0f}", target, verdict)
-    table.add_row("worldgen ms, 96x96 default (median)", _fmt(r["worldgen_ms"], ".1f"), f"< {TARGET_WORLDGEN_MS:.0f}", PASS[r["pass"]["worldgen_ms"]])
-    table.add_row("MB per world (tracemalloc, retained)", _fmt(r["mb_per_world"], ".2f"), f"< {TARGET_MB_PER_WORLD:.0f}", PASS[r["pass"]["mb_per_world"]])
-    table.add_row("  peak MB while building and playing it", _fmt(r["mb_per_world_peak"], ".2f"), "", "")
-    table.add_row("crafter steps/s (no image observation, random actions; between the honest runs)", _fmt(r["crafter_steps_per_s"]), "", "")
-    table.add_row("crafter reset ms (median)", _fmt(r["crafter_reset_ms"], ".1f"), "", "")
-    table.add_row("ratio: honest 1-agent agent-ticks/s / crafter steps/s", _fmt(r["ratio_1_agent_vs_crafter"], ".2f"), "", "")
-    table.add_row("ratio: honest 100-agent agent-ticks/s / crafter steps/s", _fmt(r["ratio_100_agents_vs_crafter"], ".2f"), "", "")
-    table.add_row("ratio: crafter reset ms / our worldgen ms", _fmt(r["ratio_crafter_reset_vs_worldgen"], ".2f"), "", "")
+    table.add_row("worldgen ms, 96x96 default (median)", fmt(r["worldgen_ms"], ".1f"), f"< {TARGET_WORLDGEN_MS:.0f}", PASS[r["pass"]["worldgen_ms"]])
+    table.add_row("MB per world (tracemalloc, retained)", fmt(r["mb_per_world"], ".2f"), f"< {TARGET_MB_PER_WORLD:.0f}", PASS[r["pass"]["mb_per_world"]])
+    table.add_row("  peak MB while building and playing it", fmt(r["mb_per_world_peak"], ".2f"), "", "")
+    table.add_row("crafter steps/s (no image observation, random actions; between the honest runs)", fmt(r["crafter_steps_per_s"]), "", "")
+    table.add_row("crafter reset ms (median)", fmt(r["crafter_reset_ms"], ".1f"), "", "")
+    table.add_row("ratio: honest 1-agent agent-ticks/s / crafter steps/s", fmt(r["ratio_1_agent_vs_crafter"], ".2f"), "", "")
+    table.add_row("ratio: honest 100-agent agent-ticks/s / crafter steps/s", fmt(r["ratio_100_agents_vs_crafter"], ".2f"), "", "")
+    table.add_row("ratio: crafter reset ms / our worldgen ms", fmt(r["ratio_crafter_reset_vs_worldgen"], ".2f"), "", "")
     return table

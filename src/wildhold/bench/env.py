@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-from wildhold.bench import figures_table
+from wildhold.bench import figures_table, fmt, publish
 from wildhold.terminal import FitTable
 
 SEED = 7
@@ -147,14 +147,7 @@ def bench_env(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
         "ratio_gym_vs_crafter": _ratio(gym_steps, crafter),
         "ratio_gym_image_vs_crafter_render": _ratio(image_steps, crafter_render),
     }
-    Console(highlight=False).print(_table(result))
-    if as_json:
-        print(json.dumps(result, sort_keys=True))
-    return result
-
-
-def _fmt(v: float | None, spec: str = ",.0f") -> str:
-    return "n/a" if v is None else format(v, spec)
+    return publish(result, _table(result), as_json)
 
 
 def _table(r: dict[str, Any]) -> FitTable:
@@ -162,19 +155,19 @@ def _table(r: dict[str, Any]) -> FitTable:
                           f"Medians of {r['repeats']} run(s), {r['steps']} steps each; crafter in the same process between "
                           "ours. A step plays one action and runs the world until the character is idle.")
     table.add_row("Gymnasium steps/s, default scenario, symbolic, uniform random entries, no mask",
-                  _fmt(r["gym_steps_per_s"]), "", "")
+                  fmt(r["gym_steps_per_s"]), "", "")
     table.add_row("  steps the world accepted", f"{r['gym_accepted_share']:.1%}", "", "")
     table.add_row("Gymnasium steps/s, legal random entries, the mask built every step",
-                  _fmt(r["gym_legal_steps_per_s"]), "", "")
+                  fmt(r["gym_legal_steps_per_s"]), "", "")
     table.add_row("  steps the world accepted", f"{r['gym_legal_accepted_share']:.1%}", "", "")
-    table.add_row("crafter steps/s, no image", _fmt(r["crafter_steps_per_s"]), "", "")
-    table.add_row("ratio: Gymnasium (no mask) / crafter (no image)", _fmt(r["ratio_gym_vs_crafter"], ".2f"), ">= 5", "")
-    table.add_row("Gymnasium steps/s with image observations", _fmt(r["gym_image_steps_per_s"]), "", "")
-    table.add_row("crafter steps/s with its render", _fmt(r["crafter_render_steps_per_s"]), "", "")
-    table.add_row("ratio: Gymnasium image / crafter render", _fmt(r["ratio_gym_image_vs_crafter_render"], ".2f"), ">= 1", "")
-    table.add_row(f"native batched env steps/s ({r['batch']} worlds, no mask)", _fmt(r["batched_steps_per_s"]), "", "")
+    table.add_row("crafter steps/s, no image", fmt(r["crafter_steps_per_s"]), "", "")
+    table.add_row("ratio: Gymnasium (no mask) / crafter (no image)", fmt(r["ratio_gym_vs_crafter"], ".2f"), ">= 5", "")
+    table.add_row("Gymnasium steps/s with image observations", fmt(r["gym_image_steps_per_s"]), "", "")
+    table.add_row("crafter steps/s with its render", fmt(r["crafter_render_steps_per_s"]), "", "")
+    table.add_row("ratio: Gymnasium image / crafter render", fmt(r["ratio_gym_image_vs_crafter_render"], ".2f"), ">= 1", "")
+    table.add_row(f"native batched env steps/s ({r['batch']} worlds, no mask)", fmt(r["batched_steps_per_s"]), "", "")
     table.add_row(f"PettingZoo agent-steps/s, {r['pettingzoo_agents']} agents, default scenario, no mask",
-                  _fmt(r["pettingzoo_agent_steps_per_s"]), ">= 20,000", "")
+                  fmt(r["pettingzoo_agent_steps_per_s"]), ">= 20,000", "")
     table.add_row("  submissions accepted", f"{r['pettingzoo_accepted_share']:.1%}", "", "")
     return table
 

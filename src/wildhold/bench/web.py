@@ -10,7 +10,6 @@ frames at random ticks.
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 import tempfile
@@ -19,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from rich.console import Console
 
-from wildhold.bench import PASS, figures_table
+from wildhold.bench import PASS, figures_table, publish
 from wildhold.bench.report import SCENARIO as ARCHIVE_SCENARIO
 from wildhold.bench.report import SEED as ARCHIVE_SEED
 from wildhold.bench.report import bench_archive
@@ -37,10 +35,7 @@ SCRUBS, QUICK_SCRUBS = 40, 8
 def bench_web(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
     result = {"quick": quick, "live": _live(QUICK_AGENTS if quick else AGENTS, QUICK_UPDATES if quick else UPDATES),
               "viewer": _viewer("tiny" if quick else ARCHIVE_SCENARIO, QUICK_SCRUBS if quick else SCRUBS)}
-    Console(highlight=False).print(_table(result))
-    if as_json:
-        print(json.dumps(result, sort_keys=True))
-    return result
+    return publish(result, _table(result), as_json)
 
 
 def _live(agents: int, updates: int) -> dict[str, Any]:

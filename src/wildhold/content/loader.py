@@ -140,6 +140,16 @@ def validated(file: str, key: str, model: type[BaseModel], raw: Any) -> Any:
         raise ContentError(file, ".".join(k for k in (key, where) if k) or "-", first["msg"]) from None
 
 
+def read_side_file(path: Path, file: str, model: type[BaseModel]) -> Any:
+    """A data file read apart from the rules' content (so the content digest does not depend on it), as `model`,
+    or a ContentError naming the file and the key at fault."""
+    try:
+        raw: Any = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ContentError(file, "-", f"not valid YAML: {exc}") from None
+    return validated(file, "", model, raw)
+
+
 def _table_files(data_dir: Path, table: str) -> list[Path]:
     """A table is `<table>.yaml`, plus one file per subsystem in `<table>/`, merged by key."""
     files = [data_dir / f"{table}.yaml"] if (data_dir / f"{table}.yaml").exists() else []

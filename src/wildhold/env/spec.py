@@ -7,11 +7,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from wildhold.content import Content, default_content
-from wildhold.content.loader import ContentError, validated
+from wildhold.content.loader import ContentError, read_side_file
 
 ENV_FILE = Path(__file__).parents[1] / "content" / "data" / "env.yaml"
 FILE = "env.yaml"
@@ -103,11 +102,7 @@ def content_table(content: Content, table: str, having: str | None = None, where
 
 
 def load_env_spec(path: Path = ENV_FILE, content: Content | None = None) -> EnvSpec:
-    try:
-        raw: Any = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ContentError(FILE, "-", f"not valid YAML: {exc}") from None
-    spec = validated(FILE, "", EnvSpec, raw)
+    spec = read_side_file(path, FILE, EnvSpec)
     check_env_spec(spec, content or default_content())
     return spec
 

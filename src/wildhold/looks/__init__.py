@@ -12,11 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from wildhold.content import Content, default_content
-from wildhold.content.loader import ContentError, validated
+from wildhold.content.loader import ContentError, read_side_file
 
 LOOKS_FILE = Path(__file__).parents[1] / "content" / "data" / "looks.yaml"
 FILE = "looks.yaml"
@@ -67,11 +66,7 @@ def check_looks(looks: Looks, content: Content) -> None:
 
 
 def load_looks(path: Path = LOOKS_FILE, content: Content | None = None) -> Looks:
-    try:
-        raw: Any = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ContentError(FILE, "-", f"not valid YAML: {exc}") from None
-    looks = validated(FILE, "", Looks, raw)
+    looks = read_side_file(path, FILE, Looks)
     check_looks(looks, content or default_content())
     return looks
 
