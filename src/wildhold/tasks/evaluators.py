@@ -386,7 +386,8 @@ class Visit(Evaluator):
 
 class _Away(Evaluator):
     """Done on a step that ends at least `away` tiles (the larger of the two axes) from where the
-    character's first step took it, on a tile `arrived` accepts; the map is the seed's worldgen."""
+    character's first step took it, on a tile `arrived(x, y)` accepts (each evaluator built on this one
+    defines it); the map is the seed's worldgen."""
 
     def __init__(self, match: MatchInfo, agent: str, params: Params) -> None:
         super().__init__(match, agent, params)
@@ -397,9 +398,6 @@ class _Away(Evaluator):
         from wildhold.world.worldgen import generate
 
         return generate(self.match.content, self.match.scenario, self.match.seed)
-
-    def arrived(self, x: int, y: int) -> bool:
-        raise NotImplementedError
 
     @on("moved")
     def moved(self, tick: int, ev: Moved) -> None:
