@@ -65,10 +65,11 @@ def test_leaderboard_table_and_json():
     assert doc["rubric_version"] == PUBLISHED_RUBRIC and {r["config"] for r in doc["rows"]} >= {"second", "producer"}
 
 
-def test_export_writes_the_four_files(tmp_path):
+def test_export_writes_the_six_files(tmp_path):
     result = runner.invoke(app, ["export", str(FIXTURES / "ties_seed5.wildhold.zip"), "--out", str(tmp_path / "x"), "--trust"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["agents.jsonl", "agents.parquet", "events.jsonl", "events.parquet"]
+    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["agents.jsonl", "agents.parquet", "events.jsonl", "events.parquet",
+                                                                  "spend.jsonl", "spend.parquet"]
 
 
 def test_bench_report_prints_events_per_second_in_json(tmp_path):

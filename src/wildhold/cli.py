@@ -458,7 +458,17 @@ def report(
 
 LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
                        Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
-                       Col("firsts", short="1st"), Col("fitness mean", short="fitness"), Col("95% CI", wrap=True))
+                       Col("firsts", short="1st"), Col("fitness mean", short="fitness"), Col("95% CI", wrap=True),
+                       Col("tokens", wrap=True), Col("dollars", short="$", wrap=True))
+
+
+def _spend_cells(row: dict) -> tuple[str, str]:
+    """A configuration's tokens and dollars over the matches that recorded them, or that none did."""
+    spend = row["spend"]
+    if spend is None:
+        return "not recorded", "not recorded"
+    over = f" ({spend['matches']} of {row['matches']} matches)" if spend["matches"] < row["matches"] else ""
+    return f"{spend['tokens']:,}{over}", f"{spend['dollars']:.4f}{over}"
 
 
 @app.command()
@@ -490,19 +500,19 @@ def leaderboard(
         f, r = row["fitness"], row["rating"]
         ci = "n/a (one match)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
-                      str(row["matches"]), str(row["firsts"]), f"{f['mean']:.1f}", ci)
+                      str(row["matches"]), str(row["firsts"]), f"{f['mean']:.1f}", ci, *_spend_cells(row))
     console.print(table)
 
 
 @app.command("export")
 def export_cmd(
     archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
-    out: Annotated[Path, typer.Option(help="Folder for events and agents as JSONL and Parquet.")],
+    out: Annotated[Path, typer.Option(help="Folder for events, agents (with their spend) and the spend table as JSONL and Parquet.")],
     rubric: Annotated[Optional[str], typer.Option(help="Rubric version for the per-agent scores (default: the published one).")] = None,
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Write an archive's events and per-agent metrics to JSONL and Parquet for analysis (verified first)."""
+    """Write an archive's events, per-agent metrics and spend, and its model sessions to JSONL and Parquet for analysis (verified first)."""
     from wildhold.eval.export import export_match
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.extras import MissingExtra

@@ -7,6 +7,10 @@ board whatever order they are named in. An agent configuration is the model stri
 driven by, else its scripted policy, else its name. When a configuration fields several agents in
 one match, each plays as its own entrant from the configuration's rating, and the configuration
 takes the mean of their updated mu and sigma.
+
+Spend (tokens and dollars) per configuration is summed over the matches whose archives recorded it (zeros for a
+configuration's agents that had no model session there); a configuration none of whose matches recorded any is
+"not recorded" (null), never zero.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from openskill.models import PlackettLuce
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric, get_rubric
+from wildhold.eval.spend import add_spend, read_spend, spend_totals
 from wildhold.service.verify import admit
 from wildhold.world.wealth import rank_standard
 
@@ -43,6 +48,16 @@ def mean_ci(values: list[float]) -> dict[str, Any]:
     return {"n": n, "mean": round(mean, 2), "sd": round(sd, 2), "ci95": [round(mean - half, 2), round(mean + half, 2)]}
 
 
+def _config_spend(cards: list[dict[str, Any]], totals: dict[str, dict[str, Any]], config: str) -> dict[str, Any]:
+    """What one configuration's agents spent in one match, summed."""
+    out: dict[str, Any] | None = None
+    for card in cards:
+        if card["config"] == config:
+            out = add_spend(out, totals[card["agent"]])
+    assert out is not None
+    return out
+
+
 def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = None, *, trust: bool = False,
                 cache: Path | None = None) -> dict[str, Any]:
     """Rate every configuration across the archives under one rubric (its tie rule decides draws); each archive is
@@ -52,15 +67,17 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
     for path in archives:
         verdict = admit(path, trust=trust, cache=cache)
         record = load_match(path)
-        reports.append({**build_report(record, compute_metrics(record), rb), "verification": verdict.stamp()})
+        reports.append({**build_report(record, compute_metrics(record), rb, read_spend(path)), "verification": verdict.stamp()})
     reports.sort(key=lambda r: (r["match"]["scenario"], r["match"]["seed"], r["match"]["chain_head"] or ""))
     model = PlackettLuce()
     ratings: dict[str, tuple[float, float]] = {}
     fitness: dict[str, list[float]] = {}
     seen: dict[str, dict[str, int]] = {}
+    spent: dict[str, dict[str, Any] | None] = {}
     matches = []
     for report in reports:
         cards = report["agents"]
+        totals = spend_totals(report)
         for card in cards:
             ratings.setdefault(card["config"], (model.mu, model.sigma))
         teams = [[model.rating(mu=ratings[c["config"]][0], sigma=ratings[c["config"]][1], name=c["agent"])] for c in cards]
@@ -77,11 +94,16 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
         for card in cards:
             if card["rank"] == 1:
                 seen[card["config"]]["firsts"] += 1
+            spent.setdefault(card["config"], None)
+        if totals is not None:
+            for config in grouped:
+                spent[config] = add_spend(spent[config], {"matches": 1, **_config_spend(cards, totals, config)})
         m = report["match"]
         matches.append({"scenario": m["scenario"], "seed": m["seed"], "chain_head": m["chain_head"],
                         "verification": report["verification"],
                         "placements": [{"agent": c["agent"], "name": c["name"], "config": c["config"], "rank": c["rank"],
-                                        "fitness_index": c["fitness_index"]} for c in cards]})
+                                        "fitness_index": c["fitness_index"],
+                                        "spend": None if totals is None else totals[c["agent"]]} for c in cards]})
     ordinal = {c: mu - 3 * sigma for c, (mu, sigma) in ratings.items()}
     ranks = rank_standard({c: round(v, 9) for c, v in ordinal.items()})
     rows = [{
@@ -92,6 +114,7 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
         "agents": seen[c]["agents"],
         "firsts": seen[c]["firsts"],
         "fitness": mean_ci(fitness[c]),
+        "spend": spent[c],
     } for c in ratings]
     rows.sort(key=lambda r: (r["rank"], r["config"]))
     return {"rubric_version": rb.version, "model": "openskill PlackettLuce (mu 25, sigma 25/3); ordinal = mu - 3 sigma",
