@@ -347,7 +347,7 @@ def serve(
 
     from wildhold.eval.html import render_html
     from wildhold.eval.report import score_archive
-    from wildhold.server.http import create_app
+    from wildhold.server.http import KEEP_ALIVE_S, create_app
     from wildhold.server.mcp import tools_hash
     from wildhold.service.access import HostConfig
     from wildhold.service.host import Host
@@ -379,7 +379,8 @@ def serve(
             _say(f"archive: {host.archives.path}")
 
     with _closed_on_stop(close):
-        uvicorn.run(served, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+        uvicorn.run(served, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+                    timeout_keep_alive=KEEP_ALIVE_S)
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)

@@ -58,6 +58,10 @@ from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
 
 MAX_BODY_BYTES = 64 * 1024
+# How long a served connection stays open between requests. An agent thinks between calls; uvicorn's default
+# (5 s) closes its connection while it does, and a request sent just as the server closes it fails on the
+# client (ReadError: the official MCP client then drops the agent). Agents that call again within this keep it.
+KEEP_ALIVE_S = 120
 STATUS: dict[str, int] = {
     "unauthorised": 401, "forbidden": 403, "rate_limited": 429, "session_limit": 429, "lobby_closed": 409, "late_join_refused": 409,
     "not_started": 409, "already_started": 409, "match_over": 409, "name_taken": 409, "bad_request": 400,
