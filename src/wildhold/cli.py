@@ -620,6 +620,8 @@ def bench_hardening(json_out: Annotated[bool, typer.Option("--json", help="Also 
                     requests: Annotated[Optional[int], typer.Option(help="Fuzzed requests, HTTP and MCP together (default 100,000).")] = None,
                     agents: Annotated[Optional[int], typer.Option(help="Agents of the load run (default 256).")] = None,
                     soak_minutes: Annotated[Optional[float], typer.Option(help="Minutes of the realtime soak (default 60).")] = None,
+                    period: Annotated[float, typer.Option(help="Load: seconds between one agent's turns (observe + act); the offered load is agents x 2 / period calls a second.")] = 1.0,
+                    official_mcp: Annotated[bool, typer.Option("--official-mcp", help="Load: MCP agents on the official client rather than the wire (its own work a call, about as much CPU as the server spends on it, then shares the machine).")] = False,
                     seed: Annotated[int, typer.Option(help="Seed of the kill moments and the fuzzing.")] = 1) -> None:
     """A real `wildhold serve` under abuse: SIGKILLs (nothing acknowledged lost), fuzzing (no 5xx), load (p99), soak (memory)."""
     from wildhold.bench.hardening import MEASUREMENTS
@@ -628,8 +630,10 @@ def bench_hardening(json_out: Annotated[bool, typer.Option("--json", help="Also 
     chosen = tuple(only or MEASUREMENTS)
     if set(chosen) - set(MEASUREMENTS):
         _fail(f"--only takes {', '.join(MEASUREMENTS)}, not {', '.join(sorted(set(chosen) - set(MEASUREMENTS)))}")
+    if period <= 0:
+        _fail("--period is a positive number of seconds")
     run(as_json=json_out, quick=quick, only=chosen, seed=seed, kills=kills, requests=requests, agents=agents,
-        soak_minutes=soak_minutes, console=console)
+        soak_minutes=soak_minutes, period=period, wire=not official_mcp, console=console)
 
 
 @bench_app.command("programs")

@@ -250,8 +250,9 @@ MCP_WIRE_META = {"io.modelcontextprotocol/protocolVersion": MCP_WIRE_VERSION,
 class WireMcpAgent:
     """An agent over MCP that writes the wire itself: each tool call one JSON-RPC POST to /mcp with the headers
     and envelope the official client sends (protocol 2026-07-28), its answer read as JSON. The server does all
-    it does for the official client; the client skips that client's own work (its tool-list fetch and output
-    validation, ~2 ms of CPU a call), so a load generator sharing the machine measures the server, not itself."""
+    it does for the official client; the client skips that client's own work (its tool-list fetch, its output
+    validation: measured in-process, about as much CPU a call as the server spends), so a load generator sharing
+    the machine measures the server rather than itself."""
 
     face = "mcp"
 
