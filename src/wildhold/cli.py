@@ -377,7 +377,7 @@ def serve(
 
     from wildhold.eval.html import render_html
     from wildhold.eval.report import score_archive
-    from wildhold.server.http import create_app
+    from wildhold.server.http import KEEP_ALIVE_S, create_app
     from wildhold.server.mcp import tools_hash
     from wildhold.service.access import HostConfig
     from wildhold.service.host import Host
@@ -434,7 +434,8 @@ def serve(
             _say(f"archive: {host.archives.path}")
 
     with _closed_on_stop(close):
-        uvicorn.run(served, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
+        uvicorn.run(served, host="127.0.0.1", port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+                    timeout_keep_alive=KEEP_ALIVE_S)
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -548,7 +549,17 @@ def view(
 LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
                        Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
                        Col("firsts", short="1st"), Col("fitness mean ± std", "left", short="fitness"),
-                       Col("95% CI", wrap=True), Col("composite", "left", short="comp"), Col("spend $", "left", short="$"))
+                       Col("95% CI", wrap=True), Col("composite", "left", short="comp"),
+                       Col("tokens", wrap=True), Col("dollars", short="$", wrap=True))
+
+
+def _spend_cells(row: dict) -> tuple[str, str]:
+    """A configuration's tokens and dollars over the matches that recorded them, or that none did."""
+    spend = row["spend"]
+    if spend is None:
+        return "not recorded", "not recorded"
+    over = f" ({spend['matches']} of {row['matches']} matches)" if spend["matches"] < row["matches"] else ""
+    return f"{spend['tokens']:,}{over}", f"{spend['dollars']:.4f}{over}"
 
 
 @app.command()
@@ -586,9 +597,8 @@ def leaderboard(
         ci = "n/a (one seed)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
         fitness = f"{f['mean']:.1f}" + ("" if f["std"] is None else f" ± {f['std']:.1f}")
         composite = "-" if "composite" not in m else f"{m['composite']['mean']:.1f}"
-        spend = "-" if "spend_usd" not in m else f"{m['spend_usd']['mean']:.4f}"
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
-                      str(row["matches"]), str(row["firsts"]), fitness, ci, composite, spend)
+                      str(row["matches"]), str(row["firsts"]), fitness, ci, composite, *_spend_cells(row))
     console.print(table)
 
 
@@ -600,7 +610,8 @@ def export_cmd(
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Write an archive's events and per-agent metrics (or a sweep's cells, telemetry and curves) to JSONL and Parquet.
+    """Write an archive's events, per-agent metrics and spend, and its model sessions (or a sweep's cells, telemetry
+    and curves) to JSONL and Parquet.
 
     An archive is verified first; a sweep folder gives its cells, every model cell's scaffold telemetry and every
     spend-curve point."""
@@ -874,6 +885,8 @@ def bench_hardening(json_out: Annotated[bool, typer.Option("--json", help="Also 
                     requests: Annotated[Optional[int], typer.Option(help="Fuzzed requests, HTTP and MCP together (default 100,000).")] = None,
                     agents: Annotated[Optional[int], typer.Option(help="Agents of the load run (default 256).")] = None,
                     soak_minutes: Annotated[Optional[float], typer.Option(help="Minutes of the realtime soak (default 60).")] = None,
+                    period: Annotated[float, typer.Option(help="Load: seconds between one agent's turns (observe + act); the offered load is agents x 2 / period calls a second.")] = 1.0,
+                    official_mcp: Annotated[bool, typer.Option("--official-mcp", help="Load: MCP agents on the official client rather than the wire (its own work a call, about as much CPU as the server spends on it, then shares the machine).")] = False,
                     seed: Annotated[int, typer.Option(help="Seed of the kill moments and the fuzzing.")] = 1) -> None:
     """A real `wildhold serve` under abuse: SIGKILLs (nothing acknowledged lost), fuzzing (no 5xx), load (p99), soak (memory)."""
     from wildhold.bench.hardening import MEASUREMENTS
@@ -882,8 +895,10 @@ def bench_hardening(json_out: Annotated[bool, typer.Option("--json", help="Also 
     chosen = tuple(only or MEASUREMENTS)
     if set(chosen) - set(MEASUREMENTS):
         _fail(f"--only takes {', '.join(MEASUREMENTS)}, not {', '.join(sorted(set(chosen) - set(MEASUREMENTS)))}")
+    if period <= 0:
+        _fail("--period is a positive number of seconds")
     run(as_json=json_out, quick=quick, only=chosen, seed=seed, kills=kills, requests=requests, agents=agents,
-        soak_minutes=soak_minutes, console=console)
+        soak_minutes=soak_minutes, period=period, wire=not official_mcp, console=console)
 
 
 @bench_app.command("programs")

@@ -38,14 +38,20 @@ def test_fuzzed_http_and_mcp_requests_get_no_5xx_and_the_match_replays_afterward
 
 
 @pytest.mark.slow(seconds=30)
-def test_load_times_both_faces_and_prints_one_json_line_last(capsys):
+def test_load_states_its_offered_load_times_both_faces_and_prints_one_json_line_last(capsys):
     returned = bench_hardening(as_json=True, quick=True, only=("load",), agents=6)
     figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert figures == json.loads(json.dumps(returned))
     load = figures["load"]
     assert load["errors"] == [] and load["agents"] == 6
-    for face in ("http", "mcp"):
-        assert load["faces"][face]["requests"] > 0 and math.isfinite(load["faces"][face]["p99_ms"])
+    assert load["offered_calls_per_s"] == 6 * 2 / load["period_s"]  # the offered load is stated
+    assert load["saturation"]["period_s"] == 0 and load["saturation"]["offered_calls_per_s"] is None  # a closed loop
+    assert load["lone"]["agents"] == 2
+    for phase in (load, load["lone"], load["saturation"]):
+        for face in ("http", "mcp"):
+            assert phase["faces"][face]["requests"] > 0 and math.isfinite(phase["faces"][face]["p99_ms"])
+        assert phase["achieved_calls_per_s"] > 0 and phase["server_cpu_ms_per_call"] > 0
+        assert 0 <= phase["machine"]["busy_share"] <= 1.05 and phase["machine"]["cores"] >= 1
     assert load["pass"] is (load["p99_ms"] < load["target_p99_ms"])
 
 

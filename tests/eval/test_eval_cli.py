@@ -74,10 +74,11 @@ def test_the_leaderboard_refuses_to_pool_scenarios_unless_asked_and_says_what_it
     assert table.exit_code == 0 and "famine, tiny (pooled, as asked)" in table.output
 
 
-def test_export_writes_the_four_files(tmp_path):
+def test_export_writes_the_six_files(tmp_path):
     result = runner.invoke(app, ["export", str(FIXTURES / "ties_seed5.wildhold.zip"), "--out", str(tmp_path / "x"), "--trust"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["agents.jsonl", "agents.parquet", "events.jsonl", "events.parquet"]
+    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["agents.jsonl", "agents.parquet", "events.jsonl", "events.parquet",
+                                                                  "spend.jsonl", "spend.parquet"]
 
 
 def test_bench_report_prints_events_per_second_in_json(tmp_path):

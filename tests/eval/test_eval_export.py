@@ -20,7 +20,8 @@ FIXTURES = FIXTURE_ROOT / "eval"
 def test_export_writes_events_and_agents_as_jsonl_and_parquet(tmp_path):
     archive = FIXTURES / "delve_seed11.wildhold.zip"
     paths = export_match(archive, tmp_path / "out", trust=True)
-    assert sorted(p.name for p in paths.values()) == ["agents.jsonl", "agents.parquet", "events.jsonl", "events.parquet"]
+    assert sorted(p.name for p in paths.values()) == ["agents.jsonl", "agents.parquet", "events.jsonl", "events.parquet",
+                                                     "spend.jsonl", "spend.parquet"]
     events = load_match(archive).events
     lines = [orjson.loads(x) for x in paths["events.jsonl"].read_bytes().splitlines()]
     assert [e["seq"] for e in lines] == [e["seq"] for e in events]

@@ -245,6 +245,15 @@ async def test_a_token_holds_a_bounded_number_of_sessions_and_closing_one_frees_
         assert (await open_session(s, ann)).status_code == 200
 
 
+async def test_an_initialize_spelled_with_json_escapes_is_counted_as_opening_a_session(tmp_path):
+    escaped = json.dumps(INITIALIZE).replace('"initialize"', '"\\u0069nitialize"').encode()
+    async with serving(tmp_path, mcp_sessions_per_token=1) as s:
+        ann, _ = await s.register("ann")
+        assert (await s.http.post("/mcp", content=escaped, headers={**MCP_HEADERS, **auth(ann)})).status_code == 200
+        r = await s.http.post("/mcp", content=escaped, headers={**MCP_HEADERS, **auth(ann)})
+        assert r.status_code == 429 and r.json()["code"] == "session_limit"
+
+
 async def test_opening_a_session_spends_the_tokens_rate_budget(tmp_path):
     async with serving(tmp_path, rate_per_s=0.01, rate_burst=3) as s:
         ann, _ = await s.register("ann")  # the signup token's budget, not ann's

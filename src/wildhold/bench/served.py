@@ -1,5 +1,6 @@
 """A real `wildhold serve` process on loopback for the hardening benchmark, and the agents that talk to it:
-over HTTP (one keep-alive connection each) and over MCP (the official client), each call bounded and timed.
+over HTTP (one keep-alive connection each) and over MCP (the official client, or for load the MCP wire itself,
+as that client sends it), each call bounded and timed; the CPU the server and the machine spent.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import orjson
 
 SIGNUP, ADMIN = "hardening-signup-token", "hardening-admin-token"
 STARTUP_TIMEOUT_S = 180.0
@@ -95,6 +97,11 @@ class Serve:
                 self.proc.kill()
                 self.proc.wait()
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the server process has used so far, from /proc."""
+        assert self.proc is not None
+        return process_cpu_seconds(self.proc.pid)
+
     def rss_bytes(self) -> int:
         """The server process's resident memory, from /proc."""
         assert self.proc is not None
@@ -119,6 +126,20 @@ class Serve:
                     raise RuntimeError(f"registering {name}: {r.status_code} {r.text}")
                 tokens.append(r.json()["token"])
         return tokens
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of every core together since boot, from /proc/stat: what the whole machine did."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+    tick = os.sysconf("SC_CLK_TCK")
+    return (sum(values) - idle) / tick, sum(values) / tick
 
 
 def replay_verifies(archive: Path) -> bool:
@@ -220,8 +241,65 @@ class McpAgent:
         return await self._call(query, args)
 
 
-def agent_for(face: str, base: str, token: str) -> HttpAgent | McpAgent:
-    return HttpAgent(base, token) if face == "http" else McpAgent(base, token)
+MCP_WIRE_VERSION = "2026-07-28"
+MCP_WIRE_META = {"io.modelcontextprotocol/protocolVersion": MCP_WIRE_VERSION,
+                 "io.modelcontextprotocol/clientInfo": {"name": "wildhold-bench", "version": "1"},
+                 "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+class WireMcpAgent:
+    """An agent over MCP that writes the wire itself: each tool call one JSON-RPC POST to /mcp with the headers
+    and envelope the official client sends (protocol 2026-07-28), its answer read as JSON. The server does all
+    it does for the official client; the client skips that client's own work (its tool-list fetch, its output
+    validation: measured in-process, about as much CPU a call as the server spends), so a load generator sharing
+    the machine measures the server rather than itself."""
+
+    face = "mcp"
+
+    def __init__(self, base: str, token: str):
+        self.base, self.token = base, token
+        self.http: httpx2.AsyncClient | None = None
+        self.next_id = 0
+
+    async def __aenter__(self) -> WireMcpAgent:
+        headers = {**auth(self.token), "accept": "application/json, text/event-stream",
+                   "content-type": "application/json", "mcp-protocol-version": MCP_WIRE_VERSION}
+        self.http = httpx2.AsyncClient(base_url=self.base, headers=headers, timeout=CALL_TIMEOUT_S)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.http is not None
+        await self.http.aclose()
+
+    async def _call(self, tool: str, args: dict[str, Any]) -> Answer:
+        assert self.http is not None
+        self.next_id += 1
+        body = orjson.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
+                             "params": {"name": tool, "arguments": args, "_meta": MCP_WIRE_META}})
+        t0 = time.perf_counter()
+        r = await self.http.post("/mcp", content=body, headers={"mcp-method": "tools/call", "mcp-name": tool})
+        ms = (time.perf_counter() - t0) * 1000
+        if r.status_code >= 500:
+            raise RuntimeError(f"MCP {tool}: {r.status_code} {r.text[:300]}")
+        message = orjson.loads(r.content)
+        if "error" in message:
+            raise RuntimeError(f"MCP {tool}: {message['error']}")
+        result = message["result"]
+        failed = bool(result.get("isError"))
+        return Answer(not failed, result["content"][0]["text"] if failed else result.get("structuredContent"), ms)
+
+    async def act(self, action: str, args: dict[str, Any]) -> Answer:
+        return await self._call(action, args)
+
+    async def read(self, query: str, args: dict[str, Any]) -> Answer:
+        return await self._call(query, args)
+
+
+def agent_for(face: str, base: str, token: str, wire: bool = False) -> HttpAgent | McpAgent | WireMcpAgent:
+    """An agent on `face`; `wire` puts MCP agents on the wire client instead of the official one."""
+    if face == "http":
+        return HttpAgent(base, token)
+    return WireMcpAgent(base, token) if wire else McpAgent(base, token)
 
 
 def failure(name: str, exc: BaseException) -> str:

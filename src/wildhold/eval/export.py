@@ -4,7 +4,12 @@
   it names one), data (the event's fields; a JSON string in Parquet).
 - agents.jsonl / agents.parquet: one row per agent: the match (scenario, seed, chain head), the
   rubric version, rank, Fitness Index, grade, archetype, the five scores, and every metric; nested
-  values are JSON strings in Parquet so the columns stay flat.
+  values are JSON strings in Parquet so the columns stay flat. Its spend columns (`spend_recorded`, then
+  `spend_sessions`, `spend_llm_calls`, `spend_input_tokens`, `spend_cached_input_tokens`, `spend_output_tokens`,
+  `spend_tokens`, `spend_dollars`) are null where the archive recorded no spend, zeros for an agent that had no
+  model session in an archive that did.
+- spend.jsonl / spend.parquet: one row per recorded model session (agent, name, config, tick, session, model,
+  usage, cost, the agent's cumulative tokens and dollars after it, price, price table); empty when none was.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import orjson
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric
+from wildhold.eval.spend import TOTAL_FIELDS, USAGE_FIELDS, read_spend, session_rows, spend_totals
 from wildhold.extras import require
 from wildhold.service.verify import admit
 
@@ -32,8 +38,9 @@ def _subject(data: dict[str, Any]) -> str | None:
 
 
 def agent_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """The per-agent rows of a report: card headline, scores, and the metrics."""
+    """The per-agent rows of a report: card headline, scores, spend (null when not recorded), and the metrics."""
     m = report["match"]
+    spent = spend_totals(report)
     rows = []
     for card in report["agents"]:
         metrics = report["metrics"][card["agent"]]
@@ -44,6 +51,8 @@ def agent_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
             "fitness_index": card["fitness_index"], "grade": card["grade"], "archetype": card["archetype"],
             **{f"score_{k}": v for k, v in card["scores"].items()},
             "went_dark": card["idle"]["went_dark"], "dark_ticks": card["idle"]["dark_ticks"],
+            "spend_recorded": spent is not None,
+            **{f"spend_{k}": None if spent is None else spent[card["agent"]][k] for k in TOTAL_FIELDS},
         }
         for key, value in metrics.items():
             if key not in row:
@@ -59,7 +68,7 @@ def _flat(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def export_match(archive: Path | str, out: Path | str, rubric: str | Rubric | None = None, *, trust: bool = False,
                  cache: Path | None = None) -> dict[str, Path]:
-    """Write the four files into `out` (created if needed); return their paths by name.
+    """Write the six files into `out` (created if needed); return their paths by name.
 
     pyarrow (the `parquet` extra) is checked first and the archive verified next (unless `trust`), so a missing
     extra or an archive that does not verify writes nothing. Each agent row says which it was.
@@ -71,8 +80,10 @@ def export_match(archive: Path | str, out: Path | str, rubric: str | Rubric | No
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     record = load_match(archive)
-    report = build_report(record, compute_metrics(record), rubric)
-    paths = {name: out / name for name in ("events.jsonl", "events.parquet", "agents.jsonl", "agents.parquet")}
+    sessions = read_spend(archive)
+    report = build_report(record, compute_metrics(record), rubric, sessions)
+    paths = {name: out / name for name in ("events.jsonl", "events.parquet", "agents.jsonl", "agents.parquet",
+                                           "spend.jsonl", "spend.parquet")}
     events = [{"seq": e["seq"], "tick": e["tick"], "kind": e["kind"], "agent": _subject(e["data"]), "data": e["data"]}
               for e in record.events]
     with paths["events.jsonl"].open("wb") as f:
@@ -90,4 +101,17 @@ def export_match(archive: Path | str, out: Path | str, rubric: str | Rubric | No
         for r in rows:
             f.write(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n")
     pq.write_table(pa.Table.from_pylist(_flat(rows)), paths["agents.parquet"])
+    spend = session_rows(report, sessions)
+    with paths["spend.jsonl"].open("wb") as f:
+        for r in spend:
+            f.write(orjson.dumps(r, option=orjson.OPT_SORT_KEYS) + b"\n")
+    pq.write_table(pa.Table.from_pylist(_flat(spend), schema=_spend_schema(pa)), paths["spend.parquet"])
     return paths
+
+
+def _spend_schema(pa: Any) -> Any:
+    """The spend table's columns, fixed so that an archive without spend still writes a typed, empty table."""
+    return pa.schema([("agent", pa.string()), ("name", pa.string()), ("config", pa.string()), ("tick", pa.int64()),
+                      ("session", pa.int64()), ("model", pa.string()), *((k, pa.int64()) for k in USAGE_FIELDS),
+                      ("cost_usd", pa.float64()), ("cumulative_tokens", pa.int64()), ("cumulative_dollars", pa.float64()),
+                      ("price", pa.string()), ("price_table", pa.string())])

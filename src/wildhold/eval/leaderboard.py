@@ -9,6 +9,10 @@ manifest (wildhold.eval.identity), never its label: two recorded arms are two co
 configuration fields several agents in one match, each plays as its own entrant from the
 configuration's rating, and the configuration takes the mean of their updated mu and sigma. Archives
 of several scenarios are pooled only when asked; the board says what it pooled.
+
+Spend (tokens and dollars) per configuration is summed over the matches whose archives recorded it (zeros for a
+configuration's agents that had no model session there); a configuration none of whose matches recorded any is
+"not recorded" (null), never zero.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from wildhold.eval.identity import agent_identity, identity_key, labels
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric, get_rubric
-from wildhold.eval.spend import read_spend
+from wildhold.eval.spend import add_spend, read_spend, spend_totals
 from wildhold.eval.stats import describe, per_seed
 from wildhold.service.verify import admit
 from wildhold.world.wealth import rank_standard
@@ -72,8 +76,10 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
     seen: dict[str, dict[str, int]] = {}
     matches = []
     seed_index: dict[tuple[str, int], int] = {}
+    spent: dict[str, dict[str, Any] | None] = {}
     for report in reports:
         manifest = report.pop("_manifest")
+        totals = spend_totals(report)
         roster = {a["id"]: a for a in manifest["agents"]}
         cards = report["agents"]
         keys = {}
@@ -99,13 +105,21 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
             s = seen.setdefault(key, {"matches": 0, "agents": 0, "firsts": 0})
             s["matches"] += 1
             s["agents"] += len(entries)
+            spent.setdefault(key, None)
+            if totals is not None:
+                mine = None
+                for card in cards:
+                    if keys[card["agent"]] == key:
+                        mine = add_spend(mine, totals[card["agent"]])
+                spent[key] = add_spend(spent[key], {"matches": 1, **mine})
         for card in cards:
             if card["rank"] == 1:
                 seen[keys[card["agent"]]]["firsts"] += 1
         matches.append({"scenario": m["scenario"], "seed": m["seed"], "chain_head": m["chain_head"],
                         "verification": report["verification"],
                         "placements": [{"agent": c["agent"], "name": c["name"], "config": keys[c["agent"]], "rank": c["rank"],
-                                        "fitness_index": c["fitness_index"]} for c in cards]})
+                                        "fitness_index": c["fitness_index"],
+                                        "spend": None if totals is None else totals[c["agent"]]} for c in cards]})
     names = labels(identities)
     for match in matches:
         for placement in match["placements"]:
@@ -126,6 +140,7 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
             "firsts": seen[c]["firsts"],
             "fitness": measures["index"],
             "measures": measures,
+            "spend": spent[c],
         })
     rows.sort(key=lambda r: (r["rank"], r["config"]))
     pooled = {"scenarios": scenarios, "rubric_version": rb.version, "seeds": len(seed_index),

@@ -18,6 +18,7 @@ from wildhold.service.match import SPEND
 from wildhold.store.archive import Archive
 
 USAGE_FIELDS = ("llm_calls", "input_tokens", "cached_input_tokens", "output_tokens")
+TOTAL_FIELDS = ("sessions", *USAGE_FIELDS, "tokens", "dollars")  # one character's (or configuration's) spend
 
 
 def read_spend(path: Path | str) -> list[dict[str, Any]] | None:
@@ -74,3 +75,45 @@ def spend_curves(sessions: list[dict[str, Any]] | None, metrics: MatchMetrics) -
         t["points"].append(_point(am, record, {"tokens": t["tokens"], "cached_input_tokens": t["cached_input_tokens"]}))
         d["points"].append(_point(am, record, {"dollars": d["dollars"]}))
     return tokens, dollars
+
+
+def spend_totals(report: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """Each character's spend in a report ({sessions, model calls, tokens by kind, tokens, dollars}), zeros for a
+    character that had no model session; None when the archive recorded no spend at all."""
+    tokens, dollars = report["curves"]["tokens"], report["curves"]["dollars"]
+    if tokens is None or dollars is None:
+        return None
+    out = {}
+    for card in report["agents"]:
+        t, d = tokens.get(card["agent"]), dollars.get(card["agent"])
+        out[card["agent"]] = {"sessions": t["sessions"] if t else 0, **{k: t[k] if t else 0 for k in USAGE_FIELDS},
+                              "tokens": t["tokens"] if t else 0, "dollars": round(d["dollars"], 6) if d else 0.0}
+    return out
+
+
+def add_spend(total: dict[str, Any] | None, more: dict[str, Any]) -> dict[str, Any]:
+    """Two spend totals summed field by field (the first may be None: nothing summed yet)."""
+    if total is None:
+        return dict(more)
+    return {k: round(total[k] + v, 6) if k == "dollars" else total[k] + v for k, v in more.items()}
+
+
+def session_rows(report: dict[str, Any], sessions: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """One row per recorded model session: who (character, name, configuration), when, its usage and price, and
+    the character's cumulative tokens and dollars after it; no rows when nothing was recorded."""
+    cards = {c["agent"]: c for c in report["agents"]}
+    cumulative: dict[str, tuple[int, float]] = {}
+    rows = []
+    for record in sessions or []:
+        agent = record["agent"]
+        tokens, dollars = cumulative.get(agent, (0, 0.0))
+        tokens += record["input_tokens"] + record["output_tokens"]
+        dollars += record["cost_usd"]
+        cumulative[agent] = (tokens, dollars)
+        card = cards.get(agent, {})
+        rows.append({"agent": agent, "name": card.get("name"), "config": card.get("config"), "tick": record["tick"],
+                     "session": record["session"], "model": record.get("model"),
+                     **{k: record[k] for k in USAGE_FIELDS}, "cost_usd": record["cost_usd"],
+                     "cumulative_tokens": tokens, "cumulative_dollars": round(dollars, 6),
+                     "price": record["price"], "price_table": record["price_table"]})
+    return rows

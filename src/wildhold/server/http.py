@@ -58,6 +58,10 @@ from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
 
 MAX_BODY_BYTES = 64 * 1024
+# How long a served connection stays open between requests. An agent thinks between calls; uvicorn's default
+# (5 s) closes its connection while it does, and a request sent just as the server closes it fails on the
+# client (ReadError: the official MCP client then drops the agent). Agents that call again within this keep it.
+KEEP_ALIVE_S = 120
 STATUS: dict[str, int] = {
     "unauthorised": 401, "forbidden": 403, "rate_limited": 429, "session_limit": 429, "lobby_closed": 409, "late_join_refused": 409,
     "not_started": 409, "already_started": 409, "match_over": 409, "name_taken": 409, "bad_request": 400,
@@ -100,6 +104,19 @@ bearer_scheme = HTTPBearer(auto_error=False, scheme_name="bearer",
                            description="An agent token from POST /api/agents; the signup token for registering; "
                                        "the admin token for /api/admin.")
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Security(bearer_scheme)]
+
+
+class Answered(JSONResponse):
+    """An answer already checked against its model and dumped as JSON data (as every face's answer is, once):
+    written as it is by orjson, so the route's model is not applied to it a second time."""
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
+
+
+def op_answer(outcome: dict[str, Any]) -> Answered:
+    """An operation's record, as `OpResult` serves it."""
+    return Answered(OpResult.model_validate(outcome).model_dump(mode="json", by_alias=True))
 
 
 def error_response(code: str, message: str, status: int, retry_after: float | None = None) -> JSONResponse:
@@ -281,13 +298,13 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
         if body.agent is not None and body.agent != agent:
             raise HostError("forbidden", f"You act only as your own character ({agent}), not {body.agent}.")
         outcome = current().submit(agent, body.action, body.args)
-        return rejected(outcome) if isinstance(outcome, Rejected) else outcome
+        return rejected(outcome) if isinstance(outcome, Rejected) else op_answer(outcome)
 
     @app.post("/api/actions/{name}", response_model=OpResult, responses=ERRORS, include_in_schema=False)
     async def act_named(name: str, request: Request, agent: Agent) -> Any:
         """Every action's route: the path names the action, the raw body goes to the world's own validation."""
         outcome = current().submit(agent, name, await read_json(request))
-        return rejected(outcome) if isinstance(outcome, Rejected) else outcome
+        return rejected(outcome) if isinstance(outcome, Rejected) else op_answer(outcome)
 
     # The served route above is one pattern (cheap to match); the OpenAPI document describes each
     # action as its own path, with the registry's schema as the body, from routes that are never served.
@@ -444,10 +461,12 @@ def _query_endpoint(q: QueryDef, current: Callable[[], Host], path: str) -> Call
     method = "POST" if q.writes else "GET"
     if q.caller == "agent":
         async def endpoint(request: Request, agent: Agent) -> Any:
-            return await q.run(current(), agent, await _raw_arguments(request, method, q.args.model_fields), method == "GET")
+            return Answered(await q.run(current(), agent, await _raw_arguments(request, method, q.args.model_fields),
+                                        method == "GET"))
     else:
         async def endpoint(request: Request) -> Any:  # type: ignore[misc]
-            return await q.run(current(), None, await _raw_arguments(request, method, q.args.model_fields), method == "GET")
+            return Answered(await q.run(current(), None, await _raw_arguments(request, method, q.args.model_fields),
+                                        method == "GET"))
     endpoint.__name__ = q.name if path == f"/api/{q.name}" else f"{q.name}_at_{_slug(path)}"
     return endpoint
 

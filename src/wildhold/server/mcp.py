@@ -18,6 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+import orjson
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context, MCPServer
@@ -89,7 +90,8 @@ class InfoTool(Tool):
 
 
 def _result(data: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))], structured_content=data)
+    """The answer as structured content and, for clients that read only text, the same JSON as text."""
+    return CallToolResult(content=[TextContent(type="text", text=orjson.dumps(data).decode())], structured_content=data)
 
 
 class HostedTool(Tool):
@@ -414,6 +416,8 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
 
 def _opens_session(body: bytes) -> bool:
     """Whether a request body is (or a batch holds) an `initialize` call: the one request that opens a session."""
+    if b"initialize" not in body and b"\\u" not in body:  # most bodies need no parse (a name may hide behind escapes)
+        return False
     try:
         message = json.loads(body)
     except ValueError:

@@ -1,14 +1,15 @@
 """Operations as agents see them: each one's record, followed through the world's lifecycle events.
 
 The world emits operation_started / _completed / _failed / _cancelled; `Operations` keeps a record of
-each (bounded: the oldest finished ones are forgotten), wakes whoever long-polls on one, counts
-every event kind, and rebuilds all of it from the stored events after a restart.
+each (bounded per character: beyond its last FINISHED_OPS_PER_AGENT finished ones, the oldest are forgotten),
+wakes whoever long-polls on one, counts every event kind, and rebuilds all of it from the stored events
+after a restart.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
+from collections import Counter, deque
 from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
@@ -18,7 +19,10 @@ from wildhold.service.errors import HostError
 if TYPE_CHECKING:
     from wildhold.service.host import Host
 
-FINISHED_OPS_KEPT = 20_000
+# Each character's most recent finished operations stay readable. Kept per character, a busy match's records
+# stop growing once every agent has finished this many (a server-wide count let them grow for many minutes, ~1 KB
+# each), and one busy agent cannot push another's recent records out.
+FINISHED_OPS_PER_AGENT = 64
 OP_KINDS = {"operation_started": "running", "operation_completed": "completed",
             "operation_failed": "failed", "operation_cancelled": "cancelled"}
 
@@ -29,6 +33,7 @@ class Operations:
     def __init__(self, host: Host):
         self.host = host
         self.ops: dict[str, dict[str, Any]] = {}
+        self._finished: dict[str, deque[str]] = {}  # character -> its finished operations, oldest first
         self.events_by_kind: Counter[str] = Counter()
         self._waiters: dict[str, asyncio.Event] = {}
 
@@ -36,7 +41,8 @@ class Operations:
         """The record of one of this agent's operations, with the current tick."""
         rec = self.ops.get(op)
         if rec is None:
-            raise HostError("unknown_operation", f"There is no operation {op!r}; ids come back from each action, like 'op12'.")
+            raise HostError("unknown_operation", f"There is no operation {op!r}; ids come back from each action, like 'op12' "
+                            f"(the last {FINISHED_OPS_PER_AGENT} finished ones of a character are kept).")
         if rec["agent"] != agent:
             raise HostError("forbidden", f"Operation {op!r} belongs to another character.")
         return {**rec, "tick": self.host.world.tick}
@@ -94,7 +100,7 @@ class Operations:
             event = self._waiters.pop(op, None)
             if event is not None:
                 event.set()
-        if len(self.ops) > FINISHED_OPS_KEPT:  # forget the oldest finished quarter at once, not one per call
-            finished = [o for o, r in self.ops.items() if r["status"] != "running"]
-            for op in finished[: max(len(self.ops) - FINISHED_OPS_KEPT * 3 // 4, 0)]:
-                del self.ops[op]
+            finished = self._finished.setdefault(rec["agent"], deque())
+            finished.append(op)
+            if len(finished) > FINISHED_OPS_PER_AGENT:
+                self.ops.pop(finished.popleft(), None)

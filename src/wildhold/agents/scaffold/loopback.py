@@ -18,6 +18,8 @@ import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from wildhold.server.http import KEEP_ALIVE_S
+
 STARTUP_TIMEOUT_S = 15.0
 SHUTDOWN_TIMEOUT_S = 10.0
 
@@ -48,7 +50,7 @@ class Loopback:
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         config = uvicorn.Config(self.app, lifespan="on", log_config=None, log_level="warning", access_log=False,
-                                timeout_graceful_shutdown=int(SHUTDOWN_TIMEOUT_S // 2))
+                                timeout_graceful_shutdown=int(SHUTDOWN_TIMEOUT_S // 2), timeout_keep_alive=KEEP_ALIVE_S)
         self.server = _Server(config)
         self.task = asyncio.create_task(self._serve(), name="wildhold-loopback")
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
