@@ -311,3 +311,20 @@ def test_a_server_may_not_hold_waits_longer_than_the_schema_says():
     assert WaitArgs.model_json_schema()["properties"]["timeout_s"]["maximum"] == WAIT_MAX_S
     with pytest.raises(ValueError, match="wait bound"):
         config(wait_max_s=WAIT_MAX_S + 1).check()
+
+
+async def test_an_action_whose_arguments_the_log_cannot_record_is_refused_and_nothing_is_recorded(tmp_path):
+    """Found by `bench hardening --only fuzz --requests 100000`: an integer beyond 64 bits, or a lone surrogate in a
+    string, reached the match log and answered 500."""
+    from wildhold.world.serialize import state_hash
+
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        before = (s.host.match.store.last_input, state_hash(s.host.world))
+        headers = {**auth(token), "Content-Type": "application/json"}
+        for body in (b'{"action": "wait", "args": {"ticks": 123456789012345678901234567890}}',
+                     b'{"action": "say", "args": {"text": "\\ud800"}}',
+                     b'{"action": "move", "args": {"direction": "n", "x": 123456789012345678901234567890}}'):
+            r = await s.http.post("/api/act", content=body, headers=headers)
+            assert r.status_code == 422 and r.json()["code"] == "bad_arguments", r.text
+        assert (s.host.match.store.last_input, state_hash(s.host.world)) == before

@@ -62,6 +62,15 @@ def apply_input(world: World, inp: Input) -> Accepted | Rejected | str | None:
     raise StoreError(f"input {inp.seq}: unknown kind {inp.kind!r}")
 
 
+def unrecordable_reason(args: Any) -> str | None:
+    """Why the match log could not record these arguments as they are (it writes them as JSON), or None."""
+    try:
+        orjson.dumps(args)
+    except TypeError as exc:  # orjson's JSONEncodeError: an integer beyond 64 bits, a string that is not UTF-8
+        return f"the arguments cannot be recorded ({exc})"
+    return None
+
+
 def advance_to(world: World, tick: int, on_step: Callable[[], None] | None = None) -> None:
     if tick < world.tick:
         raise StoreError(f"input at tick {tick} is before the world's tick {world.tick}")
@@ -225,7 +234,11 @@ class Match:
         return apply_input(self.world, self._record("join", None, "join", {"name": name, **extra}))
 
     def submit(self, agent: str, action: str, args: dict[str, Any], issuer: str = "direct") -> Accepted | Rejected:
-        """Record, then apply: once this returns, the action is acknowledged and durable."""
+        """Record, then apply: once this returns, the action is acknowledged and durable. Arguments the log cannot
+        record (an integer beyond 64 bits, a lone surrogate in a string) are refused unrecorded, changing nothing."""
+        unrecordable = unrecordable_reason(args)
+        if unrecordable is not None:
+            return Rejected("bad_arguments", f"{action}: {unrecordable}")
         return apply_input(self.world, self._record("action", agent, action, args, issuer))
 
     def setup(self, command: str, args: dict[str, Any]) -> str | None:
