@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from wildhold.bench.fuzz import fuzz
-from wildhold.bench.hardening import bench_hardening, crash, soak
+from wildhold.bench.hardening import PACED_OPTIONS, _freed, bench_hardening, crash, soak
+from wildhold.bench.served import Serve, agent_for
 from wildhold.cli import app
 
 
@@ -61,6 +62,32 @@ def test_a_short_soak_samples_the_server_memory_with_no_failed_call(tmp_path):
     assert figures["errors"] == [] and figures["requests"] > 0
     assert len(figures["samples"]) > 2 and all(rss > 0 for _, rss in figures["samples"])
     assert figures["pass"] is (figures["growth"] < figures["target_growth"])
+
+
+@pytest.mark.slow(seconds=20)
+def test_a_cancel_refused_because_the_wait_already_ended_is_no_failed_call_on_either_face(tmp_path):
+    """A paced agent cancels its last wait; a wait that ended on its own (a collapse, a long stall) leaves nothing to
+    cancel, which the generator counts as done rather than as a failed call (the hour-long soak's 20 "failures")."""
+
+    async def refusals() -> list:
+        serve = Serve(tmp_path / "serve", [*PACED_OPTIONS, "--max-agents", "2"])
+        serve.start()
+        try:
+            await serve.ready()
+            answers = []
+            for face, token in zip(("http", "mcp"), await serve.register(["idle-http", "idle-mcp"])):
+                async with agent_for(face, serve.base, token, wire=True) as agent:
+                    answers.append(await agent.act("cancel", {}))
+                    answers.append(await agent.act("wait", {"ticks": -1}))
+            return answers
+        finally:
+            serve.stop()
+
+    http_cancel, http_wait, mcp_cancel, mcp_wait = asyncio.run(refusals())
+    assert http_cancel.code == mcp_cancel.code == "nothing_to_cancel"
+    assert _freed("cancel", http_cancel) and _freed("cancel", mcp_cancel)
+    assert http_wait.code == mcp_wait.code == "bad_arguments"  # any other refusal still fails the call
+    assert not _freed("wait", http_wait) and not _freed("wait", mcp_wait)
 
 
 def test_an_unknown_measurement_is_refused_with_the_names():

@@ -163,6 +163,15 @@ class Answer:
     def __init__(self, ok: bool, body: Any, ms: float):
         self.ok, self.body, self.ms = ok, body, ms
 
+    @property
+    def code(self) -> str | None:
+        """A refusal's stable code, read alike from HTTP's error object and MCP's `code: message` text."""
+        if self.ok:
+            return None
+        if isinstance(self.body, dict):
+            return self.body.get("code")
+        return str(self.body).partition(":")[0] or None
+
 
 class HttpAgent:
     """An agent over the HTTP API: actions on /api/actions/<name>, reads on /api/<query>."""
