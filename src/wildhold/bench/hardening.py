@@ -456,7 +456,7 @@ def _cpu(phase: dict[str, Any]) -> str:
 
 def _load_rows(table: Any, ld: dict[str, Any]) -> None:
     lone, sat = ld["lone"], ld["saturation"]
-    table.add_row(f"lone calls, 1 agent a face: p50 / p99 ms", _faces(lone), "", "")
+    table.add_row("lone calls, 1 agent a face: p50 / p99 ms", _faces(lone), "", "")
     table.add_row("  CPU a call server / generator; server cores; machine", _cpu(lone), "", "")
     table.add_row(f"offered: {ld['agents']} agents x 2 calls every {ld['period_s']:g} s (MCP: {ld['mcp_client']} client); "
                   "calls/s offered, achieved",
