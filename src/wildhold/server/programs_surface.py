@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from wildhold.service.program_host import NAME, ProgramHost
 from wildhold.service.schemas import ProgramList, ProgramLogs, ProgramSaved, ProgramSource, ProgramStatus
