@@ -163,6 +163,7 @@ def test_no_cell_starts_once_the_sweeps_budget_is_spent(tmp_path):
     ({"protocols": [{"name": "t", "tasks": ["no/such-task"], "arms": ["producer"]}]}, "sweep_unknown_task"),
     ({"seeds": [1, 1]}, "sweep_invalid"),
     ({"experiment": {"seed": 4}}, "sweep_invalid"),
+    ({"arms": [{"name": "p", "provider": "scripted", "policy": "producer", "seat": "producer-1"}]}, "sweep_invalid"),
 ])
 def test_a_bad_sweep_file_is_refused_with_a_stable_code(tmp_path, change, code):
     with pytest.raises(SweepError) as refused:

@@ -87,6 +87,10 @@ class Sweep(BaseModel):
             bad = [n for n in names if not NAME.match(n)]
             if bad:
                 raise ValueError(f"{kind} names are letters, digits, '_', '.' and '-': {', '.join(bad)}")
+        seated = [a.name for a in self.arms if a.seat]
+        if seated:
+            raise ValueError(f"arms {', '.join(seated)}: a sweep's arm has no seat; a fork protocol names the one its "
+                             "arms take (fork: {parents: [...], at: TICK, seat: NAME})")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds must be distinct")
         arms = {a.name: a for a in self.arms}

@@ -78,6 +78,15 @@ class ArmSpec(BaseModel):
     ceiling_s: float | None = Field(default=None, gt=0)  # this arm's wall-clock ceiling; the experiment's when absent
     scaffold_profile: Profile | None = None  # this arm's profile (PROFILES); the experiment's when absent
     knowledge_pack: str | None = None  # knowledge_pack: the notes folder, relative to the experiment file
+    seat: str | None = None  # a fork's only: the name of the character, already in the match, this arm takes over
+
+
+class ExperimentError(ValueError):
+    """An experiment that cannot be played as given; `code` is stable."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
 
 
 class Experiment(BaseModel):
@@ -235,6 +244,8 @@ def cohort(exp: Experiment) -> dict[str, Any]:
 class Run:
     """One experiment in progress: the host, its app served on loopback, the telemetry and each arm's ledger."""
 
+    takes_seats = False  # whether arms may take over characters already in the match (a fork's run does)
+
     def __init__(self, exp: Experiment, out: Path, base: Path):
         from wildhold.eval.html import render_html
         from wildhold.eval.report import score_archive
@@ -247,6 +258,10 @@ class Run:
         for arm in exp.arms:  # a provider SDK that is not installed fails here, before anything is written
             if arm.provider in ("openai", "anthropic", "google"):
                 require(arm.provider, f"the {arm.provider} arm {arm.name!r}")
+        seated = [a.name for a in exp.arms if a.seat]
+        if seated and not self.takes_seats:
+            raise ExperimentError(f"the arms {', '.join(seated)} have a seat, a character already in the match: only a "
+                                  "fork has one (wildhold fork ARCHIVE --at TICK --experiment ...)", "seat_without_fork")
         private_folder(out)
         self.signup, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         config = HostConfig(signup_token=self.signup, admin_token=admin, clock=exp.clock, lobby=True,
@@ -257,7 +272,7 @@ class Run:
         self.host = Host.open(out / "world", config, exp.scenario, exp.seed, horizon=exp.horizon,
                               manifest_extra={"tools_hash": tools_hash(horizon=exp.horizon), "price_table": self.price_table,
                                               "price_table_sha256": self.price_table_id,
-                                              "arm_identities": {a.name: arm_identity(exp, a, base) for a in exp.arms},
+                                              "arm_identities": self.identities(),
                                               **cohort(exp),
                                               "scaffold_profiles": {a.name: exp.profile(a) for a in exp.arms
                                                                     if a.provider != "scripted"}})
@@ -273,6 +288,10 @@ class Run:
         self.server: Loopback | None = None
         self.agents: dict[str, str] = {}  # arm name -> its character, once the match has started
         self.spent: set[tuple[str, int]] = set()  # (character, session) whose spend the match has recorded
+
+    def identities(self) -> dict[str, dict[str, Any]]:
+        """Each arm's identity (`arm_identity`) by the name of the character it plays, as the archive carries them."""
+        return {a.seat or a.name: arm_identity(self.exp, a, self.base) for a in self.exp.arms}
 
     def started(self) -> None:
         """The match has just left its lobby and no arm has played yet (a task attempt sets its task up here)."""
@@ -304,6 +323,10 @@ class Run:
         return self.server.mcp(token)
 
     async def register(self, arm: ArmSpec) -> str:
+        """The arm's bearer token: a new character's, registered over MCP as an outside agent would, or, for an arm
+        with a seat, the operator's token for that character."""
+        if arm.seat:
+            return self.host.seat(arm.seat, {"model": arm.model or arm.policy or arm.provider, "harness": HARNESS})[0]
         async with self.connect(self.signup) as c:
             r = await c.call_tool("register", {"name": arm.name, "model": arm.model or arm.policy or arm.provider,
                                                "harness": HARNESS})
@@ -580,6 +603,7 @@ class Run:
                 self.host.start()
                 self.started()
             self.agents = {args["name"]: agent for agent, args in self.host.match.joins().items()}
+            self.agents.update({a.name: self.agents[a.seat] for a in self.exp.arms if a.seat})
             self.spent = {(inp.agent, inp.args["session"]) for inp in self.host.match.store.inputs(0) if inp.kind == SPEND}
             missing = sorted(a.name for a in self.exp.arms if a.name not in tokens)
             if missing:
