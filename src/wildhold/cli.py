@@ -936,11 +936,13 @@ def bench_programs(json_out: Annotated[bool, typer.Option("--json", help="Also p
 @bench_app.command("sweep")
 def bench_sweep(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
                 workers: Annotated[int, typer.Option(min=1, help="Workers of each executor.")] = 2,
-                executor: Annotated[Optional[list[Executor]], typer.Option(help="Only this executor (repeatable; default local and ray).")] = None) -> None:
+                executor: Annotated[Optional[list[Executor]], typer.Option(help="Only this executor (repeatable; default local and ray).")] = None,
+                quick: Annotated[bool, typer.Option(help="One seed on one protocol (3 cells): a rough figure, fast.")] = False) -> None:
     """Cells per minute of the smoke sweep (18 cells) on the local pool and on a local Ray, side by side."""
     from wildhold.bench.sweep import bench_sweep as run
 
-    run(as_json=json_out, workers=workers, executors=tuple(e.value for e in executor or list(Executor)), console=console)
+    run(as_json=json_out, workers=workers, executors=tuple(e.value for e in executor or list(Executor)), console=console,
+        quick=quick)
 
 
 @bench_app.command("engine")
