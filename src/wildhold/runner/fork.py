@@ -14,12 +14,12 @@ policy over MCP like any scripted arm; the archive carries each arm's identity b
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from pathlib import Path
 from typing import Any
 
 from wildhold.agents.runner import ScriptedRun
+from wildhold.agents.scaffold.adapters import Limiter
 from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, Run
 from wildhold.agents.scripted import make_policy
 from wildhold.content import default_content
@@ -55,12 +55,13 @@ def _hash_at(archive: Archive, seq: int) -> str | None:
 
 def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = None, absent: list[str] | None = None,
          ticks: int | None = None, cache: Path | None = None, experiment: Experiment | None = None,
-         base: Path | None = None) -> dict[str, Any]:
+         base: Path | None = None, limiter: Limiter | None = None) -> dict[str, Any]:
     """Fork `parent` at tick `at` into `out`: verify it, carry its inputs before `at`, then play `ticks` more (default:
     as many as the parent played after `at`) with every agent's policy, those in `replace` (name -> policy) taking
     over and those in `absent` idle; with `experiment` (its files relative to `base`), its arms take their seats and
-    the fork is played as a run, which ends early once every model arm is done. Returns the fork's archive path and
-    its fork record (and, with an experiment, the run's files under `run`)."""
+    the fork is played as a run (its model calls held to `limiter`'s limits when given), which ends early once every
+    model arm is done. Returns the fork's archive path and its fork record (and, with an experiment, the run's files
+    under `run`)."""
     parent, out = Path(parent), Path(out)
     content = default_content()
     verify_archive(parent, content, cache=cache)
@@ -115,13 +116,7 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
               for name, who in players.items() if who is not None]
     exp = experiment.model_copy(update={"scenario": m["scenario"], "seed": m["seed"],
                                         "arms": seated + [a for a in arms if not a.seat]})
-    run = ForkRun(exp, out, Path(base or "."), record, at + played)
-    try:
-        asyncio.run(run.play())
-    except BaseException:
-        run.host.close()
-        raise
-    paths = run.finish()
+    paths = ForkRun(exp, out, Path(base or "."), record, at + played, limiter).play_through()
     return {"archive": paths["archive"], "fork": record, "run": paths}
 
 
@@ -190,9 +185,10 @@ class ForkRun(Run):
 
     takes_seats = True
 
-    def __init__(self, exp: Experiment, out: Path, base: Path, record: dict[str, Any], stop_tick: int):
+    def __init__(self, exp: Experiment, out: Path, base: Path, record: dict[str, Any], stop_tick: int,
+                 limiter: Limiter | None = None):
         self.record = record
-        super().__init__(exp, out, base)
+        super().__init__(exp, out, base, limiter)
         self.host.archives.manifest_extra["fork"] = record
         self.host.ends_when = lambda: "fork ticks played" if self.host.world.tick >= stop_tick else None
 

@@ -26,7 +26,7 @@ from rich.console import Console
 
 from wildhold.agents.base import AgentView
 from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, price_table_id, rebuild, session_log
-from wildhold.agents.scaffold.adapters import Adapter, ReplayAdapter
+from wildhold.agents.scaffold.adapters import Adapter, Limiter, ReplayAdapter, limited
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.agents.scaffold.session import (
     DESIGN_TOOLS,
@@ -246,7 +246,8 @@ class Run:
 
     takes_seats = False  # whether arms may take over characters already in the match (a fork's run does)
 
-    def __init__(self, exp: Experiment, out: Path, base: Path):
+    def __init__(self, exp: Experiment, out: Path, base: Path, limiter: Limiter | None = None):
+        """`limiter`, when given, holds every model call to its provider's limit (a sweep's, shared by its workers)."""
         from wildhold.eval.html import render_html
         from wildhold.eval.report import score_archive
         from wildhold.server.http import create_app
@@ -254,7 +255,7 @@ class Run:
         from wildhold.service.access import HostConfig
         from wildhold.service.host import Host
 
-        self.exp, self.out, self.base = exp, out, base
+        self.exp, self.out, self.base, self.limiter = exp, out, base, limiter
         for arm in exp.arms:  # a provider SDK that is not installed fails here, before anything is written
             if arm.provider in ("openai", "anthropic", "google"):
                 require(arm.provider, f"the {arm.provider} arm {arm.name!r}")
@@ -588,7 +589,8 @@ class Run:
         and play until every model arm ends. `view` is an optional live view (an async context manager)."""
         self.records = self.telemetry.records()
         self.ledger = rebuild(self.records)
-        self.adapters = {a.name: self.adapter(a) for a in self.exp.arms if a.provider != "scripted"}
+        self.adapters = {a.name: self.adapter(a) if self.limiter is None else limited(self.adapter(a), a.provider, self.limiter)
+                         for a in self.exp.arms if a.provider != "scripted"}
         tokens_file = self.out / "arm-tokens.json"  # local bearer tokens, so a restarted run acts as the same agents
         tokens: dict[str, str] = json.loads(tokens_file.read_text()) if tokens_file.exists() else {}
         async with Loopback(self.app) as self.server:
@@ -623,6 +625,15 @@ class Run:
                     self.host.stop("every model arm finished")
             self.telemetry.emit("run_complete", None, reason="every model arm finished")
         self.server = None
+
+    def play_through(self, view: Any = None) -> dict[str, Path]:
+        """Play (`play`) and write the run's files (`finish`); if playing fails, the host is closed and it raises."""
+        try:
+            asyncio.run(self.play(view))
+        except BaseException:
+            self.host.close()
+            raise
+        return self.finish()
 
     def finish(self) -> dict[str, Path]:
         from wildhold.eval.report import score_archive
@@ -709,10 +720,4 @@ def run_experiment(path: Path, out: Path, *, quiet: bool = False, console: Conso
     exp = Experiment.load(path)
     run = Run(exp, out, Path(path).resolve().parent)
     console = console or Console(stderr=True)
-    view = LiveView(run, console) if console.is_terminal and not quiet else None
-    try:
-        asyncio.run(run.play(view))
-    except BaseException:
-        run.host.close()
-        raise
-    return run.finish()
+    return run.play_through(LiveView(run, console) if console.is_terminal and not quiet else None)
