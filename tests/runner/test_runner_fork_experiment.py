@@ -21,7 +21,7 @@ from wildhold.service.verify import resimulate, verify_archive
 from wildhold.store.archive import Archive
 from paths_support import ROOT
 
-pytestmark = [pytest.mark.slow(seconds=5), pytest.mark.xdist_group("famine_fork")]  # one parent feeds every test
+pytestmark = [pytest.mark.slow(seconds=10), pytest.mark.xdist_group("famine_fork")]  # one parent feeds every test
 
 runner = CliRunner()
 EXAMPLES = ROOT / "examples"
@@ -122,10 +122,30 @@ def test_fork_with_an_experiment_and_replay_from_the_command_line(famine, tmp_pa
     (experiment(scenario="tiny"), {}, "fork_experiment_mismatch"),
     (experiment(seed=2), {}, "fork_experiment_mismatch"),
 ])
-def test_a_bad_seat_is_refused_with_a_stable_code(famine, tmp_path, exp, kwargs, code):
+def test_a_bad_seat_is_refused_with_a_stable_code_before_anything_is_written(famine, tmp_path, exp, kwargs, code):
     with pytest.raises(ForkError) as refused:
-        fork(famine, AT, tmp_path, ticks=5, experiment=exp, base=EXAMPLES, **kwargs)
-    assert refused.value.code == code
+        fork(famine, AT, tmp_path / "f", ticks=5, experiment=exp, base=EXAMPLES, **kwargs)
+    assert refused.value.code == code and not (tmp_path / "f").exists()
+
+
+def test_another_model_takes_over_a_model_arms_seat_in_a_served_run(tmp_path):
+    """A `wildhold run` archive (two recorded-turn arms and a scripted baseline) forked with the explorer gone and
+    another arm in the stumbler's seat; the baseline plays on with the policy its arm identity names."""
+    served = Run(Experiment.load(EXAMPLES / "offline-smoke.yaml"), tmp_path / "parent", EXAMPLES).play_through()
+    with Archive(served["archive"]) as arc:
+        at = arc.manifest["start_tick"] + 20
+    made = fork(served["archive"], at, tmp_path / "f", absent=["explorer"],
+                experiment=experiment(arm={"name": "newcomer", "seat": "stumbler"}), base=EXAMPLES)
+    verify_archive(made["archive"])
+    assert all(same for *_, same in fork_checks(made["archive"], served["archive"]))
+    assert made["fork"]["agents"] == {"explorer": {"from": "replay", "to": "absent"},
+                                      "stumbler": {"from": "replay", "to": "newcomer"}}
+    with Archive(made["archive"]) as arc:
+        m = arc.manifest
+    agents = {a["name"]: a for a in m["agents"]}
+    assert agent_identity(m, agents["stumbler"])["fork"] == {"tick": at, "from": "replay"}
+    assert agent_identity(m, agents["baseline"])["policy"] == "producer"
+    assert agent_identity(m, agents["explorer"])["policy"] == "absent"
 
 
 def test_a_fork_refuses_a_folder_that_holds_a_run_already(famine, forked):

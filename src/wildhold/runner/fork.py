@@ -73,8 +73,9 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
             raise ForkError(f"tick {at} is outside the match ({m['start_tick']} to {m['final_tick']}, exclusive)",
                             "fork_tick_out_of_range")
         inputs = [inp for inp in arc.inputs() if inp.tick < at and inp.kind != "end"]
-    replace, absent = dict(replace or {}), list(absent or [])
     arms = list(experiment.arms) if experiment is not None else []
+    players, changes = _players([inp.args for inp in inputs if inp.kind == "join"], dict(replace or {}),
+                                list(absent or []), arms, m.get("arm_identities", {}), content)
     if experiment is not None:
         _fits(experiment, m, out)
     folder = private_folder(out / "world") if experiment is not None else out
@@ -97,14 +98,12 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
         if parent_head != head:
             raise ForkError(f"the replayed history at tick {at} ends in {head[:12]}, the parent's log in "
                             f"{str(parent_head)[:12]}", "fork_diverged")
-        joins = match.joins()
-        players, changes = _players(joins, replace, absent, arms, content)
         played = m["final_tick"] - at if ticks is None else ticks
         record = {"parent_sha256": _sha256(parent), "parent_archive_head": m.get("archive_head"),
                   "parent_chain_head": m["chain_head"], "tick": at, "seq": seq, "chain_head_at_fork": head,
                   "inputs_carried": len(inputs), "agents": changes}
         if experiment is None:
-            policies = {agent: make_policy(players[args["name"]], content) for agent, args in joins.items()
+            policies = {agent: make_policy(players[args["name"]], content) for agent, args in match.joins().items()
                         if isinstance(players[args["name"]], str)}
             ScriptedRun(match, policies).run(until=at + played)
             match.end("season over" if match.world.finished else "fork ticks played")
@@ -131,11 +130,12 @@ def _fits(experiment: Experiment, parent: dict[str, Any], out: Path) -> None:
         raise ForkError(f"{out} holds a run already; fork into a new --out", "fork_out_used")
 
 
-def _players(joins: dict[str, dict[str, Any]], replace: dict[str, str], absent: list[str], arms: list[ArmSpec],
-             content) -> tuple[dict[str, str | ArmSpec | None], dict[str, Any]]:
-    """Who plays each character (by name) from the fork on: a scripted policy, an experiment's arm seated on it, or
-    no one (absent); and what changed (name -> {from, to}, `to` the policy or the arm's name)."""
-    by_name = {args["name"]: args for args in joins.values()}
+def _players(joined: list[dict[str, Any]], replace: dict[str, str], absent: list[str], arms: list[ArmSpec],
+             identities: dict[str, dict[str, Any]], content) -> tuple[dict[str, str | ArmSpec | None], dict[str, Any]]:
+    """Who plays each character (by name, from the arguments each joined with) from the fork on: a scripted policy
+    (its own, or the one its parent's arm identity names), an experiment's arm seated on it, or no one (absent); and
+    what changed (name -> {from, to}, `to` the policy or the arm's name)."""
+    by_name = {args["name"]: args for args in joined}
     seats = [a.seat for a in arms if a.seat]
     strangers = sorted((set(replace) | set(absent) | set(seats)) - set(by_name))
     if strangers:
@@ -164,7 +164,8 @@ def _players(joins: dict[str, dict[str, Any]], replace: dict[str, str], absent: 
         if name in seated:
             players[name], changes[name] = seated[name], {"from": was, "to": seated[name].name}
             continue
-        policy = replace.get(name, args.get("policy"))
+        ident = identities.get(name, {})
+        policy = replace.get(name, args.get("policy") or (ident.get("policy") if ident.get("provider") == "scripted" else None))
         if policy is None:
             raise ForkError(f"agent {name} was not a scripted policy in the parent ({args.get('model', 'no model')}); "
                             f"give it one (--replace {name}=POLICY), seat an arm on it or make it absent",

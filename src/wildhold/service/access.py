@@ -223,9 +223,10 @@ class Access:
 
     def seat(self, name: str, agent: str, extra: dict[str, str] | None) -> tuple[str, AgentRecord]:
         """A bearer token for a character already in the world (`agent`, named `name`): the operator seats an agent on
-        it, as a fork does when another agent takes a character over; no one else may drive it."""
-        if any(r.agent == agent for r in self.records.values()):
-            raise HostError("seat_taken", f"The character {name!r} already has an agent.")
+        it, as a fork does when another agent takes a character over; no one else may drive it (`name_taken`: the
+        record bears the character's name)."""
+        if any(r.agent == agent or r.name == name for r in self.records.values()):
+            raise HostError("name_taken", f"The character {name!r} already has an agent.")
         token = secrets.token_urlsafe(24)
         rec = AgentRecord(name, token_hash(token), agent, {k: v for k, v in (extra or {}).items() if v})
         self.records[rec.token_hash] = rec
