@@ -66,7 +66,8 @@ def bench_sweep(as_json: bool = False, workers: int = 2, executors: tuple[str, .
     base = runs.get("local", {}).get("cells_per_min")
     figures = {"workers": workers, "cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 2),
                "quick": quick, "runs": runs, "archives_equal": same}
-    table = FitTable(COLUMNS, title=f"wildhold bench sweep: the smoke sweep{' (quick)' if quick else ''} on {workers} workers "
+    sweep = "the smoke sweep (quick)" if quick else "the smoke sweep"
+    table = FitTable(COLUMNS, title=f"wildhold bench sweep: {sweep} on {workers} workers "
                                     f"({os.cpu_count()} cores, 1-minute load {figures['load_1min']})")
     for executor, r in runs.items():
         ratio = "-" if not base else f"{r['cells_per_min'] / base:.2f}x"

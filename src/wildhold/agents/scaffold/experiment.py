@@ -261,8 +261,9 @@ class Run:
                 require(arm.provider, f"the {arm.provider} arm {arm.name!r}")
         seated = [a.name for a in exp.arms if a.seat]
         if seated and not self.takes_seats:
-            raise ExperimentError(f"the arms {', '.join(seated)} have a seat, a character already in the match: only a "
-                                  "fork has one (wildhold fork ARCHIVE --at TICK --experiment ...)", "seat_without_fork")
+            raise ExperimentError(f"the arms {', '.join(seated)} have a seat, a character already in the match: only "
+                                  "a fork has one (wildhold fork ARCHIVE --at TICK --experiment ...)",
+                                  "seat_without_fork")
         private_folder(out)
         self.signup, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         config = HostConfig(signup_token=self.signup, admin_token=admin, clock=exp.clock, lobby=True,
@@ -589,8 +590,11 @@ class Run:
         and play until every model arm ends. `view` is an optional live view (an async context manager)."""
         self.records = self.telemetry.records()
         self.ledger = rebuild(self.records)
-        self.adapters = {a.name: self.adapter(a) if self.limiter is None else limited(self.adapter(a), a.provider, self.limiter)
-                         for a in self.exp.arms if a.provider != "scripted"}
+        self.adapters = {a.name: self.adapter(a) for a in self.exp.arms if a.provider != "scripted"}
+        if self.limiter is not None:
+            for a in self.exp.arms:
+                if a.name in self.adapters:
+                    limited(self.adapters[a.name], a.provider, self.limiter)
         tokens_file = self.out / "arm-tokens.json"  # local bearer tokens, so a restarted run acts as the same agents
         tokens: dict[str, str] = json.loads(tokens_file.read_text()) if tokens_file.exists() else {}
         async with Loopback(self.app) as self.server:
