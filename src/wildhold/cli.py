@@ -642,7 +642,7 @@ def run_cmd(
     """Run an experiment: the world served on 127.0.0.1 with its lobby, every arm through its MCP server, then the run's artifacts."""
     from pydantic import ValidationError
 
-    from wildhold.agents.scaffold.experiment import run_experiment
+    from wildhold.agents.scaffold.experiment import ExperimentError, run_experiment
     from wildhold.extras import MissingExtra
     from wildhold.store.sqlite import StoreError
 
@@ -650,6 +650,8 @@ def run_cmd(
         _fail(f"{experiment} does not exist")
     try:
         paths = run_experiment(experiment, out, quiet=quiet)
+    except ExperimentError as exc:
+        _refuse(exc)
     except (ValidationError, ContentError, ValueError, StoreError, MissingExtra) as exc:
         _fail(str(exc))
     from wildhold.agents.scaffold.progress import summary_table
@@ -726,15 +728,21 @@ def fork(
     out: Annotated[Path, typer.Option(help="Folder for the fork's match database and archive.")],
     replace: Annotated[Optional[list[str]], typer.Option("--replace", metavar="NAME=POLICY", help="From the fork on, this agent plays this scripted policy (repeatable).")] = None,
     absent: Annotated[Optional[list[str]], typer.Option("--absent", metavar="NAME", help="From the fork on, this agent does nothing (repeatable).")] = None,
-    ticks: Annotated[Optional[int], typer.Option(min=1, help="Ticks to play after the fork (default: as many as the parent played after it).")] = None,
+    ticks: Annotated[Optional[int], typer.Option(min=1, help="Ticks to play after the fork (default: as many as the parent played after it; with --experiment, fewer once every model arm is done).")] = None,
+    experiment: Annotated[Optional[Path], typer.Option(metavar="EXP.yaml", help="Play the fork as `wildhold run` plays this experiment: an arm with a `seat` takes that agent over, one without joins at the fork, the other agents keep their policies.")] = None,
     cache: CacheDir = None,
 ) -> None:
     """A new match from the verified, replayed state of ARCHIVE at a tick, with the same agents or others.
 
     Its archive records the parent's digest, the chain head at the fork and the tick; `wildhold replay` verifies it."""
+    from pydantic import ValidationError
+
+    from wildhold.agents.scaffold.experiment import Experiment, ExperimentError
+    from wildhold.extras import MissingExtra
     from wildhold.runner.fork import ForkError
     from wildhold.runner.fork import fork as run_fork
     from wildhold.store.archive import ArchiveError
+    from wildhold.store.sqlite import StoreError
 
     swaps: dict[str, str] = {}
     for item in replace or []:
@@ -742,10 +750,25 @@ def fork(
         if not eq or not name or not policy:
             _fail(f"--replace takes NAME=POLICY, not {item!r}")
         swaps[name] = policy
+    exp = None
+    if experiment is not None:
+        if not experiment.exists():
+            _fail(f"{experiment} does not exist")
+        try:
+            exp = Experiment.load(experiment)
+        except ValidationError as exc:
+            _fail(str(exc))
     try:
-        made = run_fork(archive, at, out, replace=swaps, absent=absent or [], ticks=ticks, cache=cache)
-    except (ForkError, ArchiveError, ContentError) as exc:
+        made = run_fork(archive, at, out, replace=swaps, absent=absent or [], ticks=ticks, cache=cache, experiment=exp,
+                        base=experiment.resolve().parent if experiment is not None else None)
+    except (ForkError, ExperimentError, ArchiveError, ContentError, StoreError, MissingExtra) as exc:
         _refuse(exc)
+    if "run" in made:
+        from wildhold.agents.scaffold.progress import summary_table
+
+        console.print(summary_table(out))
+        for kind, path in made["run"].items():
+            _say(f"{kind}: {path}")
     console.print(_summary_table(made["archive"]))
     f = made["fork"]
     _say(f"archive: {made['archive']}\nforked at tick {f['tick']} (event {f['seq']}, chain head {f['chain_head_at_fork']}) "
@@ -913,11 +936,13 @@ def bench_programs(json_out: Annotated[bool, typer.Option("--json", help="Also p
 @bench_app.command("sweep")
 def bench_sweep(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
                 workers: Annotated[int, typer.Option(min=1, help="Workers of each executor.")] = 2,
-                executor: Annotated[Optional[list[Executor]], typer.Option(help="Only this executor (repeatable; default local and ray).")] = None) -> None:
+                executor: Annotated[Optional[list[Executor]], typer.Option(help="Only this executor (repeatable; default local and ray).")] = None,
+                quick: Annotated[bool, typer.Option(help="One seed on one protocol (3 cells): a rough figure, fast.")] = False) -> None:
     """Cells per minute of the smoke sweep (18 cells) on the local pool and on a local Ray, side by side."""
     from wildhold.bench.sweep import bench_sweep as run
 
-    run(as_json=json_out, workers=workers, executors=tuple(e.value for e in executor or list(Executor)), console=console)
+    run(as_json=json_out, workers=workers, executors=tuple(e.value for e in executor or list(Executor)), console=console,
+        quick=quick)
 
 
 @bench_app.command("engine")

@@ -163,6 +163,7 @@ def test_no_cell_starts_once_the_sweeps_budget_is_spent(tmp_path):
     ({"protocols": [{"name": "t", "tasks": ["no/such-task"], "arms": ["producer"]}]}, "sweep_unknown_task"),
     ({"seeds": [1, 1]}, "sweep_invalid"),
     ({"experiment": {"seed": 4}}, "sweep_invalid"),
+    ({"arms": [{"name": "p", "provider": "scripted", "policy": "producer", "seat": "producer-1"}]}, "sweep_invalid"),
 ])
 def test_a_bad_sweep_file_is_refused_with_a_stable_code(tmp_path, change, code):
     with pytest.raises(SweepError) as refused:
@@ -260,6 +261,35 @@ def test_a_fork_protocol_plays_each_arm_in_one_seat_of_every_parent_from_the_for
                                                                         "seat": "nobody"}}],
                             arms=[{"name": "p", "provider": "scripted", "policy": "producer"}]))
     assert refused.value.code == "sweep_fork_parent"
+
+
+def test_a_fork_protocol_seats_a_model_arm_in_every_parent_as_wildhold_fork_experiment_does(tmp_path):
+    from wildhold.agents.runner import ScriptedRun
+    from wildhold.eval.identity import agent_identity
+    from wildhold.runner.fork import fork_checks
+    from wildhold.service.verify import verify_archive
+    from wildhold.store.archive import Archive
+
+    run = ScriptedRun.start("tiny", 1, tmp_path / "p.sqlite")
+    run.run(until=700)
+    parent = run.match.export(tmp_path / "parent.wildhold.zip")
+    run.match.close()
+    explorer = yaml.safe_load(SMOKE.read_text())["arms"][0]
+    path = _variant(tmp_path, arms=[explorer], seeds=[1],
+                    protocols=[{"name": "takeover", "ticks": 60,
+                                "fork": {"parents": [str(parent)], "at": 500, "seat": "producer-1"}}])
+    outcome = run_sweep(path, tmp_path / "out", workers=1)
+    assert outcome["finished"] == 1 and not outcome["failed"]
+    (result,) = outcome["results"]
+    assert result["cost_usd"] > 0 and result["tokens"] > 0 and result["measures"]["spend_usd"] == result["cost_usd"]
+    archive = tmp_path / "out" / "cells" / result["cell"] / result["archives"][0]
+    verify_archive(archive)
+    assert all(same for *_, same in fork_checks(archive, parent))
+    with Archive(archive) as a:
+        m = a.manifest
+    assert m["fork"]["agents"] == {"producer-1": {"from": "producer", "to": "explorer"}} and m["fork"]["tick"] == 500
+    seat = next(agent for agent in m["agents"] if agent["name"] == "producer-1")
+    assert agent_identity(m, seat)["model"] == "replay/explorer-v1" and 500 < m["final_tick"] <= 560
 
 
 def test_a_sweep_killed_with_its_workers_resumes_to_the_same_archives(local, tmp_path):

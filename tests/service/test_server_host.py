@@ -75,6 +75,26 @@ def test_lobby_holds_agents_out_of_the_world_until_the_start(tmp_path):
         h.close()
 
 
+def test_the_operator_seats_an_agent_on_a_character_already_in_the_world_and_the_start_joins_only_the_others(tmp_path):
+    from wildhold.service.match import Match
+
+    (tmp_path / "m").mkdir(mode=0o700)
+    match = Match.create("tiny", 3, tmp_path / "m" / "match.sqlite", clock="lockstep")  # a fork's history: ann is in
+    match.join("ann", policy="producer")
+    match.close()
+    h = Host.open(tmp_path / "m", config(lobby=True), "tiny", 3)
+    try:
+        token, rec = h.seat("ann", {"model": "replay/explorer-v1"})
+        assert rec.agent == "a1" and h.access.agent_of(h.access.authenticate(token)) == "a1"
+        assert codes(lambda: h.seat("ann")) == "name_taken" and codes(lambda: h.seat("zed")) == "not_found"
+        h.register("bob")
+        assert h.start()["agents"] == ["a1", "a2"] and sorted(c.name for c in h.world.chars.values()) == ["ann", "bob"]
+        h.stop()
+        assert codes(lambda: h.seat("bob")) == "match_over"
+    finally:
+        h.close()
+
+
 def test_late_join_enters_the_world_at_once(tmp_path):
     h = Host.open(tmp_path / "m", config(lobby=True, late_join=True), "tiny", 3)
     try:

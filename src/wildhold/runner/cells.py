@@ -3,36 +3,29 @@ and `result.json` written last, whole, so a folder with it is a finished cell an
 
 A model arm's cell is `wildhold run` of a one-arm experiment (written beside it as experiment.yaml, its cassette
 copied); a scripted arm plays a scenario as `wildhold demo` does, for the protocol's ticks; a task is one attempt
-of the task suite. Measures are read back from the verified archive.
+of the task suite; a fork point is `wildhold fork` of the parent with the arm in the seat (a model arm's as its
+one-arm experiment). Measures are read back from the verified archive.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Protocol as TypingProtocol
+from typing import Any
 
 import yaml
 
 from wildhold.agents.scaffold.accounting import Telemetry, rebuild
-from wildhold.agents.scaffold.experiment import Run
+from wildhold.agents.scaffold.adapters import Limiter
+from wildhold.agents.scaffold.experiment import Experiment, Run
 from wildhold.eval.identity import identity_key
 from wildhold.runner.spec import Cell, Sweep, cell_experiment, identity
 
 RESULT = "result.json"
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
-
-
-class Limiter(TypingProtocol):
-    """Model calls in flight per provider, shared by every worker (see wildhold.runner.limits)."""
-
-    def acquire(self, provider: str) -> None: ...
-
-    def release(self, provider: str) -> None: ...
 
 
 def cell_dir(out: Path, cell: Cell) -> Path:
@@ -65,7 +58,7 @@ def run_cell(sweep_path: str, out: str, cell: dict[str, Any], limiter: Limiter |
     if c.task is not None:
         measures, archives, cost, tokens = _task(c, arm.policy or "producer", folder / "run")
     elif protocol.fork is not None:
-        measures, archives, cost, tokens = _fork(sweep, protocol, c, arm.policy or "producer", folder / "run")
+        measures, archives, cost, tokens = _fork(sweep, protocol, c, base, folder, limiter)
     elif arm.provider == "scripted":
         measures, archives, cost, tokens = _scripted(c, arm.name, arm.policy or "producer", protocol.scenario,
                                                      protocol.ticks, folder / "run")
@@ -97,26 +90,31 @@ def _head(path: Path) -> str:
         return a.manifest["chain_head"]
 
 
-def _model(sweep: Sweep, cell: Cell, base: Path, folder: Path, limiter: Limiter | None):
+def _experiment(sweep: Sweep, cell: Cell, base: Path, folder: Path) -> Experiment:
+    """The model cell's one-arm experiment, written into its folder as experiment.yaml beside its cassette's copy."""
     exp = cell_experiment(sweep, cell)
     arm = next(a for a in sweep.arms if a.name == cell.arm)
     if arm.cassette:
         (folder / "cassettes").mkdir()
         shutil.copyfile(base / arm.cassette, folder / "cassettes" / Path(arm.cassette).name)
-    (folder / "experiment.yaml").write_text(yaml.safe_dump(exp.model_dump(mode="json", exclude_none=True), sort_keys=False))
-    run = _LimitedRun(exp, folder / "run", folder, limiter)
-    try:
-        asyncio.run(run.play())
-    except BaseException:
-        run.host.close()
-        raise
-    paths = run.finish()
-    ledger = rebuild(Telemetry(paths["telemetry"]).records()).arm(cell.arm)
+    unset = {"scenario", "seed"} - exp.model_fields_set  # a fork's: it plays its parent's
+    (folder / "experiment.yaml").write_text(yaml.safe_dump(exp.model_dump(mode="json", exclude_none=True, exclude=unset),
+                                                           sort_keys=False))
+    return exp
+
+
+def _spent(telemetry: Path, measures: dict[str, Any], arm: str) -> tuple[float, int]:
+    """The arm's dollars and tokens from its telemetry, added to its measures."""
+    ledger = rebuild(Telemetry(telemetry).records()).arm(arm)
+    measures["spend_usd"], measures["tokens"] = ledger.cost_usd, ledger.tokens
+    return ledger.cost_usd, ledger.tokens
+
+
+def _model(sweep: Sweep, cell: Cell, base: Path, folder: Path, limiter: Limiter | None):
+    paths = Run(_experiment(sweep, cell, base, folder), folder / "run", folder, limiter).play_through()
     archive = Path(paths["archive"])
     measures = _match_measures(archive, cell.arm)
-    measures["spend_usd"] = ledger.cost_usd
-    measures["tokens"] = ledger.tokens
-    return measures, [archive], ledger.cost_usd, ledger.tokens
+    return (measures, [archive], *_spent(paths["telemetry"], measures, cell.arm))
 
 
 def _scripted(cell: Cell, name: str, policy: str, scenario: str | None, ticks: int | None, run_dir: Path):
@@ -141,17 +139,21 @@ def _scripted(cell: Cell, name: str, policy: str, scenario: str | None, ticks: i
     return measures, [archive], 0.0, 0
 
 
-def _fork(sweep: Sweep, protocol: Any, cell: Cell, policy: str, run_dir: Path):
+def _fork(sweep: Sweep, protocol: Any, cell: Cell, base: Path, folder: Path, limiter: Limiter | None):
     from wildhold.runner.fork import fork
     from wildhold.runner.spec import fork_parents
 
     point = protocol.fork
     parent = fork_parents(protocol, sweep._base)[cell.seed]
-    made = fork(parent, point.at, run_dir, replace={point.seat: policy}, ticks=protocol.ticks)
+    arm = next(a for a in sweep.arms if a.name == cell.arm)
+    if arm.provider == "scripted":
+        made = fork(parent, point.at, folder / "run", replace={point.seat: arm.policy or "producer"}, ticks=protocol.ticks)
+        measures = {**_match_measures(made["archive"], point.seat), "spend_usd": 0.0, "tokens": 0}
+        return measures, [made["archive"]], 0.0, 0
+    made = fork(parent, point.at, folder / "run", ticks=protocol.ticks, experiment=_experiment(sweep, cell, base, folder),
+                base=folder, limiter=limiter)
     measures = _match_measures(made["archive"], point.seat)
-    measures["spend_usd"] = 0.0
-    measures["tokens"] = 0
-    return measures, [made["archive"]], 0.0, 0
+    return (measures, [made["archive"]], *_spent(made["run"]["telemetry"], measures, cell.arm))
 
 
 def _task(cell: Cell, policy: str, run_dir: Path):
@@ -186,28 +188,3 @@ def _match_measures(archive: Path, name: str) -> dict[str, Any]:
     quests = summarize(load_match(archive))[agent].cells["quests"]
     return {"index": card["fitness_index"], **{d: card["scores"][d] for d in DIMENSIONS}, "composite": composite,
             "trial": trial, "quests": quests, "wealth": card["wealth_cents"] / 100}
-
-
-def _limited(complete, provider: str, limiter: Limiter):
-    async def call(*args: Any, **kwargs: Any):
-        await asyncio.to_thread(limiter.acquire, provider)
-        try:
-            return await complete(*args, **kwargs)
-        finally:
-            await asyncio.to_thread(limiter.release, provider)
-
-    return call
-
-
-class _LimitedRun(Run):
-    """A run whose model calls each hold a slot of their provider's limit, shared across the sweep's workers."""
-
-    def __init__(self, exp: Any, out: Path, base: Path, limiter: Limiter | None):
-        super().__init__(exp, out, base)
-        self.limiter = limiter
-
-    def adapter(self, arm: Any) -> Any:
-        adapter = super().adapter(arm)
-        if self.limiter is not None:
-            adapter.complete = _limited(adapter.complete, arm.provider, self.limiter)
-        return adapter

@@ -1,10 +1,15 @@
 """`wildhold fork`: a new match from the verified, replayed state of an archive at a tick, with the same agents or
-others (a counterfactual: this agent absent, or another policy taking over from here).
+others (a counterfactual: this agent absent, another policy or another model taking over from here).
 
 The fork's log starts with the parent's inputs before the tick, carried at their ticks, so the fork re-simulates
 from its own seed and inputs like any archive, and its chain at the fork point is the parent's. Its manifest
 records the parent's digest, the parent's chain head at the fork and the tick; `fork_checks` holds the fork's log
 to them (and to the parent archive, when given).
+
+Played directly, every kept character goes on with its scripted policy in process. With an experiment, the fork is
+played as `wildhold run` plays one (`ForkRun`): each arm with a `seat` takes that character over through the MCP
+server, an arm without one joins as a new character at the fork, and every other kept character plays its scripted
+policy over MCP like any scripted arm; the archive carries each arm's identity by the character it played.
 """
 
 from __future__ import annotations
@@ -14,11 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from wildhold.agents.runner import ScriptedRun
+from wildhold.agents.scaffold.adapters import Limiter
+from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, Run
 from wildhold.agents.scripted import make_policy
 from wildhold.content import default_content
 from wildhold.service.match import Match
 from wildhold.service.verify import verify_archive
 from wildhold.store.archive import Archive
+from wildhold.store.private import private_folder
 
 ABSENT = "absent"
 
@@ -46,11 +54,15 @@ def _hash_at(archive: Archive, seq: int) -> str | None:
 
 
 def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = None, absent: list[str] | None = None,
-         ticks: int | None = None, cache: Path | None = None) -> dict[str, Any]:
+         ticks: int | None = None, cache: Path | None = None, experiment: Experiment | None = None,
+         base: Path | None = None, limiter: Limiter | None = None) -> dict[str, Any]:
     """Fork `parent` at tick `at` into `out`: verify it, carry its inputs before `at`, then play `ticks` more (default:
     as many as the parent played after `at`) with every agent's policy, those in `replace` (name -> policy) taking
-    over and those in `absent` idle. Returns the fork's archive path and its fork record."""
-    parent = Path(parent)
+    over and those in `absent` idle; with `experiment` (its files relative to `base`), its arms take their seats and
+    the fork is played as a run (its model calls held to `limiter`'s limits when given), which ends early once every
+    model arm is done. Returns the fork's archive path and its fork record (and, with an experiment, the run's files
+    under `run`)."""
+    parent, out = Path(parent), Path(out)
     content = default_content()
     verify_archive(parent, content, cache=cache)
     with Archive(parent) as arc:
@@ -61,12 +73,17 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
             raise ForkError(f"tick {at} is outside the match ({m['start_tick']} to {m['final_tick']}, exclusive)",
                             "fork_tick_out_of_range")
         inputs = [inp for inp in arc.inputs() if inp.tick < at and inp.kind != "end"]
-    replace, absent = dict(replace or {}), list(absent or [])
-    out.mkdir(parents=True, exist_ok=True)
-    db = out / "match.sqlite"
-    for stale in out.glob("match.sqlite*"):
+    arms = list(experiment.arms) if experiment is not None else []
+    players, changes = _players([inp.args for inp in inputs if inp.kind == "join"], dict(replace or {}),
+                                list(absent or []), arms, m.get("arm_identities", {}), content)
+    if experiment is not None:
+        _fits(experiment, m, out)
+    folder = private_folder(out / "world") if experiment is not None else out
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("match.sqlite*"):
         stale.unlink()
-    match = Match.create(m["scenario"], m["seed"], db, content)
+    match = Match.create(m["scenario"], m["seed"], folder / "match.sqlite", content,
+                         **({"clock": experiment.clock, "horizon": experiment.horizon} if experiment is not None else {}))
     try:
         for inp in inputs:
             while match.world.tick < inp.tick:
@@ -81,47 +98,108 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
         if parent_head != head:
             raise ForkError(f"the replayed history at tick {at} ends in {head[:12]}, the parent's log in "
                             f"{str(parent_head)[:12]}", "fork_diverged")
-        policies, changes = _policies(match, replace, absent, content)
-        run = ScriptedRun(match, policies)
         played = m["final_tick"] - at if ticks is None else ticks
-        run.run(until=at + played)
         record = {"parent_sha256": _sha256(parent), "parent_archive_head": m.get("archive_head"),
                   "parent_chain_head": m["chain_head"], "tick": at, "seq": seq, "chain_head_at_fork": head,
                   "inputs_carried": len(inputs), "agents": changes}
-        match.end("season over" if match.world.finished else "fork ticks played")
-        path = match.export(out / "match.wildhold.zip", {"fork": record})
+        if experiment is None:
+            policies = {agent: make_policy(players[args["name"]], content) for agent, args in match.joins().items()
+                        if isinstance(players[args["name"]], str)}
+            ScriptedRun(match, policies).run(until=at + played)
+            match.end("season over" if match.world.finished else "fork ticks played")
+            return {"archive": match.export(out / "match.wildhold.zip", {"fork": record}), "fork": record}
     finally:
         match.close()
-    return {"archive": path, "fork": record}
+    record["experiment"] = experiment.name
+    seated = [who if isinstance(who, ArmSpec) else ArmSpec(name=name, provider="scripted", policy=who, seat=name)
+              for name, who in players.items() if who is not None]
+    exp = experiment.model_copy(update={"scenario": m["scenario"], "seed": m["seed"],
+                                        "arms": seated + [a for a in arms if not a.seat]})
+    paths = ForkRun(exp, out, Path(base or "."), record, at + played, limiter).play_through()
+    return {"archive": paths["archive"], "fork": record, "run": paths}
 
 
-def _policies(match: Match, replace: dict[str, str], absent: list[str], content) -> tuple[dict, dict[str, Any]]:
-    """Each character's policy from the fork on, and what changed (name -> {from, to})."""
-    joins = match.joins()
-    by_name = {args["name"]: (agent, args) for agent, args in joins.items()}
-    strangers = sorted((set(replace) | set(absent)) - set(by_name))
+def _fits(experiment: Experiment, parent: dict[str, Any], out: Path) -> None:
+    """An experiment a fork of `parent` into `out` can play: the parent's scenario and seed (the fork's are the
+    parent's), into a folder that holds no run yet."""
+    for key in ("scenario", "seed"):
+        if key in experiment.model_fields_set and getattr(experiment, key) != parent[key]:
+            raise ForkError(f"the experiment's {key} is {getattr(experiment, key)!r}, the parent's {parent[key]!r}: a fork "
+                            f"plays its parent's (leave {key} out)", "fork_experiment_mismatch")
+    if (out / "world").exists() or (out / "telemetry.jsonl").exists():
+        raise ForkError(f"{out} holds a run already; fork into a new --out", "fork_out_used")
+
+
+def _players(joined: list[dict[str, Any]], replace: dict[str, str], absent: list[str], arms: list[ArmSpec],
+             identities: dict[str, dict[str, Any]], content) -> tuple[dict[str, str | ArmSpec | None], dict[str, Any]]:
+    """Who plays each character (by name, from the arguments each joined with) from the fork on: a scripted policy
+    (its own, or the one its parent's arm identity names), an experiment's arm seated on it, or no one (absent); and
+    what changed (name -> {from, to}, `to` the policy or the arm's name)."""
+    by_name = {args["name"]: args for args in joined}
+    seats = [a.seat for a in arms if a.seat]
+    strangers = sorted((set(replace) | set(absent) | set(seats)) - set(by_name))
     if strangers:
         raise ForkError(f"no agent named {', '.join(strangers)} in this match; agents: {', '.join(by_name)}",
                         "fork_unknown_agent")
-    both = sorted(set(replace) & set(absent))
+    twice = sorted({s for s in seats if seats.count(s) > 1})
+    if twice:
+        raise ForkError(f"more than one arm has the seat {', '.join(twice)}; one arm takes a character over",
+                        "fork_seat_taken")
+    both = sorted((set(replace) & set(absent)) | (set(seats) & (set(replace) | set(absent))))
     if both:
-        raise ForkError(f"{', '.join(both)} cannot be both replaced and absent", "fork_conflicting_agents")
-    policies, changes = {}, {}
-    for name, (agent, args) in by_name.items():
+        raise ForkError(f"{', '.join(both)} cannot be given to more than one of --replace, --absent and an arm's seat",
+                        "fork_conflicting_agents")
+    clash = sorted(a.name for a in arms if a.name in by_name and a.seat != a.name)
+    if clash:
+        raise ForkError(f"the arms {', '.join(clash)} are named as characters of the match they do not take over; "
+                        "rename them, or seat each on its namesake", "fork_name_taken")
+    seated = {a.seat: a for a in arms if a.seat}
+    players: dict[str, str | ArmSpec | None] = {}
+    changes: dict[str, Any] = {}
+    for name, args in by_name.items():
+        was = args.get("policy") or args.get("model")
         if name in absent:
-            changes[name] = {"from": args.get("policy") or args.get("model"), "to": ABSENT}
+            players[name], changes[name] = None, {"from": was, "to": ABSENT}
             continue
-        policy = replace.get(name, args.get("policy"))
+        if name in seated:
+            players[name], changes[name] = seated[name], {"from": was, "to": seated[name].name}
+            continue
+        ident = identities.get(name, {})
+        policy = replace.get(name, args.get("policy") or (ident.get("policy") if ident.get("provider") == "scripted" else None))
         if policy is None:
             raise ForkError(f"agent {name} was not a scripted policy in the parent ({args.get('model', 'no model')}); "
-                            f"give it one (--replace {name}=POLICY) or make it absent", "fork_agent_unassigned")
+                            f"give it one (--replace {name}=POLICY), seat an arm on it or make it absent",
+                            "fork_agent_unassigned")
         try:
-            policies[agent] = make_policy(policy, content)
+            make_policy(policy, content)
         except ValueError as exc:
             raise ForkError(str(exc), "fork_unknown_policy") from None
+        players[name] = policy
         if name in replace:
-            changes[name] = {"from": args.get("policy") or args.get("model"), "to": policy}
-    return policies, changes
+            changes[name] = {"from": was, "to": policy}
+    return players, changes
+
+
+class ForkRun(Run):
+    """`Run` of a fork: the match is the parent's history up to the fork, each seated arm takes its character over,
+    and the match ends at the fork's last tick (or once every model arm is done, as a run does)."""
+
+    takes_seats = True
+
+    def __init__(self, exp: Experiment, out: Path, base: Path, record: dict[str, Any], stop_tick: int,
+                 limiter: Limiter | None = None):
+        self.record = record
+        super().__init__(exp, out, base, limiter)
+        self.host.archives.manifest_extra["fork"] = record
+        self.host.ends_when = lambda: "fork ticks played" if self.host.world.tick >= stop_tick else None
+
+    def identities(self) -> dict[str, dict[str, Any]]:
+        """As a run's; a character another agent took over says so: the fork's tick and who played it before."""
+        identities = super().identities()
+        for name, change in self.record["agents"].items():
+            if name in identities:
+                identities[name]["fork"] = {"tick": self.record["tick"], "from": change["from"]}
+        return identities
 
 
 def fork_checks(archive: Path, parent: Path | None = None) -> list[tuple[str, str, str, bool]]:

@@ -4,8 +4,9 @@ cells it expands to, each with a stable key and folder name.
 An arm is an experiment arm (a model behind a provider adapter or a recorded cassette, or a scripted policy).
 A protocol is a scenario (each cell one `wildhold run` of a one-arm experiment; a scripted arm plays it as
 `wildhold demo` does, for the protocol's ticks), a list of tasks (each task one attempt of the task suite,
-scripted arms only), or fork points (each parent archive forked at a tick with the arm in one seat, scripted
-arms only; a cell's seed is its parent's). Every cell of a model arm is an experiment built from the sweep's `experiment` defaults.
+scripted arms only), or fork points (each parent archive forked at a tick with the arm in one seat; a cell's seed
+is its parent's). Every cell of a model arm is an experiment built from the sweep's `experiment` defaults (a fork
+point's seats its arm and plays the parent's scenario and seed).
 """
 
 from __future__ import annotations
@@ -87,6 +88,10 @@ class Sweep(BaseModel):
             bad = [n for n in names if not NAME.match(n)]
             if bad:
                 raise ValueError(f"{kind} names are letters, digits, '_', '.' and '-': {', '.join(bad)}")
+        seated = [a.name for a in self.arms if a.seat]
+        if seated:
+            raise ValueError(f"arms {', '.join(seated)}: a sweep's arm has no seat; a fork protocol names the one its "
+                             "arms take (fork: {parents: [...], at: TICK, seat: NAME})")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds must be distinct")
         arms = {a.name: a for a in self.arms}
@@ -94,12 +99,11 @@ class Sweep(BaseModel):
             strangers = sorted(set(p.arms or ()) - set(arms))
             if strangers:
                 raise ValueError(f"protocol {p.name!r} names arms the sweep does not have: {', '.join(strangers)}")
-            if p.kind in ("tasks", "fork"):
+            if p.kind == "tasks":
                 models = [n for n in (p.arms or arms) if arms[n].provider != "scripted"]
                 if models:
-                    raise ValueError(f"protocol {p.name!r}: {'tasks are attempted' if p.kind == 'tasks' else 'a fork is played'}"
-                                     f" by scripted arms; list the arms it takes (arms: [...]) without the model arms "
-                                     f"{', '.join(models)}")
+                    raise ValueError(f"protocol {p.name!r}: tasks are attempted by scripted arms; list the arms it takes "
+                                     f"(arms: [...]) without the model arms {', '.join(models)}")
         for key in ("arms", "scenario", "seed", "name", "cohort"):
             if key in self.experiment:
                 raise ValueError(f"experiment defaults may not set {key!r}: the sweep sets it for each cell")
@@ -232,14 +236,17 @@ def cells(sweep: Sweep) -> list[Cell]:
 
 
 def cell_experiment(sweep: Sweep, cell: Cell) -> Experiment:
-    """The one-arm experiment a model arm's cell runs (cassettes are copied beside it, under cassettes/)."""
+    """The one-arm experiment a model arm's cell runs (cassettes are copied beside it, under cassettes/); a fork
+    point's arm takes the point's seat, in the parent's scenario and seed."""
     arm = next(a for a in sweep.arms if a.name == cell.arm)
     protocol = next(p for p in sweep.protocols if p.name == cell.protocol)
     if arm.cassette:
         arm = arm.model_copy(update={"cassette": f"cassettes/{Path(arm.cassette).name}"})
+    if protocol.fork is not None:
+        arm = arm.model_copy(update={"seat": protocol.fork.seat})
+    world = {} if protocol.fork is not None else {"scenario": protocol.scenario, "seed": cell.seed}
     data = {"budget_usd": sweep.budget_usd, "ceiling_s": 600, **sweep.experiment,
-            "name": f"{sweep.name}/{cell.key}", "scenario": protocol.scenario, "seed": cell.seed,
-            "arms": [arm.model_dump(mode="json", exclude_none=True)]}
+            "name": f"{sweep.name}/{cell.key}", **world, "arms": [arm.model_dump(mode="json", exclude_none=True)]}
     try:
         return Experiment.model_validate(data)
     except ValidationError as exc:

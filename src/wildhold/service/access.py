@@ -221,9 +221,23 @@ class Access:
         self.counters["registrations"] += 1
         return token, rec
 
+    def seat(self, name: str, agent: str, extra: dict[str, str] | None) -> tuple[str, AgentRecord]:
+        """A bearer token for a character already in the world (`agent`, named `name`): the operator seats an agent on
+        it, as a fork does when another agent takes a character over; no one else may drive it (`name_taken`: the
+        record bears the character's name)."""
+        if any(r.agent == agent or r.name == name for r in self.records.values()):
+            raise HostError("name_taken", f"The character {name!r} already has an agent.")
+        token = secrets.token_urlsafe(24)
+        rec = AgentRecord(name, token_hash(token), agent, {k: v for k, v in (extra or {}).items() if v})
+        self.records[rec.token_hash] = rec
+        self.save()
+        return token, rec
+
     def close_lobby(self, join: Join) -> list[str]:
-        """Every registered agent enters the world, in registration order; their characters."""
+        """Every registered agent enters the world, in registration order (a seated one is in it already); their
+        characters."""
         for rec in self.records.values():
-            rec.agent = join(rec)
+            if rec.agent is None:
+                rec.agent = join(rec)
         self.save()
         return [r.agent for r in self.records.values()]

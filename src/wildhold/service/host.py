@@ -117,6 +117,18 @@ class Host:
         """A new agent and its bearer token; it joins the world now, or at the start when in the lobby."""
         return self.access.register(name, extra, self.state, self._join)
 
+    def seat(self, name: str, extra: dict[str, str] | None = None) -> tuple[str, AgentRecord]:
+        """A bearer token for the character named `name`, already in the world (a fork's): the operator's act, never
+        an agent's; the character counts as active from now."""
+        if self.state == "over":
+            raise HostError("match_over", "The match has ended.")
+        agent = next((c.id for c in self.world.chars.values() if c.name == name), None)
+        if agent is None:
+            raise HostError("not_found", f"No character named {name!r} in this match.")
+        token, rec = self.access.seat(name, agent, extra)
+        self.clock.acted(agent, self.world.tick)
+        return token, rec
+
     def start(self) -> dict[str, Any]:
         """Close the lobby: every registered agent enters the world, in registration order."""
         if self.state != "lobby":

@@ -143,3 +143,26 @@ class ReplayAdapter:
         u = t.get("usage", {})
         return Turn(t.get("text", ""), calls, Usage(u.get("input_tokens", 0), u.get("cached_input_tokens", 0),
                                                      u.get("output_tokens", 0)))
+
+
+class Limiter(Protocol):
+    """Model calls in flight per provider, shared by whoever holds it (a sweep's workers: wildhold.runner.limits)."""
+
+    def acquire(self, provider: str) -> None: ...
+
+    def release(self, provider: str) -> None: ...
+
+
+def limited(adapter: Adapter, provider: str, limiter: Limiter) -> Adapter:
+    """`adapter` with each model call holding a slot of `provider`'s limit while it runs."""
+    complete = adapter.complete
+
+    async def call(*args: Any, **kwargs: Any) -> Turn:
+        await asyncio.to_thread(limiter.acquire, provider)
+        try:
+            return await complete(*args, **kwargs)
+        finally:
+            await asyncio.to_thread(limiter.release, provider)
+
+    adapter.complete = call  # type: ignore[method-assign]
+    return adapter

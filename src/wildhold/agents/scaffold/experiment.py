@@ -26,7 +26,7 @@ from rich.console import Console
 
 from wildhold.agents.base import AgentView
 from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, price_table_id, rebuild, session_log
-from wildhold.agents.scaffold.adapters import Adapter, ReplayAdapter
+from wildhold.agents.scaffold.adapters import Adapter, Limiter, ReplayAdapter, limited
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.agents.scaffold.session import (
     DESIGN_TOOLS,
@@ -78,6 +78,15 @@ class ArmSpec(BaseModel):
     ceiling_s: float | None = Field(default=None, gt=0)  # this arm's wall-clock ceiling; the experiment's when absent
     scaffold_profile: Profile | None = None  # this arm's profile (PROFILES); the experiment's when absent
     knowledge_pack: str | None = None  # knowledge_pack: the notes folder, relative to the experiment file
+    seat: str | None = None  # a fork's only: the name of the character, already in the match, this arm takes over
+
+
+class ExperimentError(ValueError):
+    """An experiment that cannot be played as given; `code` is stable."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
 
 
 class Experiment(BaseModel):
@@ -235,7 +244,10 @@ def cohort(exp: Experiment) -> dict[str, Any]:
 class Run:
     """One experiment in progress: the host, its app served on loopback, the telemetry and each arm's ledger."""
 
-    def __init__(self, exp: Experiment, out: Path, base: Path):
+    takes_seats = False  # whether arms may take over characters already in the match (a fork's run does)
+
+    def __init__(self, exp: Experiment, out: Path, base: Path, limiter: Limiter | None = None):
+        """`limiter`, when given, holds every model call to its provider's limit (a sweep's, shared by its workers)."""
         from wildhold.eval.html import render_html
         from wildhold.eval.report import score_archive
         from wildhold.server.http import create_app
@@ -243,10 +255,15 @@ class Run:
         from wildhold.service.access import HostConfig
         from wildhold.service.host import Host
 
-        self.exp, self.out, self.base = exp, out, base
+        self.exp, self.out, self.base, self.limiter = exp, out, base, limiter
         for arm in exp.arms:  # a provider SDK that is not installed fails here, before anything is written
             if arm.provider in ("openai", "anthropic", "google"):
                 require(arm.provider, f"the {arm.provider} arm {arm.name!r}")
+        seated = [a.name for a in exp.arms if a.seat]
+        if seated and not self.takes_seats:
+            raise ExperimentError(f"the arms {', '.join(seated)} have a seat, a character already in the match: only "
+                                  "a fork has one (wildhold fork ARCHIVE --at TICK --experiment ...)",
+                                  "seat_without_fork")
         private_folder(out)
         self.signup, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         config = HostConfig(signup_token=self.signup, admin_token=admin, clock=exp.clock, lobby=True,
@@ -257,7 +274,7 @@ class Run:
         self.host = Host.open(out / "world", config, exp.scenario, exp.seed, horizon=exp.horizon,
                               manifest_extra={"tools_hash": tools_hash(horizon=exp.horizon), "price_table": self.price_table,
                                               "price_table_sha256": self.price_table_id,
-                                              "arm_identities": {a.name: arm_identity(exp, a, base) for a in exp.arms},
+                                              "arm_identities": self.identities(),
                                               **cohort(exp),
                                               "scaffold_profiles": {a.name: exp.profile(a) for a in exp.arms
                                                                     if a.provider != "scripted"}})
@@ -273,6 +290,10 @@ class Run:
         self.server: Loopback | None = None
         self.agents: dict[str, str] = {}  # arm name -> its character, once the match has started
         self.spent: set[tuple[str, int]] = set()  # (character, session) whose spend the match has recorded
+
+    def identities(self) -> dict[str, dict[str, Any]]:
+        """Each arm's identity (`arm_identity`) by the name of the character it plays, as the archive carries them."""
+        return {a.seat or a.name: arm_identity(self.exp, a, self.base) for a in self.exp.arms}
 
     def started(self) -> None:
         """The match has just left its lobby and no arm has played yet (a task attempt sets its task up here)."""
@@ -304,6 +325,10 @@ class Run:
         return self.server.mcp(token)
 
     async def register(self, arm: ArmSpec) -> str:
+        """The arm's bearer token: a new character's, registered over MCP as an outside agent would, or, for an arm
+        with a seat, the operator's token for that character."""
+        if arm.seat:
+            return self.host.seat(arm.seat, {"model": arm.model or arm.policy or arm.provider, "harness": HARNESS})[0]
         async with self.connect(self.signup) as c:
             r = await c.call_tool("register", {"name": arm.name, "model": arm.model or arm.policy or arm.provider,
                                                "harness": HARNESS})
@@ -566,6 +591,10 @@ class Run:
         self.records = self.telemetry.records()
         self.ledger = rebuild(self.records)
         self.adapters = {a.name: self.adapter(a) for a in self.exp.arms if a.provider != "scripted"}
+        if self.limiter is not None:
+            for a in self.exp.arms:
+                if a.name in self.adapters:
+                    limited(self.adapters[a.name], a.provider, self.limiter)
         tokens_file = self.out / "arm-tokens.json"  # local bearer tokens, so a restarted run acts as the same agents
         tokens: dict[str, str] = json.loads(tokens_file.read_text()) if tokens_file.exists() else {}
         async with Loopback(self.app) as self.server:
@@ -580,6 +609,7 @@ class Run:
                 self.host.start()
                 self.started()
             self.agents = {args["name"]: agent for agent, args in self.host.match.joins().items()}
+            self.agents.update({a.name: self.agents[a.seat] for a in self.exp.arms if a.seat})
             self.spent = {(inp.agent, inp.args["session"]) for inp in self.host.match.store.inputs(0) if inp.kind == SPEND}
             missing = sorted(a.name for a in self.exp.arms if a.name not in tokens)
             if missing:
@@ -599,6 +629,15 @@ class Run:
                     self.host.stop("every model arm finished")
             self.telemetry.emit("run_complete", None, reason="every model arm finished")
         self.server = None
+
+    def play_through(self, view: Any = None) -> dict[str, Path]:
+        """Play (`play`) and write the run's files (`finish`); if playing fails, the host is closed and it raises."""
+        try:
+            asyncio.run(self.play(view))
+        except BaseException:
+            self.host.close()
+            raise
+        return self.finish()
 
     def finish(self) -> dict[str, Path]:
         from wildhold.eval.report import score_archive
@@ -685,10 +724,4 @@ def run_experiment(path: Path, out: Path, *, quiet: bool = False, console: Conso
     exp = Experiment.load(path)
     run = Run(exp, out, Path(path).resolve().parent)
     console = console or Console(stderr=True)
-    view = LiveView(run, console) if console.is_terminal and not quiet else None
-    try:
-        asyncio.run(run.play(view))
-    except BaseException:
-        run.host.close()
-        raise
-    return run.finish()
+    return run.play_through(LiveView(run, console) if console.is_terminal and not quiet else None)
