@@ -72,8 +72,10 @@ def test_a_program_running_at_the_fork_restarts_there_and_the_fork_verifies_and_
     result = runner.invoke(app, ["replay", str(path), "--parent", str(parent)])
     assert result.exit_code == 0, result.output
     assert "program runs re-simulate" in result.output and "replay matches the archive" in result.output
-    again = fork(parent, AT, tmp_path / "again")["archive"]
-    with Archive(path) as a, Archive(again) as b:
+    result = runner.invoke(app, ["fork", str(parent), "--at", str(AT), "--out", str(tmp_path / "again")])
+    assert result.exit_code == 0, result.output
+    assert f"counter's program count@1 (run 1): restarted as run 2 at tick {AT}" in " ".join(result.output.split())
+    with Archive(path) as a, Archive(tmp_path / "again" / "match.wildhold.zip") as b:
         assert a.manifest["chain_head"] == b.manifest["chain_head"]  # the restarted program plays the same again
 
 
