@@ -734,7 +734,9 @@ def fork(
 ) -> None:
     """A new match from the verified, replayed state of ARCHIVE at a tick, with the same agents or others.
 
-    Its archive records the parent's digest, the chain head at the fork and the tick; `wildhold replay` verifies it."""
+    Its archive records the parent's digest, the chain head at the fork and the tick; `wildhold replay` verifies it.
+    Agent programs running at the tick restart there from their revision (stopped when their agent is replaced or
+    absent); the archive says what happened to each."""
     from pydantic import ValidationError
 
     from wildhold.agents.scaffold.experiment import Experiment, ExperimentError
@@ -775,6 +777,11 @@ def fork(
          f"from parent {f['parent_sha256'][:16]}")
     for name, change in f["agents"].items():
         _say(f"  {name}: {change['from']} -> {change['to']}")
+    for p in f.get("programs", ()):
+        done = f"restarted as run {p['run']}" if p["to"] == "restarted" else f"stopped ({p['why']})"
+        _say(f"  {p['character']}'s program {p['program']}@{p['revision']} (run {p['parent_run']}): {done} at tick {p['tick']}")
+    if f.get("programs"):
+        _say(f"  ({f['program_memory']})")
     _say(f"verify: wildhold replay {made['archive']} --parent {archive}")
 
 

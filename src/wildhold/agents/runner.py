@@ -65,13 +65,17 @@ class ScriptedRun:
             if client.idle(agent):
                 client.decide(agent, policy)
 
+    def step(self) -> None:
+        """The world advances one tick."""
+        self.match.step()
+
     def run(self, on_tick: Callable[[World], None] | None = None, until: int | None = None) -> None:
         """Play until the scenario's end (or `until`); at the end, record it."""
         w = self.world
         stop = w.end_tick if until is None else min(until, w.end_tick)
         while w.tick < stop and not self.match.ended:
             self.act()
-            self.match.step()
+            self.step()
             if on_tick:
                 on_tick(w)
         if w.finished:

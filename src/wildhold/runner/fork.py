@@ -6,7 +6,14 @@ from its own seed and inputs like any archive, and its chain at the fork point i
 records the parent's digest, the parent's chain head at the fork and the tick; `fork_checks` holds the fork's log
 to them (and to the parent archive, when given).
 
-Played directly, every kept character goes on with its scripted policy in process. With an experiment, the fork is
+Agent programs running at the fork are restarted there, from the revision each ran, by the fork (a program's
+memory does not carry over, as a scripted policy's does not): the fork records the parent's run as stopped at the tick
+and a new run started, so the fork's archive holds the sources saved before the fork and the program runs from the fork
+on, each re-simulating from its transcript. A program whose character is absent or replaced by a policy is only
+stopped. The parent's runs before the fork are the parent's, verified with it.
+
+Played directly, every kept character goes on with its scripted policy in process (and its restarted programs take
+their turns at each tick, as a served match gives them). With an experiment, the fork is
 played as `wildhold run` plays one (`ForkRun`): each arm with a `seat` takes that character over through the MCP
 server, an arm without one joins as a new character at the fork, and every other kept character plays its scripted
 policy over MCP like any scripted arm; the archive carries each arm's identity by the character it played.
@@ -15,20 +22,28 @@ policy over MCP like any scripted arm; the archive carries each arm's identity b
 from __future__ import annotations
 
 import hashlib
+import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from wildhold.agents.runner import ScriptedRun
 from wildhold.agents.scaffold.adapters import Limiter
 from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, Run
 from wildhold.agents.scripted import make_policy
 from wildhold.content import default_content
+from wildhold.service.access import HostConfig
+from wildhold.service.host import Host
 from wildhold.service.match import Match
+from wildhold.service.program_state import begin_run
 from wildhold.service.verify import verify_archive
 from wildhold.store.archive import Archive
 from wildhold.store.private import private_folder
+from wildhold.store.sqlite import Input
 
 ABSENT = "absent"
+PROGRAM_ENDS = ("stop", "finish", "fail")
+PROGRAM_MEMORY = ("a restarted program runs its revision from the first line at the fork: what it held in memory "
+                  "there is not carried, as a scripted policy restarts with no memory")
 
 
 class ForkError(ValueError):
@@ -67,15 +82,17 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
     verify_archive(parent, content, cache=cache)
     with Archive(parent) as arc:
         m = arc.manifest
-        if arc.has_programs:
-            raise ForkError(f"{parent.name} ran agent programs, whose transcripts a fork cannot carry", "fork_programs")
         if not m["start_tick"] < at < m["final_tick"]:
             raise ForkError(f"tick {at} is outside the match ({m['start_tick']} to {m['final_tick']}, exclusive)",
                             "fork_tick_out_of_range")
         inputs = [inp for inp in arc.inputs() if inp.tick < at and inp.kind != "end"]
+        sources = [src for src in arc.program_sources() if src["tick"] < at]
     arms = list(experiment.arms) if experiment is not None else []
+    names = {a["id"]: a["name"] for a in m["agents"]}
+    live = _live_programs(inputs)
     players, changes = _players([inp.args for inp in inputs if inp.kind == "join"], dict(replace or {}),
-                                list(absent or []), arms, m.get("arm_identities", {}), content)
+                                list(absent or []), arms, m.get("arm_identities", {}), content,
+                                {names[run["agent"]] for run in live})
     if experiment is not None:
         _fits(experiment, m, out)
     folder = private_folder(out / "world") if experiment is not None else out
@@ -102,10 +119,16 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
         record = {"parent_sha256": _sha256(parent), "parent_archive_head": m.get("archive_head"),
                   "parent_chain_head": m["chain_head"], "tick": at, "seq": seq, "chain_head_at_fork": head,
                   "inputs_carried": len(inputs), "agents": changes}
+        if sources or live:
+            record["programs"] = _restart_programs(match, sources, live, names, players, changes)
+            record["program_memory"] = PROGRAM_MEMORY
         if experiment is None:
             policies = {agent: make_policy(players[args["name"]], content) for agent, args in match.joins().items()
                         if isinstance(players[args["name"]], str)}
-            ScriptedRun(match, policies).run(until=at + played)
+            if any(p["to"] == "restarted" for p in record.get("programs", ())):
+                _ProgramsRun(match, policies, out).run(until=at + played)
+            else:
+                ScriptedRun(match, policies).run(until=at + played)
             match.end("season over" if match.world.finished else "fork ticks played")
             return {"archive": match.export(out / "match.wildhold.zip", {"fork": record}), "fork": record}
     finally:
@@ -117,6 +140,73 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
                                         "arms": seated + [a for a in arms if not a.seat]})
     paths = ForkRun(exp, out, Path(base or "."), record, at + played, limiter).play_through()
     return {"archive": paths["archive"], "fork": record, "run": paths}
+
+
+def _live_programs(inputs: list[Input]) -> list[dict[str, Any]]:
+    """The program runs the log has started and not ended (stopped, finished, failed) before its end, in the order
+    programs take their turns (character, name)."""
+    live: dict[int, dict[str, Any]] = {}
+    for inp in inputs:
+        if inp.kind == "program" and inp.name == "start":
+            live[inp.args["run"]] = {"agent": inp.agent, "name": inp.args["name"], "revision": inp.args["revision"],
+                                     "run": inp.args["run"]}
+        elif inp.kind == "program" and inp.name in PROGRAM_ENDS:
+            live.pop(inp.args["run"], None)
+    return sorted(live.values(), key=lambda r: (r["agent"], r["name"]))
+
+
+def _restart_programs(match: Match, sources: list[dict[str, Any]], live: list[dict[str, Any]], names: dict[str, str],
+                      players: dict[str, Any], changes: dict[str, Any]) -> list[dict[str, Any]]:
+    """At the fork tick: keep the sources saved before it, and end each run the parent had going there, starting it
+    again from its revision unless another policy plays its character or it is absent. What happened to each."""
+    store = match.store
+    with store.transaction():
+        for src in sources:
+            store.add_program_source(src["agent"], src["name"], src["revision"], src["tick"], src["sha256"], src["source"])
+    out = []
+    for run in live:
+        who = names[run["agent"]]
+        stopped = who in changes and not isinstance(players[who], ArmSpec)  # absent, or a policy plays it
+        why = (f"the fork at tick {match.world.tick} restarts it" if not stopped
+               else f"its character is {ABSENT} from the fork" if players[who] is None
+               else f"{players[who]} plays its character from the fork")
+        match.program(run["agent"], "stop", {"name": run["name"], "revision": run["revision"], "run": run["run"],
+                                             "reason": why}, "operator")
+        entry = {"character": who, "agent": run["agent"], "program": run["name"], "revision": run["revision"],
+                 "tick": match.world.tick, "parent_run": run["run"]}
+        if stopped:
+            out.append({**entry, "to": "stopped", "why": why})
+            continue
+        new = begin_run(match, run["agent"], run["name"], run["revision"], "operator")
+        out.append({**entry, "to": "restarted", "run": new.run})
+    match.flush(snapshot=True)
+    return out
+
+
+class _ProgramsRun(ScriptedRun):
+    """A direct fork whose programs run: the scripted policies act as in `ScriptedRun`, and after each tick every
+    running program takes its turn through a program host on the same match (its runner process, its records)."""
+
+    def __init__(self, match: Match, policies: dict[str, Any], folder: Path):
+        super().__init__(match, policies)
+        config = HostConfig(signup_token=secrets.token_urlsafe(24), admin_token=secrets.token_urlsafe(24),
+                            clock="lockstep", rate_per_s=0.0)
+        self.host = Host(match, config, folder)
+
+    def step(self) -> None:
+        super().step()
+        if self.world.finished:
+            self.host.programs.stop_all("the match ended")
+        else:
+            self.host.programs.tick()
+
+    def run(self, on_tick: Callable[[Any], None] | None = None, until: int | None = None) -> None:
+        """As `ScriptedRun.run`, every program stopped at the end and the runner process let go."""
+        try:
+            super().run(on_tick, until)
+            self.host.programs.stop_all("the match ended")
+        finally:
+            self.host.programs.close()
 
 
 def _fits(experiment: Experiment, parent: dict[str, Any], out: Path) -> None:
@@ -131,10 +221,12 @@ def _fits(experiment: Experiment, parent: dict[str, Any], out: Path) -> None:
 
 
 def _players(joined: list[dict[str, Any]], replace: dict[str, str], absent: list[str], arms: list[ArmSpec],
-             identities: dict[str, dict[str, Any]], content) -> tuple[dict[str, str | ArmSpec | None], dict[str, Any]]:
+             identities: dict[str, dict[str, Any]], content,
+             programmed: set[str] = frozenset()) -> tuple[dict[str, str | ArmSpec | None], dict[str, Any]]:
     """Who plays each character (by name, from the arguments each joined with) from the fork on: a scripted policy
-    (its own, or the one its parent's arm identity names), an experiment's arm seated on it, or no one (absent); and
-    what changed (name -> {from, to}, `to` the policy or the arm's name)."""
+    (its own, or the one its parent's arm identity names), an experiment's arm seated on it, or no one (absent, or
+    one of `programmed`, whose program was running at the fork and goes on alone); and what changed (name ->
+    {from, to}, `to` the policy or the arm's name)."""
     by_name = {args["name"]: args for args in joined}
     seats = [a.seat for a in arms if a.seat]
     strangers = sorted((set(replace) | set(absent) | set(seats)) - set(by_name))
@@ -166,6 +258,9 @@ def _players(joined: list[dict[str, Any]], replace: dict[str, str], absent: list
             continue
         ident = identities.get(name, {})
         policy = replace.get(name, args.get("policy") or (ident.get("policy") if ident.get("provider") == "scripted" else None))
+        if policy is None and name in programmed:
+            players[name] = None
+            continue
         if policy is None:
             raise ForkError(f"agent {name} was not a scripted policy in the parent ({args.get('model', 'no model')}); "
                             f"give it one (--replace {name}=POLICY), seat an arm on it or make it absent",

@@ -24,7 +24,7 @@ from wildhold.programs.api import (
 from wildhold.programs.client import RunnerClient, RunnerFailed
 from wildhold.programs.sandbox import Settings
 from wildhold.service.errors import HostError, refuse_unless_running
-from wildhold.service.program_state import LIVE, Program, Run, run_seed
+from wildhold.service.program_state import LIVE, Program, Run, begin_run
 from wildhold.service.program_turns import Turns
 from wildhold.service.queries import program_reads
 
@@ -124,15 +124,7 @@ class ProgramHost:
         live = sum(1 for p in self.programs.values() if p.agent == agent and p.run and p.run.state in LIVE)
         if live >= self.spec.max_running_per_agent:
             raise HostError("program_limit", f"You already run {live} programs, the most at once; stop one first.")
-        w = self.host.world
-        number = self.store.next_program_run()
-        run = Run(number, agent, name, revision, run_seed(w.seed, w.scenario_name, agent, name, revision, number),
-                  "running", w.tick)
-        with self.store.transaction():
-            self.store.save_program_run(run.row())
-            self.host.match.program(agent, "start", {"name": name, "revision": revision, "run": number})
-            self.host.match.flush()
-        program.run = run
+        program.run = begin_run(self.host.match, agent, name, revision)
         self.counters["starts"] += 1
         return self._status(program)
 

@@ -10,10 +10,13 @@ import hashlib
 import secrets
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wildhold.programs.sandbox import cut
 from wildhold.store.sqlite import RUN_COLUMNS
+
+if TYPE_CHECKING:
+    from wildhold.service.match import Match
 
 LIVE = ("running", "waiting")
 
@@ -85,3 +88,17 @@ class Program:
 def run_seed(world_seed: int, scenario: str, agent: str, name: str, revision: int, run: int) -> int:
     digest = hashlib.sha256(f"{world_seed}|{scenario}|{agent}|{name}|{revision}|{run}".encode()).digest()
     return int.from_bytes(digest[:6], "big")
+
+
+def begin_run(match: Match, agent: str, name: str, revision: int, issuer: str = "direct") -> Run:
+    """A new run of a saved revision, from its first line (it takes its first turn at the next tick): stored and its
+    start recorded in the match's log, by `issuer` (the agent itself, or the operator of a fork restarting it)."""
+    w, store = match.world, match.store
+    number = store.next_program_run()
+    run = Run(number, agent, name, revision, run_seed(w.seed, w.scenario_name, agent, name, revision, number),
+              "running", w.tick)
+    with store.transaction():
+        store.save_program_run(run.row())
+        match.program(agent, "start", {"name": name, "revision": revision, "run": number}, issuer)
+        match.flush()
+    return run

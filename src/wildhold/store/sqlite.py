@@ -203,7 +203,11 @@ class MatchStore:
         return out
 
     def next_program_run(self) -> int:
-        return (self.db.execute("SELECT MAX(run) FROM program_runs").fetchone()[0] or 0) + 1
+        """A run number no run of this match's log has had: past every stored run and every recorded start (a
+        fork's log carries its parent's starts without their runs)."""
+        return (self.db.execute("SELECT MAX(run) FROM (SELECT run FROM program_runs UNION ALL SELECT "
+                                "json_extract(args, '$.run') FROM inputs WHERE kind = 'program' AND name = 'start')"
+                                ).fetchone()[0] or 0) + 1
 
     def add_program_calls(self, rows: Iterable[tuple[int, int, int, str, Any, bytes]]) -> None:
         """Transcript rows (run, seq, tick, call, args, result as the JSON the program was sent); results
