@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import pytest
 import yaml
+from escape_cases_support import CASES
 
 from wildhold.content import Content, ContentError, default_content, load_content
 from wildhold.content.loader import DATA_DIR
@@ -286,8 +287,6 @@ def test_the_programs_section_states_fairness_the_safety_net_who_acts_first_and_
 
 
 def test_the_sandbox_table_names_every_outcome_of_the_escape_suite(doc):
-    from test_programs_escape import CASES
-
     outcomes = " ".join(doc["programs"]["sandbox"]["refused"].values())
     for case, _, kind, reason, _, _ in CASES:
         assert kind in outcomes, case

@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from paths_support import ROOT
 from programs_support import join, open_host, steps
 
 from wildhold.service.verify import verify_archive
@@ -89,12 +90,11 @@ def test_a_data_folder_open_to_others_is_tightened_and_the_operator_told_once(tm
 
 
 def test_a_run_folder_of_wildhold_run_is_its_owners_only(tmp_path, permissive_umask):
-    from test_scaffold_run import EXAMPLE
-
     from wildhold.agents.scaffold.experiment import Experiment, Run
 
     out = tmp_path / "runs" / "smoke"
-    run = Run(Experiment.load(EXAMPLE), out, EXAMPLE.parent)
+    example = ROOT / "examples" / "offline-smoke.yaml"
+    run = Run(Experiment.load(example), out, example.parent)
     asyncio.run(run.play())
     run.finish()
     assert {"world", "workspaces", "telemetry.jsonl", "manifest.json", "report.json"} <= {p.name for p in out.iterdir()}
