@@ -122,9 +122,10 @@ class Encoder:
         codes += seen.values()
         flat = out.reshape(-1)
         flat[cells] = codes
-        if v["characters"]:
-            count = np.bincount([(ch["y"] - by) * s + ch["x"] - bx for ch in v["characters"]], minlength=s * s)
-            out[4] = np.minimum(count, 255).reshape(s, s)
+        characters = v["characters"]
+        if characters:  # how many others stand on each tile, at most 255
+            count = np.bincount([(ch["y"] - by) * s + ch["x"] - bx for ch in characters], minlength=s * s)
+            flat[4 * s * s:] = count if len(characters) <= 255 else np.minimum(count, 255)
         return out
 
     def text(self, obs: dict[str, Any]) -> str:
