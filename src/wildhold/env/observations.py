@@ -105,27 +105,18 @@ class Encoder:
         if rows:
             grid = self.glyph_lut[np.frombuffer("".join(rows).encode(), dtype=np.uint8)].reshape(len(rows), len(rows[0]))
             out[0, oy:oy + grid.shape[0], ox:ox + grid.shape[1]] = grid
-        structures, nodes = self.code["structures"], self.code["nodes"]
-        cells: list[int] = []  # channel * s * s + row * s + column, one per tile feature
-        codes: list[int] = []
+        structures, nodes, creatures = self.code["structures"], self.code["nodes"], self.code["creatures"]
         for t in v["tiles"]:
-            at = (t["y"] - by) * s + t["x"] - bx
             if "structure" in t:
-                cells.append(s * s + at)
-                codes.append(structures[t["structure"]["kind"]])
+                out[1, t["y"] - by, t["x"] - bx] = structures[t["structure"]["kind"]]
             if "node" in t:
-                cells.append(2 * s * s + at)
-                codes.append(nodes[t["node"]["kind"]])
-        creatures = self.code["creatures"]
-        seen = {(cr["y"] - by) * s + cr["x"] - bx: creatures.get(cr["kind"], 0) for cr in v["creatures"]}  # the last on a tile
-        cells += [3 * s * s + at for at in seen]
-        codes += seen.values()
-        flat = out.reshape(-1)
-        flat[cells] = codes
+                out[2, t["y"] - by, t["x"] - bx] = nodes[t["node"]["kind"]]
+        for cr in v["creatures"]:
+            out[3, cr["y"] - by, cr["x"] - bx] = creatures.get(cr["kind"], 0)
         characters = v["characters"]
         if characters:  # how many others stand on each tile, at most 255
             count = np.bincount([(ch["y"] - by) * s + ch["x"] - bx for ch in characters], minlength=s * s)
-            flat[4 * s * s:] = count if len(characters) <= 255 else np.minimum(count, 255)
+            out[4] = (count if len(characters) <= 255 else np.minimum(count, 255)).reshape(s, s)
         return out
 
     def text(self, obs: dict[str, Any]) -> str:
