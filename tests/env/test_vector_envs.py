@@ -55,3 +55,18 @@ def test_the_native_batched_env_plays_what_single_envs_play():
             assert rewards[i] == r and terms[i] == term and truncs[i] == trunc
         done = terms | truncs
     batched.close()
+
+
+def test_the_native_batched_env_never_writes_arrays_it_handed_out():
+    batched = WildholdVectorEnv(2, task="exploration/gather-wood-v1")
+    obs, infos = batched.reset(seed=3)
+    rng = np.random.default_rng(3)
+    handed = [(obs, infos)]
+    kept = [({k: v.copy() for k, v in obs.items()}, infos["action_mask"].copy())]
+    for _ in range(6):
+        obs, _, _, _, infos = batched.step(_legal(infos["action_mask"], rng))
+        handed.append((obs, infos))
+        kept.append(({k: v.copy() for k, v in obs.items()}, infos["action_mask"].copy()))
+    for (obs, infos), (obs_then, mask_then) in zip(handed, kept):
+        assert all(np.array_equal(obs[k], obs_then[k]) for k in obs) and np.array_equal(infos["action_mask"], mask_then)
+    batched.close()

@@ -51,40 +51,62 @@ class Entry:
 
 
 class Context:
-    """What the slots of one character's entries resolve against, read from its observation once per step."""
+    """What the slots of one character's entries resolve against, read from its observation: its position and
+    what it carries at once, the rest (the ids listed for an argument, the items at a tile, what a villager
+    sells) when an entry first needs it, since most entries need none of it."""
 
-    __slots__ = ("me", "x", "y", "carried", "ids", "at_tile", "sold", "coin")
+    __slots__ = ("obs", "me", "x", "y", "carried", "coin", "_ids", "_at_tile", "_sold")
 
     def __init__(self, obs: dict[str, Any], coin: str):
         me = obs["self"]
-        self.me, self.x, self.y, self.coin = me["id"], me["x"], me["y"], coin
+        self.obs, self.me, self.x, self.y, self.coin = obs, me["id"], me["x"], me["y"], coin
         self.carried = sorted(me["inventory"])
-        self.ids = {field: [i for i in ids if i != self.me] for field, ids in _ids(obs).items()}
-        at: dict[tuple[int, int], set[str]] = {}
-        for tile in obs["view"]["tiles"]:
-            if "items" in tile:
-                at.setdefault((tile["x"], tile["y"]), set()).update(tile["items"])
-        for s in obs.get("structures", ()):
-            held = s.get("contents") or s.get("your_deposit")
-            if held:
-                at.setdefault((s["x"], s["y"]), set()).update(held)
-        for d in obs.get("deposits", ()):
-            at.setdefault((d["x"], d["y"]), set()).update(d["items"])
-        self.at_tile = {xy: sorted(items) for xy, items in at.items()}
-        self.sold = {v["npc"]: sorted(v["shop"]["sells"]) for v in obs.get("villagers", ()) if v.get("shop")}
+        self._ids: dict[str, list[str]] = {}
+        self._at_tile: dict[tuple[int, int], list[str]] | None = None
+        self._sold: dict[str, list[str]] | None = None
+
+    def ids(self, field: str) -> list[str]:
+        """The ids the observation lists for argument `field`, the character's own left out."""
+        got = self._ids.get(field)
+        if got is None:
+            got = self._ids[field] = [i for i in _listed(self.obs, field) if i != self.me]
+        return got
+
+    @property
+    def at_tile(self) -> dict[tuple[int, int], list[str]]:
+        """The items the observation shows at each tile: on the ground, in a structure, in a deposit."""
+        if self._at_tile is None:
+            obs, at = self.obs, {}
+            for tile in obs["view"]["tiles"]:
+                if "items" in tile:
+                    at.setdefault((tile["x"], tile["y"]), set()).update(tile["items"])
+            for s in obs.get("structures", ()):
+                held = s.get("contents") or s.get("your_deposit")
+                if held:
+                    at.setdefault((s["x"], s["y"]), set()).update(held)
+            for d in obs.get("deposits", ()):
+                at.setdefault((d["x"], d["y"]), set()).update(d["items"])
+            self._at_tile = {xy: sorted(items) for xy, items in at.items()}
+        return self._at_tile
+
+    @property
+    def sold(self) -> dict[str, list[str]]:
+        """What each villager in the observation with a shop sells, by name."""
+        if self._sold is None:
+            self._sold = {v["npc"]: sorted(v["shop"]["sells"]) for v in self.obs.get("villagers", ()) if v.get("shop")}
+        return self._sold
 
 
-def _ids(obs: dict[str, Any]) -> dict[str, list[str]]:
-    """For each id argument, the ids the observation lists where the served ids of that kind appear."""
-    found: dict[str, list[str]] = {}
-    for field, paths in ID_SOURCES.items():
-        for path in paths:
-            node: Any = obs
-            for key in path:
-                node = node.get(key) if isinstance(node, dict) else None
-            for entry in node if isinstance(node, list) else ():
-                if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-                    found.setdefault(field, []).append(entry["id"])
+def _listed(obs: dict[str, Any], field: str) -> list[str]:
+    """The ids the observation lists where the served ids of argument `field` appear."""
+    found: list[str] = []
+    for path in ID_SOURCES.get(field, ()):
+        node: Any = obs
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        for entry in node if isinstance(node, list) else ():
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                found.append(entry["id"])
     return found
 
 
@@ -107,9 +129,60 @@ class ActionTable:
         for i, e in enumerate(self.entries):
             first, _ = self.ranges.get(e.action, (i, i))
             self.ranges[e.action] = (first, i)
-        # The carried slot each entry needs (-1: none), so the mask passes over entries whose slot is empty at once.
-        self.needs_carried = np.array([max((v for _, (kind, v) in e.fills if kind in ("carried", "goods_carried")),
-                                           default=-1) for e in self.entries])
+        self._needs()
+        # Entries of the actions a busy character may still submit (the registry's `while_busy`), and noop.
+        tools = action_tools()
+        self.while_busy = np.array([e.action == NOOP or tools[e.action].while_busy for e in self.entries])
+
+    def _needs(self) -> None:
+        """Per entry, the slots it needs filled (-1: none), so that `resolvable` tells every entry that resolves
+        now from one pass over arrays: the k-th carried item, the k-th id listed for each argument, the k-th
+        item at the target tile (as an index into `offsets`), the k-th item the named villager sells."""
+        n, r = len(self.entries), self.spec.tile_radius
+        self.offsets = [(dx, dy) for dy in range(-r, r + 1) for dx in range(-r, r + 1)]
+        at_offset = {d: i for i, d in enumerate(self.offsets)}
+        self.need_carried, self.need_at, self.need_sold = np.full(n, -1), np.full(n, -1), np.full(n, -1)
+        self.need_listed: dict[str, np.ndarray] = {}
+        self.at_offset, self.sold_npc = np.full(n, at_offset[(0, 0)]), np.zeros(n, dtype=np.int64)
+        self.npcs: list[str] = []
+        never = np.zeros(n, dtype=bool)
+        for i, e in enumerate(self.entries):
+            npc: str | None = None
+            for field, (kind, v) in e.fills:
+                if kind == "tile":
+                    self.at_offset[i] = at_offset[v]
+                elif kind == "value":
+                    never[i] |= v is None
+                    if field == "npc":
+                        npc = v
+                elif kind in ("carried", "goods_carried"):
+                    self.need_carried[i] = max(self.need_carried[i], v)
+                elif kind == "listed":
+                    need = self.need_listed.setdefault(field, np.full(n, -1))
+                    need[i] = max(need[i], v)
+                elif kind == "at_tile":
+                    self.need_at[i] = max(self.need_at[i], v)
+                elif kind == "sold":
+                    if npc is None:  # no villager named before it: resolves to nothing
+                        never[i] = True
+                    else:
+                        if npc not in self.npcs:
+                            self.npcs.append(npc)
+                        self.sold_npc[i], self.need_sold[i] = self.npcs.index(npc), max(self.need_sold[i], v)
+        self.may_resolve = ~never
+
+    def resolvable(self, ctx: Context) -> np.ndarray:
+        """True where `resolve(i, ctx)` gives an action: every slot entry i needs is filled."""
+        ok = self.may_resolve & (self.need_carried < len(ctx.carried))
+        for field, need in self.need_listed.items():
+            ok &= need < len(ctx.ids(field))
+        at = ctx.at_tile
+        held = np.array([len(at.get((ctx.x + dx, ctx.y + dy), ())) for dx, dy in self.offsets])
+        ok &= self.need_at < held[self.at_offset]
+        sold = ctx.sold
+        sells = np.array([len(sold.get(npc, ())) for npc in self.npcs] or [0])
+        ok &= self.need_sold < sells[self.sold_npc]
+        return ok
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -178,7 +251,7 @@ class ActionTable:
             elif kind == "goods_coin":
                 args[field] = {ctx.coin: v}
             elif kind == "listed":
-                args[field] = _slot(ctx.ids.get(field, []), v)
+                args[field] = _slot(ctx.ids(field), v)
             elif kind == "at_tile":
                 args[field] = _slot(ctx.at_tile.get((x, y), []), v)
             elif kind == "sold":
@@ -188,13 +261,18 @@ class ActionTable:
         return e.action, args
 
     def mask(self, world: World, agent: str, ctx: Context) -> np.ndarray:
-        """1 where the entry resolves and the world would accept it now (noop: always), else 0."""
+        """1 where the entry resolves and the world would accept it now (noop: always), else 0: the world's
+        `refusal_code` over every entry that resolves, less, while the character is busy, the entries of actions
+        the registry does not take from a busy character."""
+        ok = self.resolvable(ctx)
+        if world.chars[agent].op is not None:
+            ok &= self.while_busy
         out = np.zeros(len(self.entries), dtype=np.int8)
         out[0] = 1
-        check, resolve = world.check, self.resolve
-        for i in np.flatnonzero(self.needs_carried < len(ctx.carried))[1:].tolist():
+        code, resolve = world.refusal_code, self.resolve
+        for i in np.flatnonzero(ok)[1:].tolist():
             got = resolve(i, ctx)
-            if got is not None and check(agent, got[0], got[1]) is None:
+            if got is not None and code(agent, got[0], got[1]) is None:
                 out[i] = 1
         return out
 

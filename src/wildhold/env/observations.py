@@ -59,6 +59,8 @@ class Encoder:
         self.nodes, self.structures, self.creatures = list(content.nodes), list(content.structures), list(content.creatures)
         self.items, self.slots = list(content.items), equipment_slots()
         self.seasons, self.weathers = list(content.calendar.seasons), list(content.calendar.weathers)
+        self.season_index = {n: i for i, n in enumerate(self.seasons)}
+        self.weather_index = {n: i for i, n in enumerate(self.weathers)}
         self.code = {
             "terrain": {n: i + 1 for i, n in enumerate(self.terrain)},
             "nodes": {n: i + 1 for i, n in enumerate(self.nodes)},
@@ -97,22 +99,24 @@ class Encoder:
         r, s = self.radius, self.size
         me, v = obs["self"], obs["view"]
         out = np.zeros((len(VIEW_CHANNELS), s, s), dtype=np.uint8)
-        ox, oy = v["x0"] - (me["x"] - r), v["y0"] - (me["y"] - r)  # where the (clipped) view starts in the square
+        bx, by = me["x"] - r, me["y"] - r
+        ox, oy = v["x0"] - bx, v["y0"] - by  # where the (clipped) view starts in the square
         rows = v["rows"]
         if rows:
             grid = self.glyph_lut[np.frombuffer("".join(rows).encode(), dtype=np.uint8)].reshape(len(rows), len(rows[0]))
             out[0, oy:oy + grid.shape[0], ox:ox + grid.shape[1]] = grid
-        bx, by = me["x"] - r, me["y"] - r
+        structures, nodes, creatures = self.code["structures"], self.code["nodes"], self.code["creatures"]
         for t in v["tiles"]:
             if "structure" in t:
-                out[1, t["y"] - by, t["x"] - bx] = self.code["structures"][t["structure"]["kind"]]
+                out[1, t["y"] - by, t["x"] - bx] = structures[t["structure"]["kind"]]
             if "node" in t:
-                out[2, t["y"] - by, t["x"] - bx] = self.code["nodes"][t["node"]["kind"]]
+                out[2, t["y"] - by, t["x"] - bx] = nodes[t["node"]["kind"]]
         for cr in v["creatures"]:
-            out[3, cr["y"] - by, cr["x"] - bx] = self.code["creatures"].get(cr["kind"], 0)
-        for ch in v["characters"]:
-            cell = out[4, ch["y"] - by, ch["x"] - bx]
-            out[4, ch["y"] - by, ch["x"] - bx] = min(int(cell) + 1, 255)
+            out[3, cr["y"] - by, cr["x"] - bx] = creatures.get(cr["kind"], 0)
+        characters = v["characters"]
+        if characters:  # how many others stand on each tile, at most 255
+            count = np.bincount([(ch["y"] - by) * s + ch["x"] - bx for ch in characters], minlength=s * s)
+            out[4] = (count if len(characters) <= 255 else np.minimum(count, 255)).reshape(s, s)
         return out
 
     def text(self, obs: dict[str, Any]) -> str:
@@ -152,18 +156,25 @@ class Seat:
             self._remember(obs, view)
             me, t = obs["self"], obs["time"]
             inv = np.zeros(len(enc.items), dtype=np.int32)
+            index = enc.item_index
             for item, qty in me["inventory"].items():
-                inv[enc.item_index[item]] = qty
+                inv[index[item]] = qty
+            worn = me["equipment"]
+            # One array of the scalars, cut into the keys' arrays (views of it, made afresh each step).
+            flat = np.array([*(index[worn[s]] + 1 if s in worn else 0 for s in enc.slots),
+                             me["health"], me["energy"], me["satiety"],
+                             t["hour"], t["minute"], t["day"], enc.season_index[t["season"]], int(t["night"]),
+                             enc.weather_index[t["weather"]],
+                             me["x"], me["y"], int(me["asleep"]), int(me["sheltered"]), int(me["operation"] is not None),
+                             me["knockdowns"]], dtype=np.int32)
+            e = len(enc.slots)
             out["view"] = view
             out["memory"] = self.memory.copy()
             out["inventory"] = inv
-            out["equipment"] = np.array([enc.item_index[me["equipment"][s]] + 1 if s in me["equipment"] else 0
-                                         for s in enc.slots], dtype=np.int32)
-            out["needs"] = np.array([me["health"], me["energy"], me["satiety"]], dtype=np.int32)
-            out["time"] = np.array([t["hour"], t["minute"], t["day"], enc.seasons.index(t["season"]), int(t["night"]),
-                                    enc.weathers.index(t["weather"])], dtype=np.int32)
-            out["status"] = np.array([me["x"], me["y"], int(me["asleep"]), int(me["sheltered"]),
-                                      int(me["operation"] is not None), me["knockdowns"]], dtype=np.int32)
+            out["equipment"] = flat[:e]
+            out["needs"] = flat[e:e + 3]
+            out["time"] = flat[e + 3:e + 3 + len(TIME_FIELDS)]
+            out["status"] = flat[e + 3 + len(TIME_FIELDS):]
         if "text" in enc.keys:
             out["text"] = enc.text(obs)
         if "image" in enc.keys:

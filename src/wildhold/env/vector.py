@@ -34,8 +34,7 @@ class WildholdVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.metadata = {"autoreset_mode": "NextStep"}
-        self._obs = {k: np.zeros((num_envs, *s.shape), dtype=s.dtype) for k, s in self.single_observation_space.items()}
-        self._mask = np.zeros((num_envs, len(first.table)), dtype=np.int8) if first.action_mask else None
+        self._entries = len(first.table) if first.action_mask else None
         self._done = np.zeros(num_envs, dtype=bool)
         self._rewards = np.zeros(num_envs, dtype=np.float64)
         self._terms = np.zeros(num_envs, dtype=bool)
@@ -47,15 +46,17 @@ class WildholdVectorEnv(VectorEnv):
         if len(seeds) != self.num_envs:
             raise ValueError(f"give {self.num_envs} seeds, not {len(seeds)}")
         infos: list[dict[str, Any]] = []
+        batch, masks = self._fresh()
         for i, (env, s) in enumerate(zip(self.envs, seeds)):
             obs, info = env.reset(seed=s)
-            self._write(i, obs, info)
+            self._write(batch, masks, i, obs, info)
             infos.append(info)
         self._done[:] = False
-        return self._copy(), self._infos(infos)
+        return batch, self._infos(infos, masks)
 
     def step(self, actions: Any):
         infos: list[dict[str, Any]] = []
+        batch, masks = self._fresh()
         for i, env in enumerate(self.envs):
             if self._done[i]:
                 obs, info = env.reset()
@@ -63,21 +64,26 @@ class WildholdVectorEnv(VectorEnv):
             else:
                 obs, reward, term, trunc, info = env.step(actions[i])
                 self._rewards[i], self._terms[i], self._truncs[i] = reward, term, trunc
-            self._write(i, obs, info)
+            self._write(batch, masks, i, obs, info)
             infos.append(info)
         self._done = self._terms | self._truncs
-        return self._copy(), self._rewards.copy(), self._terms.copy(), self._truncs.copy(), self._infos(infos)
+        return batch, self._rewards.copy(), self._terms.copy(), self._truncs.copy(), self._infos(infos, masks)
 
-    def _write(self, i: int, obs: dict[str, Any], info: dict[str, Any]) -> None:
-        for k, arr in self._obs.items():
+    def _fresh(self) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+        """Arrays for one call's observations and masks, handed to the caller and never written again."""
+        batch = {k: np.empty((self.num_envs, *s.shape), dtype=s.dtype) for k, s in self.single_observation_space.items()}
+        masks = None if self._entries is None else np.empty((self.num_envs, self._entries), dtype=np.int8)
+        return batch, masks
+
+    @staticmethod
+    def _write(batch: dict[str, np.ndarray], masks: np.ndarray | None, i: int, obs: dict[str, Any],
+               info: dict[str, Any]) -> None:
+        for k, arr in batch.items():
             arr[i] = obs[k]
-        if self._mask is not None:
-            self._mask[i] = info["action_mask"]
+        if masks is not None:
+            masks[i] = info["action_mask"]
 
-    def _copy(self) -> dict[str, np.ndarray]:
-        return {k: v.copy() for k, v in self._obs.items()}
-
-    def _infos(self, infos: list[dict[str, Any]]) -> dict[str, Any]:
+    def _infos(self, infos: list[dict[str, Any]], masks: np.ndarray | None) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key in SCALAR_INFO:
             if key in infos[0]:
@@ -85,8 +91,8 @@ class WildholdVectorEnv(VectorEnv):
                 out[f"_{key}"] = np.ones(self.num_envs, dtype=bool)
         out["achievements"] = np.array([tuple(info["achievements"]) for info in infos] + [None], dtype=object)[:-1]
         out["_achievements"] = np.ones(self.num_envs, dtype=bool)
-        if self._mask is not None:
-            out["action_mask"] = self._mask.copy()
+        if masks is not None:
+            out["action_mask"] = masks
             out["_action_mask"] = np.ones(self.num_envs, dtype=bool)
         return out
 

@@ -1,0 +1,22 @@
+"""`wildhold bench env` runs end to end and states beside each random-play figure how much of it the world
+accepted; no timing is asserted."""
+
+from __future__ import annotations
+
+import json
+
+from wildhold.bench.env import bench_env
+
+
+def test_quick_env_bench_prints_every_figure_with_its_acceptance(capsys):
+    returned = bench_env(as_json=True, quick=True)
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures == json.loads(json.dumps(returned))
+    for key in ("gym_steps_per_s", "gym_legal_steps_per_s", "gym_image_steps_per_s", "batched_steps_per_s",
+                "pettingzoo_agent_steps_per_s", "pettingzoo_legal_agent_steps_per_s"):
+        assert figures[key] > 0, key
+    # Uniform random entries are mostly refused (crafter's random player); legal ones from the mask are accepted.
+    assert figures["gym_accepted_share"] < 0.5 and figures["pettingzoo_accepted_share"] < 0.5
+    assert figures["gym_legal_accepted_share"] >= 0.8 and figures["pettingzoo_legal_accepted_share"] >= 0.8
+    assert figures["pettingzoo_observe_us"] > 0 and figures["pettingzoo_encode_us"] > 0
+    assert set(figures["pass"]) == set(figures["targets"])
