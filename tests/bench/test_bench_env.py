@@ -18,5 +18,5 @@ def test_quick_env_bench_prints_every_figure_with_its_acceptance(capsys):
     # Uniform random entries are mostly refused (crafter's random player); legal ones from the mask are accepted.
     assert figures["gym_accepted_share"] < 0.5 and figures["pettingzoo_accepted_share"] < 0.5
     assert figures["gym_legal_accepted_share"] >= 0.8 and figures["pettingzoo_legal_accepted_share"] >= 0.8
-    assert figures["pettingzoo_observe_us"] > 0 and figures["pettingzoo_encode_us"] > 0
+    assert figures["pettingzoo_observe_us"] > 0 and figures["pettingzoo_encode_us"] > 0 and figures["pettingzoo_parts_us"] > 0
     assert set(figures["pass"]) == set(figures["targets"])

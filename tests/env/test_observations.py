@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,4 +41,40 @@ def test_the_arrays_say_what_the_served_observation_says(seed: int, ticks: int, 
         status = dict(zip(STATUS_FIELDS, got["status"].tolist()))
         assert (status["x"], status["y"], status["busy"]) == (me["x"], me["y"], int(me["operation"] is not None))
         assert all(obs[agent][k] in env.observation_space(agent)[k] for k in obs[agent])
+    env.close()
+
+
+def test_without_text_the_parts_sections_are_built_only_when_needed_and_play_as_an_eager_observation_does():
+    """The arrays alone leave the parts' sections (quests, market, structures, villagers) out until an entry's slot
+    needs them: entries resolve, refusals and chain heads come out as with the whole observation built every step
+    (the `text` key asks for it), and the sections built late are the ones an eager observation holds."""
+    lazy = WildholdParallelEnv("famine", agents=6, action_mask=False, max_ticks=40)
+    eager = WildholdParallelEnv("famine", agents=6, observation=("symbolic", "text"), action_mask=True, max_ticks=40)
+    lazy.reset(seed=11)
+    _, infos = eager.reset(seed=11)
+    rng = np.random.default_rng(11)
+    for step in range(36):
+        actions = {a: int(rng.choice(np.flatnonzero(infos[a]["action_mask"]))) if rng.random() < 0.6
+                   else int(rng.integers(len(eager.table))) for a in eager.agents}
+        got, _, _, _, lazy_infos = lazy.step(actions)
+        want, _, _, _, infos = eager.step(actions)
+        assert [i["refused"] for i in lazy_infos.values()] == [i["refused"] for i in infos.values()]
+        for a in eager.agents:
+            assert all(np.array_equal(got[a][k], want[a][k]) for k in got[a])
+            if step % 3 == 0:  # otherwise the late sections are built only for the entries that need them
+                whole = lazy.seats[a].whole()
+                assert whole == eager.seats[a].last and list(whole) == list(eager.seats[a].last)
+    assert lazy.match.world.events.head == eager.match.world.events.head
+    assert sum(i["refused"] == "" for i in infos.values()) > 0
+    lazy.close(), eager.close()
+
+
+def test_the_parts_sections_are_refused_once_the_world_has_moved_on():
+    env = WildholdParallelEnv("famine", agents=2, action_mask=False)
+    env.reset(seed=3)
+    seat = env.seats["a1"]
+    assert "quest_board" not in seat.last
+    env.match.step()
+    with pytest.raises(RuntimeError, match="the world moved"):
+        seat.whole()
     env.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -53,13 +53,17 @@ class Entry:
 class Context:
     """What the slots of one character's entries resolve against, read from its observation: its position and
     what it carries at once, the rest (the ids listed for an argument, the items at a tile, what a villager
-    sells) when an entry first needs it, since most entries need none of it."""
+    sells) when an entry first needs it, since most entries need none of it.
 
-    __slots__ = ("obs", "me", "x", "y", "carried", "coin", "_ids", "_at_tile", "_sold")
+    `whole` gives the observation with the parts' sections (quests, market, structures, villagers), which an
+    observation built for the arrays alone leaves out until an entry needs them."""
 
-    def __init__(self, obs: dict[str, Any], coin: str):
+    __slots__ = ("obs", "whole", "me", "x", "y", "carried", "coin", "_ids", "_at_tile", "_sold")
+
+    def __init__(self, obs: dict[str, Any], coin: str, whole: Callable[[], dict[str, Any]] | None = None):
         me = obs["self"]
         self.obs, self.me, self.x, self.y, self.coin = obs, me["id"], me["x"], me["y"], coin
+        self.whole = whole or (lambda: obs)
         self.carried = sorted(me["inventory"])
         self._ids: dict[str, list[str]] = {}
         self._at_tile: dict[tuple[int, int], list[str]] | None = None
@@ -69,14 +73,15 @@ class Context:
         """The ids the observation lists for argument `field`, the character's own left out."""
         got = self._ids.get(field)
         if got is None:
-            got = self._ids[field] = [i for i in _listed(self.obs, field) if i != self.me]
+            in_view = all(path[0] == "view" for path in ID_SOURCES.get(field, ()))
+            got = self._ids[field] = [i for i in _listed(self.obs if in_view else self.whole(), field) if i != self.me]
         return got
 
     @property
     def at_tile(self) -> dict[tuple[int, int], list[str]]:
         """The items the observation shows at each tile: on the ground, in a structure, in a deposit."""
         if self._at_tile is None:
-            obs, at = self.obs, {}
+            obs, at = self.whole(), {}
             for tile in obs["view"]["tiles"]:
                 if "items" in tile:
                     at.setdefault((tile["x"], tile["y"]), set()).update(tile["items"])
@@ -93,7 +98,7 @@ class Context:
     def sold(self) -> dict[str, list[str]]:
         """What each villager in the observation with a shop sells, by name."""
         if self._sold is None:
-            self._sold = {v["npc"]: sorted(v["shop"]["sells"]) for v in self.obs.get("villagers", ()) if v.get("shop")}
+            self._sold = {v["npc"]: sorted(v["shop"]["sells"]) for v in self.whole().get("villagers", ()) if v.get("shop")}
         return self._sold
 
 
@@ -229,8 +234,8 @@ class ActionTable:
 
     # ---- playing entries --------------------------------------------------------------------------
 
-    def context(self, obs: dict[str, Any]) -> Context:
-        return Context(obs, self.coin)
+    def context(self, obs: dict[str, Any], whole: Callable[[], dict[str, Any]] | None = None) -> Context:
+        return Context(obs, self.coin, whole)
 
     def resolve(self, index: int, ctx: Context) -> tuple[str, dict[str, Any]] | None:
         """The action and arguments entry `index` stands for now, or None when a slot it needs is empty."""

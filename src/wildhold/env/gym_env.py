@@ -225,7 +225,7 @@ class WildholdEnv(gym.Env):
         """What the table's slots resolve against now, read from the latest observation when first asked."""
         if self._context is None:
             assert self.seat.last is not None
-            self._context = self.table.context(self.seat.last)
+            self._context = self.table.context(self.seat.last, self.seat.whole)
         return self._context
 
     def render(self) -> Any:

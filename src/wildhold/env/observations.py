@@ -19,7 +19,7 @@ from wildhold.content import Content
 from wildhold.env.spec import EnvSpec
 from wildhold.looks import Picture
 from wildhold.server.surface import action_tools
-from wildhold.world.observe import observe
+from wildhold.world.observe import observe, observe_parts
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
@@ -134,20 +134,39 @@ def image(picture: Picture, obs: dict[str, Any]) -> np.ndarray:
 
 
 class Seat:
-    """One character's side of an env: its memory map and the tick of its last observation."""
+    """One character's side of an env: its memory map and the tick of its last observation.
+
+    The arrays and the image encode the view and the character only, so without `text` the parts' sections
+    (quests, market, structures, villagers) are built only when an action entry's slot first needs them
+    (`whole`), before the world moves on."""
 
     def __init__(self, encoder: Encoder, agent: str):
         self.enc, self.agent = encoder, agent
         self.memory = np.zeros((len(MEMORY_CHANNELS), encoder.height, encoder.width), dtype=np.uint8)
         self.since: int | None = None
         self.last: dict[str, Any] | None = None
+        self._partial: tuple[World, int, int] | None = None  # (world, tick, events) of a last observation without parts
 
     def observe(self, world: World) -> dict[str, Any]:
         """The character's observation now, its memory as the changes since the seat's last one."""
-        obs = observe(world, self.agent, memory_since=self.since)
+        parts = "text" in self.enc.keys
+        obs = observe(world, self.agent, memory_since=self.since, parts=parts)
         self.since = world.tick
         self.last = obs
+        self._partial = None if parts else (world, world.tick, world.events.seq)
         return obs
+
+    def whole(self) -> dict[str, Any]:
+        """The last observation with the parts' sections, added now if they were left out; refused once the world
+        has moved since (a tick or an event), as they would no longer be what the character saw."""
+        assert self.last is not None
+        if self._partial is not None:
+            world, tick, seq = self._partial
+            if (world.tick, world.events.seq) != (tick, seq):
+                raise RuntimeError("the world moved since this observation: its parts' sections cannot be built now")
+            observe_parts(world, world.chars[self.agent], self.last)
+            self._partial = None
+        return self.last
 
     def encode(self, obs: dict[str, Any], world: World) -> dict[str, Any]:
         enc, out = self.enc, {}

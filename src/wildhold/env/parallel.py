@@ -102,9 +102,9 @@ class WildholdParallelEnv(ParallelEnv):
         """What the agent's table entries resolve against, read from its latest observation when first asked."""
         ctx = self._ctx.get(agent)
         if ctx is None:
-            last = self.seats[agent].last
-            assert last is not None
-            ctx = self._ctx[agent] = self.table.context(last)
+            seat = self.seats[agent]
+            assert seat.last is not None
+            ctx = self._ctx[agent] = self.table.context(seat.last, seat.whole)
         return ctx
 
     def step(self, actions: dict[str, Any]):
@@ -112,22 +112,25 @@ class WildholdParallelEnv(ParallelEnv):
             raise RuntimeError("call reset before step")
         w = self.match.world
         codes: dict[str, str] = {}
-        for agent in self.agents:
+        chosen: list[tuple[str, str, dict[str, Any]]] = []
+        for agent in self.agents:  # every entry resolves against the world each agent observed, before any submits
+            codes[agent] = ""
             if agent not in actions or w.chars[agent].op is not None:
-                codes[agent] = ""
                 continue
             index = int(actions[agent])
             if not 0 <= index < len(self.table):
                 raise ValueError(f"{agent}'s action {index} is outside the table's 0..{len(self.table) - 1}")
             if self.table.entries[index].action == NOOP:
-                codes[agent] = ""
                 continue
             got = self.table.resolve(index, self.context(agent))
             if got is None:
                 codes[agent] = "empty_slot"
                 continue
-            answer = self.match.submit(agent, got[0], got[1])
-            codes[agent] = answer.code if isinstance(answer, Rejected) else ""
+            chosen.append((agent, *got))
+        for agent, action, args in chosen:
+            if w.chars[agent].op is None:
+                answer = self.match.submit(agent, action, args)
+                codes[agent] = answer.code if isinstance(answer, Rejected) else ""
         self.match.step()
         over = w.tick >= self.stop
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}

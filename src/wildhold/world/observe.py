@@ -78,7 +78,7 @@ def status(w: World, c: Character) -> dict[str, Any]:
 
 
 def observe(w: World, agent: str, memory: bool = True, memory_since: int | None = None,
-            show_end: bool = True) -> dict[str, Any]:
+            show_end: bool = True, parts: bool = True) -> dict[str, Any]:
     """The observation of one character: only what it sees now or has seen before (and, with `show_end`, the
     tick the match ends at).
 
@@ -86,6 +86,10 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     `memory_since` says so): a caller that kept what it saw at that tick, view and memory, and lays
     these over it and the view over them, holds the whole memory, at a cost that does not grow as
     the memory fills.
+
+    Without `parts`, the parts' sections (villages, market, construction, society, dungeon...) are left out, for
+    a caller that reads only the view and the character (the RL faces' arrays); `observe_parts` adds them later,
+    while the world is still as it was observed.
 
     An observation is read-only: the records in it (a tile, a character in view, a quest) are built for
     observations and may be shared by observations of the same world, never by the world's own state.
@@ -113,6 +117,13 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
         else:
             obs["memory"] = remembered_since(w, c, memory_since)
             obs["memory_since"] = memory_since
+    if parts:
+        observe_parts(w, c, obs)
+    return obs
+
+
+def observe_parts(w: World, c: Character, obs: dict[str, Any]) -> dict[str, Any]:
+    """The parts' sections added to an observation of `c` built without them, at the same state of the world."""
     for part in PARTS:
         part.observe(w, c, obs)
     return obs
