@@ -20,6 +20,7 @@ ID_SOURCES = {"offer": (("economy", "trades"),), "contract": (("economy", "contr
               "to": (("view", "characters"),)}
 NEAR = 1  # tile arguments fall on the character's tile or a neighbour: where most tile actions reach
 TRIES = 24  # candidates put to the check before the policy falls back to resting a tick
+DRAWS = 4 * TRIES  # actions drawn at most, counting those passed over unchecked (an id to name and none listed)
 
 
 class LegalRandomAgent:
@@ -58,18 +59,25 @@ class LegalRandomAgent:
         rng, obs = self.stream(view), view.observation()
         self.observed[view.agent] = view.tick
         seen = _ids(obs)
-        for _ in range(TRIES):
+        tries = 0
+        for _ in range(DRAWS):
             name = rng.choice(view.actions)
             args = self.arguments(view.schemas.get(name, {}), obs, seen, rng)
+            if args is None:  # it needs an id the observation does not list: the world would refuse it
+                continue
             self.candidates += 1
             if view.refusal(name, args) is None:
                 self.passed += 1
                 return name, args
+            tries += 1
+            if tries == TRIES:
+                break
         return "rest", {"ticks": 1}
 
     def arguments(self, schema: dict[str, Any], obs: dict[str, Any], seen: _Seen,
-                  rng: random.Random) -> dict[str, Any]:
-        """A value for each required field and, half the time, each optional one."""
+                  rng: random.Random) -> dict[str, Any] | None:
+        """A value for each required field and, half the time, each optional one; None when a required
+        field names an id (ID_SOURCES) and the observation lists none to name."""
         me = obs["self"]
         carried: list[str] | None = None
         out: dict[str, Any] = {}
@@ -86,6 +94,8 @@ class LegalRandomAgent:
                 out[field] = rng.choice(spec)
             elif kind == "id":
                 ids = [i for i in seen.get(field, ()) if i != me["id"]]
+                if not ids and required:
+                    return None
                 out[field] = rng.choice(ids) if ids else ""
             elif kind == "slot":
                 out[field] = rng.choice(sorted(me["equipment"]) or ["hand"])

@@ -146,7 +146,7 @@ class _Square:
         self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
         self.tiles_at = self.people_at = -1
         self.tiles: list[dict[str, Any]] = []
-        self.people: tuple[list[dict[str, Any]], dict[str, int]] = ([], {})
+        self.people: tuple[list[dict[str, Any]], list[str]] = ([], [])
 
 
 def _square(w: World, bounds: tuple[int, int, int, int]) -> _Square:
@@ -226,14 +226,17 @@ def _characters_in(w: World, bounds: tuple[int, int, int, int], agent: str) -> l
     at = max([stamps[k] for k in square.blocks])
     if at != square.people_at:
         square.people, square.people_at = _present(w, bounds), at
-    records, places = square.people
-    i = places.get(agent)
-    return list(records) if i is None else records[:i] + records[i + 1:]
+    records, ids = square.people
+    try:
+        i = ids.index(agent)
+    except ValueError:
+        return list(records)
+    return records[:i] + records[i + 1:]
 
 
-def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The record of every character in a view square, row by row and by id on a tile, and where each
-    character stands in that list, read from the rows of the map's occupied tiles."""
+def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The record of every character in a view square, row by row and by id on a tile, and their ids in
+    the same order, read from the rows of the map's occupied tiles."""
     x0, x1, y0, y1 = bounds
     rows = w.caches.get("occupied_rows")
     if rows is None or rows[0] != w.moves:  # once per move
@@ -245,7 +248,7 @@ def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str
         if row is not None:
             xs, entries = row
             out.extend(entries[bisect_left(xs, x0):bisect_right(xs, x1)])
-    return [record for _, record in out], {other: i for i, (other, _) in enumerate(out)}
+    return [record for _, record in out], [other for other, _ in out]
 
 
 def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[tuple[str, dict[str, Any]]]]]:

@@ -67,6 +67,7 @@ class World:
         self.stored = 0  # item changes in containers so far (chests, deposits, escrows): likewise for `containers`
         self.builds = 0  # structures placed or removed so far: likewise for who owns which structure
         self.chunk_touched: list[int] = []
+        self._bounds: dict[int, tuple[int, int, int, int]] = {}  # see `view_bounds`
         self.chunk_moved: list[int] = []  # likewise, per block, the count of `moves` when a character last entered or left it
         self.caches: dict[str, Any] = {}  # derived data (observation pieces), rebuilt on demand, never saved
         # How many events of each part's own kinds were emitted so far (under the part's name): every change of a
@@ -339,9 +340,14 @@ class World:
         )
 
     def view_bounds(self, p: int) -> tuple[int, int, int, int]:
-        r = self.needs.view_radius
-        x, y = p % self.width, p // self.width
-        return max(0, x - r), min(self.width - 1, x + r), max(0, y - r), min(self.height - 1, y + r)
+        """(x0, x1, y0, y1) of the view square around tile `p`, clipped to the map: kept per tile (asked
+        several times per observation)."""
+        got = self._bounds.get(p)
+        if got is None:
+            r = self.needs.view_radius
+            x, y = p % self.width, p // self.width
+            got = self._bounds[p] = (max(0, x - r), min(self.width - 1, x + r), max(0, y - r), min(self.height - 1, y + r))
+        return got
 
     def remember_leaving(self, c: Character, old: int, new: int | None) -> None:
         """Record the tiles that leave the character's view when it goes from `old` to `new`.
