@@ -15,7 +15,10 @@ import pytest
 
 from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import LegalRandomAgent
+from wildhold.world.errors import Accepted
 from wildhold.world.observe import observe
+from wildhold.world.parts.dungeon import dungeon_status
+from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
 
 pytestmark = pytest.mark.slow(seconds=6)
@@ -87,3 +90,48 @@ def test_a_change_the_builder_is_not_told_of_is_caught(content, forget):
     ids = [w.join(f"p{i}") for i in range(40)]
     forget(w)
     assert first_difference(w, ids, 40, content) is not None
+
+
+def dungeon_trip(content, forget=None) -> tuple[str, int] | None:
+    """A character goes into the dungeon, strikes, is knocked down (its instance retained) and goes back
+    in, another standing outside: the first (agent, tick) whose observation differs from one built from
+    nothing, or None."""
+    w = World(content, "tiny", 4)
+    hero, other = w.join("hero"), w.join("other")
+    x, y = w.xy(w.dungeon)
+    apply_setup(w, "move_character", {"agent": hero, "x": x, "y": y})
+    apply_setup(w, "give_items", {"agent": hero, "item": "iron_sword", "qty": 1})
+    if forget is not None:
+        forget(w)
+
+    def compared() -> tuple[str, int] | None:
+        return next(((a, w.tick) for a in (hero, other) if built(w, a) != fresh(w, a)), None)
+
+    def play(action: str, args: dict[str, Any]) -> tuple[str, int] | None:
+        assert isinstance(w.submit(hero, action, args), Accepted), action
+        while (found := compared()) is None and w.chars[hero].op is not None:
+            w.step()
+        return found
+
+    for action, args in (("equip", {"item": "iron_sword"}), ("enter_dungeon", {"tier": 1})):
+        if found := play(action, args):
+            return found
+    if found := play("strike", {"enemy": observe(w, hero)["dungeon"]["room"]["enemies"][0]["id"]}):
+        return found
+    apply_setup(w, "set_needs", {"agent": hero, "health": 0})
+    w.step()
+    assert dungeon_status(w, hero)["retained"]
+    if found := compared():
+        return found
+    apply_setup(w, "move_character", {"agent": hero, "x": x, "y": y})
+    return play("enter_dungeon", {"tier": 1})
+
+
+def test_entering_fighting_in_and_leaving_the_dungeon_is_seen_as_from_nothing(content):
+    """The dungeon's section, kept outside it, follows a character in, through a fight, out on a knockdown
+    with its instance retained, and back in."""
+    assert dungeon_trip(content) is None
+
+
+def test_a_dungeon_change_the_builder_is_not_told_of_is_caught(content):
+    assert dungeon_trip(content, _uncounted_part("dungeon")) is not None
