@@ -313,7 +313,10 @@ def remembered(w: World, c: Character) -> list[dict[str, Any]]:
 def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
     """The tiles out of view now that were remembered at or after `tick`: the memory is kept in the
     order tiles were last seen, so they are read from its end and the rest is never touched."""
-    recent = takewhile(lambda entry: entry[1][0] >= tick, reversed(c.memory.items()))
+    memory = c.memory
+    if not memory or next(reversed(memory.values()))[0] < tick:
+        return []  # nothing remembered since (the newest tile is older): most observations of a character standing still
+    recent = takewhile(lambda entry: entry[1][0] >= tick, reversed(memory.items()))
     return _out_of_view(w, c, sorted(p for p, _ in recent))
 
 
