@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PositiveInt
 
+from wildhold.world import wealth  # the module, not its names: the formula reads this part's escrows
 from wildhold.world.actions.registry import ActionArgs, did_you_mean, other_character, shortfall, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
@@ -761,8 +762,6 @@ class Market(Part[MarketState]):
         _tick_expiries(w)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        from wildhold.world.wealth import formula_summary, wealth_cents
-
         e, me = state(w), c.id
         x0, x1, y0, y1 = w.view_bounds(c.pos)
         mine = dealings(w, me)
@@ -775,7 +774,7 @@ class Market(Part[MarketState]):
             "reputation": reputation_of(w, me),
             "defaults": e.defaults.get(me, 0),
             "attributes": {a: levels.get(a, 0) for a in w.content.attributes},
-            "wealth": {"cents": wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", formula_summary(w.content))},
+            "wealth": {"cents": wealth.wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", wealth.formula_summary(w.content))},
             "trades": list(mine.trades),
             "contracts": list(mine.contracts),
             "orders": list(mine.orders),
