@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from wildhold.content import Content
 from wildhold.world import systems
 from wildhold.world.actions import REGISTRY, check_registry, suggest
+from wildhold.world.actions.registry import json_args
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
 from wildhold.world.parts import PARTS, Part
@@ -448,7 +449,7 @@ class World:
             return result
         spec, c, parsed, plan = result
         self.next_op += 1
-        op = Operation(f"op{self.next_op}", agent, action, parsed.model_dump(mode="json"), self.tick, self.tick + plan.duration, plan.energy, plan.data)
+        op = Operation(f"op{self.next_op}", agent, action, json_args(parsed), self.tick, self.tick + plan.duration, plan.energy, plan.data)
         self.emit("operation_started", agent=agent, op=op.id, action=action, args=op.args, ends=op.ends, issuer=issuer)
         if plan.duration == 0:
             systems.finish_operation(self, c, op)
