@@ -241,35 +241,39 @@ def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str
     rows = w.caches.get("occupied_rows")
     if rows is None or rows[0] != w.moves:  # once per move
         rows = w.caches["occupied_rows"] = (w.moves, _occupied_rows(w))
-    out: list[tuple[str, dict[str, Any]]] = []
+    records: list[dict[str, Any]] = []
+    ids: list[str] = []
     by_row = rows[1]
     for y in range(y0, y1 + 1):
         row = by_row.get(y)
         if row is not None:
-            xs, entries = row
-            out.extend(entries[bisect_left(xs, x0):bisect_right(xs, x1)])
-    return [record for _, record in out], [other for other, _ in out]
+            xs, row_ids, row_records = row
+            a, b = bisect_left(xs, x0), bisect_right(xs, x1)
+            records.extend(row_records[a:b])
+            ids.extend(row_ids[a:b])
+    return records, ids
 
 
-def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[tuple[str, dict[str, Any]]]]]:
-    """For each row of the map with a character on it: the column of each character and its (id, record),
+def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[str, Any]]]]:
+    """For each row of the map with a character on it: the column, id and record of each character on it,
     by column and by id on a tile. A character's record is kept while it stands still."""
     width, occupants, chars = w.width, w.occupants, w.chars
     records = w.caches.get("character_records")
     if records is None:
         records = w.caches["character_records"] = {}
-    by_row: dict[int, tuple[list[int], list[tuple[str, dict[str, Any]]]]] = {}
+    by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]] = {}
     for p in sorted(occupants):
         y, x = divmod(p, width)
         row = by_row.get(y)
         if row is None:
-            row = by_row[y] = ([], [])
+            row = by_row[y] = ([], [], [])
         for other in sorted(occupants[p]):
             held = records.get(other)
             if held is None or held[0] != p:
-                held = records[other] = (p, (other, {"id": other, "name": chars[other].name, "x": x, "y": y}))
+                held = records[other] = (p, {"id": other, "name": chars[other].name, "x": x, "y": y})
             row[0].append(x)
-            row[1].append(held[1])
+            row[1].append(other)
+            row[2].append(held[1])
     return by_row
 
 
