@@ -21,6 +21,8 @@ from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.worldgen import generate, stream
 
 GROUND = "ground@"
+SETUP_EVENT = "setup"  # the event of a set-up command (see `wildhold.world.setup`)
+EVERY_PART = "*"  # what `part_changes` counts a set-up command as a change of
 CHUNK_BITS = 3  # tiles changes are tracked per 8 x 8 block (see `World.touched`)
 
 
@@ -77,6 +79,7 @@ class World:
         # values); under (part, None), at its last event naming none. Derived, never saved.
         self.part_changes: dict[Any, int] = dict.fromkeys((part.name for part in PARTS), 0)
         self._owner_of = {kind: part.name for part in PARTS for kind in part.events}
+        self._owner_of[SETUP_EVENT] = EVERY_PART  # a set-up command writes parts' state directly (a friendship, a tier opened)
         self.next_op = 0
         self.next_creature = 0
         self.weather = "clear"
@@ -174,8 +177,13 @@ class World:
         return seq
 
     def _count_change(self, owner: str, data: dict[str, Any]) -> None:
-        """One more event of part `owner`: see `part_changes`."""
+        """One more event of part `owner` (of every part: a set-up command): see `part_changes`."""
         changes, chars = self.part_changes, self.chars
+        if owner == EVERY_PART:
+            for part in PARTS:
+                n = changes[part.name] = changes[part.name] + 1
+                changes[part.name, None] = n
+            return
         n = changes[owner] = changes[owner] + 1
         named = False
         for value in data.values():

@@ -75,9 +75,9 @@ class Dealings:
 
 
 def dealings(w: World, agent: str) -> Dealings:
-    """A character's `Dealings`, kept until a market event names it: every change of a record it is party to
-    emits one naming both parties (see `World.part_changes`)."""
-    stamp = w.part_changes.get((MARKET.name, agent))
+    """A character's `Dealings`, kept until a market event names it (or names no one): every change of a record
+    it is party to emits one naming both parties (see `World.part_changes`)."""
+    stamp = w.part_changes.get((MARKET.name, agent)), w.part_changes.get((MARKET.name, None))
     kept = w.caches.get("dealings")
     if kept is None:
         kept = w.caches["dealings"] = {}
