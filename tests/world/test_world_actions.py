@@ -457,3 +457,11 @@ def test_arguments_of_a_type_json_does_not_hold_are_dumped():
 
     odd = Odd.model_validate({"pair": (1, 2), "inner": {"n": 3}})
     assert json_args(odd) == {"pair": [1, 2], "inner": {"n": 3}}
+
+
+def test_arguments_a_model_takes_beyond_its_fields_are_dumped():
+    class Open(ActionArgs):
+        model_config = {**ActionArgs.model_config, "extra": "allow"}
+        n: int
+
+    assert json_args(Open.model_validate({"n": 1, "more": "x"})) == {"n": 1, "more": "x"}

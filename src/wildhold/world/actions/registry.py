@@ -110,8 +110,8 @@ def json_args(a: ActionArgs) -> dict[str, Any]:
     cls = type(a)
     plain = _PLAIN.get(cls)
     if plain is None:
-        plain = _PLAIN[cls] = all(_plain(f.annotation) for f in cls.model_fields.values())
-    return {k: dict(v) if type(v) is dict else v for k, v in a} if plain else a.model_dump(mode="json")
+        plain = _PLAIN[cls] = cls.model_config.get("extra") != "allow" and all(_plain(f.annotation) for f in cls.model_fields.values())
+    return {k: dict(v) if type(v) is dict else v for k, v in a.__dict__.items()} if plain else a.model_dump(mode="json")
 
 
 def _plain(annotation: Any) -> bool:
