@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import random
 from collections import deque
 from typing import Callable
 
 import orjson
 import pytest
+from pydantic import BaseModel
 
+from wildhold.agents.sampled import LegalRandomAgent, _ids
 from wildhold.world.actions import DIRECTIONS, REGISTRY
+from wildhold.world.actions.registry import ActionArgs, json_args
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.observe import observe
 from wildhold.world.serialize import state_hash
@@ -415,3 +419,49 @@ def test_exposed_character_is_attacked_at_night_but_one_in_the_settlement_is_not
                 w.set_needs(c, "test", c.health, content.needs.max_energy, content.needs.max_satiety)
     assert any(agent == out for agent, _ in attacked), "an exposed character should be attacked within three nights"
     assert all(agent == out and w.is_night(tick) for agent, tick in attacked)
+
+
+# ---- arguments as the checks read them -------------------------------------------------------
+
+
+def test_every_action_reads_its_arguments_as_their_json_dump(content):
+    """A check reads validated arguments as their JSON dump, taken from the fields when they are JSON already:
+    the same values, keys and order for every registered action, and a table copied, not shared."""
+    w, ids = make(content, 3)
+    for _ in range(30):
+        w.step()
+    policy, rng = LegalRandomAgent(content), random.Random(5)
+    obs = observe(w, ids[0])
+    read = 0
+    for name, spec in REGISTRY.items():
+        for _ in range(20):
+            args = policy.arguments(spec.args.model_json_schema(), obs, _ids(obs), rng)
+            try:
+                parsed = spec.args.model_validate(args)
+            except ValueError:
+                continue
+            got, dumped = json_args(parsed), parsed.model_dump(mode="json")
+            assert (got, list(got)) == (dumped, list(dumped)), name
+            assert all(got[k] is not v for k, v in parsed if isinstance(v, dict)), name
+            read += 1
+    assert read > 500
+
+
+def test_arguments_of_a_type_json_does_not_hold_are_dumped():
+    class Inner(BaseModel):
+        n: int
+
+    class Odd(ActionArgs):
+        pair: tuple[int, int]
+        inner: Inner
+
+    odd = Odd.model_validate({"pair": (1, 2), "inner": {"n": 3}})
+    assert json_args(odd) == {"pair": [1, 2], "inner": {"n": 3}}
+
+
+def test_arguments_a_model_takes_beyond_its_fields_are_dumped():
+    class Open(ActionArgs):
+        model_config = {**ActionArgs.model_config, "extra": "allow"}
+        n: int
+
+    assert json_args(Open.model_validate({"n": 1, "more": "x"})) == {"n": 1, "more": "x"}

@@ -20,6 +20,7 @@ ID_SOURCES = {"offer": (("economy", "trades"),), "contract": (("economy", "contr
               "to": (("view", "characters"),)}
 NEAR = 1  # tile arguments fall on the character's tile or a neighbour: where most tile actions reach
 TRIES = 24  # candidates put to the check before the policy falls back to resting a tick
+DRAWS = 4 * TRIES  # actions drawn at most, counting those passed over unchecked (an id to name and none listed)
 
 
 class LegalRandomAgent:
@@ -34,6 +35,7 @@ class LegalRandomAgent:
         self.candidates = self.passed = 0
         self.observed: dict[str, int] = {}  # agent -> tick of its last observation
         self.streams: dict[str, random.Random] = {}  # agent -> its random stream
+        self.compiled: dict[int, tuple[dict[str, Any], list[tuple[str, bool, str, Any]]]] = {}  # see `_fields`
 
     def memory_since(self, agent: str) -> int | None:
         """Only the memory changed since this agent's last observation: the policy reads none of it, but
@@ -57,49 +59,88 @@ class LegalRandomAgent:
         rng, obs = self.stream(view), view.observation()
         self.observed[view.agent] = view.tick
         seen = _ids(obs)
-        for _ in range(TRIES):
+        tries = 0
+        for _ in range(DRAWS):
             name = rng.choice(view.actions)
             args = self.arguments(view.schemas.get(name, {}), obs, seen, rng)
+            if args is None:  # it needs an id the observation does not list: the world would refuse it
+                continue
             self.candidates += 1
             if view.refusal(name, args) is None:
                 self.passed += 1
                 return name, args
+            tries += 1
+            if tries == TRIES:
+                break
         return "rest", {"ticks": 1}
 
     def arguments(self, schema: dict[str, Any], obs: dict[str, Any], seen: _Seen,
-                  rng: random.Random) -> dict[str, Any]:
-        """A value for each required field and, half the time, each optional one."""
-        required = set(schema.get("required", ()))
+                  rng: random.Random) -> dict[str, Any] | None:
+        """A value for each required field and, half the time, each optional one; None when a required
+        field names an id (ID_SOURCES) and the observation lists none to name."""
         me = obs["self"]
+        carried: list[str] | None = None
         out: dict[str, Any] = {}
-        for field, spec in schema.get("properties", {}).items():
-            if field in required or rng.random() < 0.5:
-                out[field] = self.value(field, spec, me, obs, seen, rng)
+        for field, required, kind, spec in self._fields(schema):
+            if not (required or rng.random() < 0.5):
+                continue
+            if kind == "enum":
+                out[field] = rng.choice(spec)
+            elif kind == "item":
+                if carried is None:
+                    carried = sorted(me["inventory"])
+                out[field] = rng.choice(carried or self.pools["item"])
+            elif kind == "pool":
+                out[field] = rng.choice(spec)
+            elif kind == "id":
+                ids = [i for i in seen.get(field, ()) if i != me["id"]]
+                if not ids and required:
+                    return None
+                out[field] = rng.choice(ids) if ids else ""
+            elif kind == "slot":
+                out[field] = rng.choice(sorted(me["equipment"]) or ["hand"])
+            elif kind == "goods":  # one unit of something carried
+                if carried is None:
+                    carried = sorted(me["inventory"])
+                out[field] = {rng.choice(carried): 1} if carried else {}
+            elif kind == "fixed":
+                out[field] = spec
+            else:
+                out[field] = rng.randint(*spec)
         if "x" in out and "y" in out:
             out["x"], out["y"] = me["x"] + rng.randint(-NEAR, NEAR), me["y"] + rng.randint(-NEAR, NEAR)
         return out
 
-    def value(self, field: str, spec: dict[str, Any], me: dict[str, Any], obs: dict[str, Any],
-              seen: _Seen, rng: random.Random) -> Any:
-        carried = sorted(me["inventory"])
+    def _fields(self, schema: dict[str, Any]) -> list[tuple[str, bool, str, Any]]:
+        """(field, required, how its value is drawn, what it is drawn from) for each field of an argument
+        schema, in order: read once per schema."""
+        held = self.compiled.get(id(schema))
+        if held is None or held[0] is not schema:
+            required = set(schema.get("required", ()))
+            held = self.compiled[id(schema)] = (schema, [(field, field in required, *self.draw(field, spec))
+                                                         for field, spec in schema.get("properties", {}).items()])
+        return held[1]
+
+    def draw(self, field: str, spec: dict[str, Any]) -> tuple[str, Any]:
+        """How a value of this field is drawn: from its enum, the items carried (or any item), a pool of
+        content names, the ids the observation lists, the slots worn, the goods carried, a fixed value, or
+        an integer range."""
         if "enum" in spec:
-            return rng.choice(spec["enum"])
+            return "enum", spec["enum"]
         if field in ("item", "seed"):
-            return rng.choice(carried or self.pools["item"])
+            return "item", None
         if field in self.pools:
-            return rng.choice(self.pools[field])
+            return "pool", self.pools[field]
         if field in ID_SOURCES:
-            ids = [i for i in seen.get(field, ()) if i != me["id"]]
-            return rng.choice(ids) if ids else ""
+            return "id", None
         if field == "slot":
-            return rng.choice(sorted(me["equipment"]) or ["hand"])
-        if spec.get("type") == "object":  # goods: one unit of something carried
-            return {rng.choice(carried): 1} if carried else {}
+            return "slot", None
+        if spec.get("type") == "object":
+            return "goods", None
         if spec.get("type") == "string" or "anyOf" in spec:
-            return "hello" if "anyOf" not in spec else 1
+            return "fixed", "hello" if "anyOf" not in spec else 1
         low = spec["exclusiveMinimum"] + 1 if "exclusiveMinimum" in spec else spec.get("minimum", 1)
-        high = min(spec.get("maximum", low + 9), low + 9)
-        return rng.randint(low, high)
+        return "range", (low, min(spec.get("maximum", low + 9), low + 9))
 
 
 class _Seen:

@@ -5,6 +5,7 @@ Nothing else reaches an agent: every face builds its observations here.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from itertools import takewhile
 from typing import TYPE_CHECKING, Any
 
@@ -140,90 +141,151 @@ def _statics(w: World) -> tuple[list[str], dict[str, str]]:
     return got
 
 
-def _view_square(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
-    """The glyph rows and the tiles holding something (node, structure, items) of one view square, row by row.
+class _Square:
+    """What was built for one view square: its glyph rows (terrain never changes), its tiles and the
+    characters in it, each with the stamp it was built at (the latest stamp of the blocks under the square:
+    a block's stamp only grows, to the newest count, so the latest changes whenever one of them does)."""
 
-    The tiles come from blocks of the map (see `World.chunk_stamps`), each built once until a tile in it
-    changes and shared by every view square over it.
+    __slots__ = ("blocks", "rows", "tiles_at", "tiles", "people_at", "people")
+
+    def __init__(self, w: World, bounds: tuple[int, int, int, int]):
+        x0, x1, y0, y1 = bounds
+        across = (w.width >> CHUNK_BITS) + 1
+        self.blocks = tuple(cy * across + cx for cy in range(y0 >> CHUNK_BITS, (y1 >> CHUNK_BITS) + 1)
+                            for cx in range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1))
+        glyph_rows = _statics(w)[0]
+        self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
+        self.tiles_at = self.people_at = -1
+        self.tiles: list[dict[str, Any]] = []
+        self.people: tuple[list[dict[str, Any]], list[str]] = ([], [])
+
+
+def _square(w: World, bounds: tuple[int, int, int, int]) -> _Square:
+    squares = w.caches.get("squares")
+    if squares is None:
+        squares = w.caches["squares"] = {}
+    held = squares.get(bounds)
+    if held is None:
+        held = squares[bounds] = _Square(w, bounds)
+    return held
+
+
+def _view_square(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The glyph rows and the tiles holding something (node, structure, items) of one view square, row by row:
+    kept for the square until a tile in a block under it changes (see `World.chunk_stamps`)."""
+    square = _square(w, bounds)
+    stamps = w.chunk_stamps()
+    at = max([stamps[k] for k in square.blocks])
+    if at != square.tiles_at:
+        square.tiles, square.tiles_at = _tiles_in(w, bounds), at
+    return square.rows, square.tiles
+
+
+def _tiles_in(w: World, bounds: tuple[int, int, int, int]) -> list[dict[str, Any]]:
+    """The tiles holding something in a view square, row by row.
+
+    They come from blocks of the map, each built once until a tile in it changes and shared by every
+    view square over it.
     """
     x0, x1, y0, y1 = bounds
-    glyph_rows = _statics(w)[0]
-    rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
     stamps, across = w.chunk_stamps(), (w.width >> CHUNK_BITS) + 1
     blocks = w.caches.get("blocks")
     if blocks is None:
         blocks = w.caches["blocks"] = {}
     tiles: list[dict[str, Any]] = []
     columns = range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1)
-    for cy in range(y0 >> CHUNK_BITS, (y1 >> CHUNK_BITS) + 1):
+    for y in range(y0, y1 + 1):
+        cy = y >> CHUNK_BITS
         for cx in columns:
             k = cy * across + cx
             held = blocks.get(k)
             if held is None or held[0] != stamps[k]:
                 held = blocks[k] = (stamps[k], _block_tiles(w, cx, cy))
-            tiles.extend(t for t in held[1] if x0 <= t["x"] <= x1 and y0 <= t["y"] <= y1)
-    if len(columns) > 1:
-        tiles.sort(key=_row_major)
-    return rows, tiles
+            row = held[1].get(y)
+            if row is not None:
+                xs, found = row
+                tiles.extend(found[bisect_left(xs, x0):bisect_right(xs, x1)])
+    return tiles
 
 
-def _row_major(tile: dict[str, Any]) -> tuple[int, int]:
-    return tile["y"], tile["x"]
-
-
-def _block_tiles(w: World, cx: int, cy: int) -> list[dict[str, Any]]:
-    """The tiles holding something in one block of the map, row by row."""
+def _block_tiles(w: World, cx: int, cy: int) -> dict[int, tuple[list[int], list[dict[str, Any]]]]:
+    """The tiles holding something in one block of the map, by row: their columns and the tiles, in order."""
     width, nodes, structures, ground = w.width, w.nodes, w.structures, w.ground
     x0, y0 = cx << CHUNK_BITS, cy << CHUNK_BITS
     x1, y1 = min(x0 + (1 << CHUNK_BITS), width), min(y0 + (1 << CHUNK_BITS), w.height)
-    tiles = []
+    rows: dict[int, tuple[list[int], list[dict[str, Any]]]] = {}
     for y in range(y0, y1):
         row = y * width
+        xs, tiles = [], []
         for p in range(row + x0, row + x1):
             if p in nodes or p in structures or p in ground:
                 tile = _add_features({"x": p - row, "y": y}, w.tile_snapshot(p))
                 if len(tile) > 2:
+                    xs.append(p - row)
                     tiles.append(tile)
-    return tiles
+        if tiles:
+            rows[y] = (xs, tiles)
+    return rows
 
 
 def _characters_in(w: World, bounds: tuple[int, int, int, int], agent: str) -> list[dict[str, Any]]:
     """The other characters in a view square, row by row and by id on a tile. Everyone in a square is
-    listed once per square until a character moves anywhere (characters sharing a square share it)."""
-    held = w.caches.get("present")
-    if held is None or held[0] != w.moves:
-        held = w.caches["present"] = (w.moves, {})
-    present = held[1].get(bounds)
-    if present is None:
-        present = held[1][bounds] = _present(w, bounds)
-    return [record for other, record in present if other != agent]
+    listed once per square until a character enters or leaves a block under it (see `World.chunk_moves`);
+    characters sharing a square share the records."""
+    square = _square(w, bounds)
+    stamps = w.chunk_moves()
+    at = max([stamps[k] for k in square.blocks])
+    if at != square.people_at:
+        square.people, square.people_at = _present(w, bounds), at
+    records, ids = square.people
+    try:
+        i = ids.index(agent)
+    except ValueError:
+        return list(records)
+    return records[:i] + records[i + 1:]
 
 
-def _present(w: World, bounds: tuple[int, int, int, int]) -> list[tuple[str, dict[str, Any]]]:
-    """(id, record) of every character in a view square, row by row and by id on a tile, read from the
-    occupied tiles of its rows."""
+def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The record of every character in a view square, row by row and by id on a tile, and their ids in
+    the same order, read from the rows of the map's occupied tiles."""
     x0, x1, y0, y1 = bounds
-    width, occupants, chars = w.width, w.occupants, w.chars
     rows = w.caches.get("occupied_rows")
-    if rows is None or rows[0] != w.moves:  # the occupied tiles by row, in order, once per move
-        by_row: dict[int, list[int]] = {}
-        for p in sorted(occupants):
-            by_row.setdefault(p // width, []).append(p)
-        rows = w.caches["occupied_rows"] = (w.moves, by_row)
+    if rows is None or rows[0] != w.moves:  # once per move
+        rows = w.caches["occupied_rows"] = (w.moves, _occupied_rows(w))
+    records: list[dict[str, Any]] = []
+    ids: list[str] = []
+    by_row = rows[1]
+    for y in range(y0, y1 + 1):
+        row = by_row.get(y)
+        if row is not None:
+            xs, row_ids, row_records = row
+            a, b = bisect_left(xs, x0), bisect_right(xs, x1)
+            records.extend(row_records[a:b])
+            ids.extend(row_ids[a:b])
+    return records, ids
+
+
+def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[str, Any]]]]:
+    """For each row of the map with a character on it: the column, id and record of each character on it,
+    by column and by id on a tile. A character's record is kept while it stands still."""
+    width, occupants, chars = w.width, w.occupants, w.chars
     records = w.caches.get("character_records")
     if records is None:
         records = w.caches["character_records"] = {}
-    out = []
-    for y in range(y0, y1 + 1):
-        for p in rows[1].get(y, ()):
-            x = p - y * width
-            if x0 <= x <= x1:
-                for other in sorted(occupants[p]):
-                    held = records.get(other)
-                    if held is None or held[0] != p:  # a character's record is kept while it stands still
-                        held = records[other] = (p, (other, {"id": other, "name": chars[other].name, "x": x, "y": y}))
-                    out.append(held[1])
-    return out
+    by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]] = {}
+    for p in sorted(occupants):
+        y, x = divmod(p, width)
+        row = by_row.get(y)
+        if row is None:
+            row = by_row[y] = ([], [], [])
+        for other in sorted(occupants[p]):
+            held = records.get(other)
+            if held is None or held[0] != p:
+                held = records[other] = (p, {"id": other, "name": chars[other].name, "x": x, "y": y})
+            row[0].append(x)
+            row[1].append(other)
+            row[2].append(held[1])
+    return by_row
 
 
 class MemoryCursors:
@@ -266,7 +328,10 @@ def remembered(w: World, c: Character) -> list[dict[str, Any]]:
 def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
     """The tiles out of view now that were remembered at or after `tick`: the memory is kept in the
     order tiles were last seen, so they are read from its end and the rest is never touched."""
-    recent = takewhile(lambda entry: entry[1][0] >= tick, reversed(c.memory.items()))
+    memory = c.memory
+    if not memory or next(reversed(memory.values()))[0] < tick:
+        return []  # nothing remembered since (the newest tile is older): most observations of a character standing still
+    recent = takewhile(lambda entry: entry[1][0] >= tick, reversed(memory.items()))
     return _out_of_view(w, c, sorted(p for p, _ in recent))
 
 

@@ -15,6 +15,7 @@ from wildhold.world.parts.dungeon import state as dungeon_state
 from wildhold.world.parts.farming import Plot, farm
 from wildhold.world.parts.settlement import _set_points
 from wildhold.world.state import Node
+from wildhold.world.world import SETUP_EVENT
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
@@ -317,4 +318,4 @@ def apply_setup(w: World, command: str, args: dict[str, Any]) -> None:
     spec.apply(w, parsed)
     # arguments added after a command was first recorded are written only when given, so older set-ups record as before
     unset = {k for k in getattr(parsed, "recorded_when_set", ()) if getattr(parsed, k) is None}
-    w.emit("setup", command=command, args=parsed.model_dump(mode="json", exclude=unset))
+    w.emit(SETUP_EVENT, command=command, args=parsed.model_dump(mode="json", exclude=unset))

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from wildhold.content import Content
 from wildhold.world import systems
 from wildhold.world.actions import REGISTRY, check_registry, suggest
+from wildhold.world.actions.registry import json_args
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
 from wildhold.world.parts import PARTS, Part
@@ -20,6 +21,8 @@ from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.worldgen import generate, stream
 
 GROUND = "ground@"
+SETUP_EVENT = "setup"  # the event of a set-up command (see `wildhold.world.setup`)
+EVERY_PART = "*"  # what `part_changes` counts a set-up command as a change of
 CHUNK_BITS = 3  # tiles changes are tracked per 8 x 8 block (see `World.touched`)
 
 
@@ -67,7 +70,16 @@ class World:
         self.stored = 0  # item changes in containers so far (chests, deposits, escrows): likewise for `containers`
         self.builds = 0  # structures placed or removed so far: likewise for who owns which structure
         self.chunk_touched: list[int] = []
+        self._bounds: dict[int, tuple[int, int, int, int]] = {}  # see `view_bounds`
+        self.chunk_moved: list[int] = []  # likewise, per block, the count of `moves` when a character last entered or left it
         self.caches: dict[str, Any] = {}  # derived data (observation pieces), rebuilt on demand, never saved
+        # How many events of each part's own kinds were emitted so far (under the part's name): every change of a
+        # part's state emits one of its events, so what was built from that state holds while the count stays.
+        # Under (part, character id), the count at the part's last event naming that character (as any of its
+        # values); under (part, None), at its last event naming none. Derived, never saved.
+        self.part_changes: dict[Any, int] = dict.fromkeys((part.name for part in PARTS), 0)
+        self._owner_of = {kind: part.name for part in PARTS for kind in part.events}
+        self._owner_of[SETUP_EVENT] = EVERY_PART  # a set-up command writes parts' state directly (a friendship, a tier opened)
         self.next_op = 0
         self.next_creature = 0
         self.weather = "clear"
@@ -157,9 +169,29 @@ class World:
 
     def emit(self, kind: str, /, **data: Any) -> int:
         seq = self.events.emit(self.tick, kind, data)
+        owner = self._owner_of.get(kind)
+        if owner is not None:
+            self._count_change(owner, data)
         if self.listeners:
             self._tell_listeners(seq, kind, data)
         return seq
+
+    def _count_change(self, owner: str, data: dict[str, Any]) -> None:
+        """One more event of part `owner` (of every part: a set-up command): see `part_changes`."""
+        changes, chars = self.part_changes, self.chars
+        if owner == EVERY_PART:
+            for part in PARTS:
+                n = changes[part.name] = changes[part.name] + 1
+                changes[part.name, None] = n
+            return
+        n = changes[owner] = changes[owner] + 1
+        named = False
+        for value in data.values():
+            if value.__class__ is str and value in chars:
+                changes[owner, value] = n
+                named = True
+        if not named:
+            changes[owner, None] = n
 
     def _tell_listeners(self, seq: int, kind: str, data: dict[str, Any]) -> None:
         """Each listener sees every event once, in sequence order, even those a listener emits itself."""
@@ -205,16 +237,36 @@ class World:
         """Tile `p` now holds something else (a node, a structure, items): see `chunk_touched`."""
         self.touches += 1
         if self.chunk_touched:
-            w = self.width
-            self.chunk_touched[(p // w >> CHUNK_BITS) * ((w >> CHUNK_BITS) + 1) + (p % w >> CHUNK_BITS)] = self.touches
+            self.chunk_touched[self.chunk_of(p)] = self.touches
 
     def chunk_stamps(self) -> list[int]:
         """For each block of tiles (row by row, `(width >> CHUNK_BITS) + 1` across), the count of touches
         when a tile in it last changed: a block whose stamp is unchanged holds what it held."""
         stamps = self.chunk_touched
         if not stamps:  # sized on first use: worlds are built and loaded in several ways
-            stamps = self.chunk_touched = [self.touches] * (((self.width >> CHUNK_BITS) + 1) * ((self.height >> CHUNK_BITS) + 1))
+            stamps = self.chunk_touched = [self.touches] * self._chunks()
         return stamps
+
+    def chunk_moves(self) -> list[int]:
+        """For each block of tiles (as `chunk_stamps`), the count of moves when a character last entered or
+        left it: a block whose stamp is unchanged holds the same characters on the same tiles."""
+        stamps = self.chunk_moved
+        if not stamps:
+            stamps = self.chunk_moved = [self.moves] * self._chunks()
+        return stamps
+
+    def _chunks(self) -> int:
+        return ((self.width >> CHUNK_BITS) + 1) * ((self.height >> CHUNK_BITS) + 1)
+
+    def chunk_of(self, p: int) -> int:
+        """The index of the block holding tile `p` in `chunk_stamps` and `chunk_moves`."""
+        w = self.width
+        return (p // w >> CHUNK_BITS) * ((w >> CHUNK_BITS) + 1) + (p % w >> CHUNK_BITS)
+
+    def _moved(self, p: int) -> None:
+        """A character entered or left tile `p` (after `moves` was counted): see `chunk_moved`."""
+        if self.chunk_moved:
+            self.chunk_moved[self.chunk_of(p)] = self.moves
 
     def give(self, holder: str, item: str, qty: int, source: str) -> None:
         """The only way items enter a holder (a character or a ground pile)."""
@@ -297,9 +349,14 @@ class World:
         )
 
     def view_bounds(self, p: int) -> tuple[int, int, int, int]:
-        r = self.needs.view_radius
-        x, y = p % self.width, p // self.width
-        return max(0, x - r), min(self.width - 1, x + r), max(0, y - r), min(self.height - 1, y + r)
+        """(x0, x1, y0, y1) of the view square around tile `p`, clipped to the map: kept per tile (asked
+        several times per observation)."""
+        got = self._bounds.get(p)
+        if got is None:
+            r = self.needs.view_radius
+            x, y = p % self.width, p // self.width
+            got = self._bounds[p] = (max(0, x - r), min(self.width - 1, x + r), max(0, y - r), min(self.height - 1, y + r))
+        return got
 
     def remember_leaving(self, c: Character, old: int, new: int | None) -> None:
         """Record the tiles that leave the character's view when it goes from `old` to `new`.
@@ -337,6 +394,8 @@ class World:
         self.occupants.setdefault(new, []).append(c.id)
         c.pos = new
         self.moves += 1
+        self._moved(old)
+        self._moved(new)
         if event:
             w = self.width
             self.emit("moved", agent=c.id, **{"from": (old % w, old // w)}, to=(new % w, new // w))
@@ -379,6 +438,7 @@ class World:
         self.chars[agent] = c
         self.occupants.setdefault(p, []).append(agent)
         self.moves += 1
+        self._moved(p)
         x, y = self.xy(p)
         self.emit("agent_spawned", agent=agent, name=name, x=x, y=y)
         for item, qty in self.scenario.start_items.items():
@@ -397,7 +457,7 @@ class World:
             return result
         spec, c, parsed, plan = result
         self.next_op += 1
-        op = Operation(f"op{self.next_op}", agent, action, parsed.model_dump(mode="json"), self.tick, self.tick + plan.duration, plan.energy, plan.data)
+        op = Operation(f"op{self.next_op}", agent, action, json_args(parsed), self.tick, self.tick + plan.duration, plan.energy, plan.data)
         self.emit("operation_started", agent=agent, op=op.id, action=action, args=op.args, ends=op.ends, issuer=issuer)
         if plan.duration == 0:
             systems.finish_operation(self, c, op)

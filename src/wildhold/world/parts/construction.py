@@ -93,15 +93,16 @@ class Home:
 class ConstructionState(Saved):
     """This part's state on a world. `locks` and `access` are saved; the rest is a memo.
 
-    The memo is valid while the event sequence number is unchanged: every state change emits an
-    event, so an unchanged sequence number means unchanged structures and locks, and a fresh world
-    loaded from a snapshot recomputes exactly what the memo held.
+    The memo (regions and homes) is valid while no structure is placed or removed (`World.builds`)
+    and no event of this part is emitted (`World.part_changes`: a lock fitted, locked or unlocked), so
+    unchanged structures and locks; a fresh world loaded from a snapshot recomputes exactly what the
+    memo held.
     """
 
     roles: dict[str, str | None]
     locks: dict[int, bool] = saved("pairs", dict)  # door tile -> locked; present once a lock is fitted
     access: dict[int, list[str]] = saved("pairs", dict)  # structure tile -> allowed character ids, sorted
-    memo_seq: int = -1
+    memo_key: tuple[int, int] = (-1, -1)
     regions: dict[int, Region] = field(default_factory=dict)
     homes: dict[str, Home | None] = field(default_factory=dict)
 
@@ -112,8 +113,9 @@ def state(w: World) -> ConstructionState:
 
 def _memo(w: World) -> ConstructionState:
     st = state(w)
-    if st.memo_seq != w.events.seq:
-        st.memo_seq = w.events.seq
+    key = (w.builds, w.part_changes[CONSTRUCTION.name])
+    if st.memo_key != key:
+        st.memo_key = key
         st.regions.clear()
         st.homes.clear()
     return st

@@ -879,7 +879,19 @@ class DungeonPart(Part[DungeonState]):
                 _enemy_acts(w, c, inst, e)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        obs["dungeon"] = {**dungeon_status(w, c.id), "room": room_view(w, c.id)}
+        if c.id in state(w).inside:  # the room's intents change with the tick
+            obs["dungeon"] = {**dungeon_status(w, c.id), "room": room_view(w, c.id)}
+            return
+        # Outside, what it shows holds while the dungeon's state does: every change of it emits one of the
+        # dungeon's events (see `World.part_changes`). Shared by the character's observations.
+        stamp = w.part_changes[self.name]
+        kept = w.caches.get("dungeon_views")
+        if kept is None:
+            kept = w.caches["dungeon_views"] = {}
+        held = kept.get(c.id)
+        if held is None or held[0] != stamp:
+            held = kept[c.id] = (stamp, {**dungeon_status(w, c.id), "room": None})
+        obs["dungeon"] = held[1]
 
     def shelters(self, w: World, c: Character) -> bool:
         return c.id in state(w).inside

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, PositiveInt
 
+from wildhold.world import wealth  # the module, not its names: the formula reads this part's escrows
 from wildhold.world.actions.registry import ActionArgs, did_you_mean, other_character, shortfall, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
@@ -59,11 +60,43 @@ def escrow_holder(record_id: str) -> str:
 def escrows_of(w: World, agent: str) -> list[str]:
     """The escrow holders whose items still belong to `agent`: its open offers, the contracts it
     pays, its open market orders. The wealth formula counts their items as the agent's."""
-    e = state(w)
-    out = [escrow_holder(t["id"]) for t in e.trades.values() if t["from"] == agent]
-    out += [escrow_holder(k["id"]) for k in e.contracts.values() if k["payer"] == agent]
-    out += [escrow_holder(o["id"]) for o in e.orders.values() if o["agent"] == agent]
-    return out
+    return list(dealings(w, agent).escrows)
+
+
+@dataclass(slots=True)
+class Dealings:
+    """One character's open records as observations show them (read-only: shared by its observations), and
+    the escrows whose items are still its own, each in the order the records were made."""
+
+    trades: list[dict[str, Any]]  # offers it made or received
+    contracts: list[dict[str, Any]]  # contracts it pays or delivers
+    orders: list[dict[str, Any]]  # its own market orders
+    escrows: list[str]  # its offers', paid contracts' and orders' escrow holders
+
+
+def dealings(w: World, agent: str) -> Dealings:
+    """A character's `Dealings`, kept until a market event names it (or names no one): every change of a record
+    it is party to emits one naming both parties (see `World.part_changes`)."""
+    stamp = w.part_changes.get((MARKET.name, agent)), w.part_changes.get((MARKET.name, None))
+    kept = w.caches.get("dealings")
+    if kept is None:
+        kept = w.caches["dealings"] = {}
+    held = kept.get(agent)
+    if held is None or held[0] != stamp:
+        held = kept[agent] = (stamp, _dealings(state(w), agent))
+    return held[1]
+
+
+def _dealings(e: MarketState, agent: str) -> Dealings:
+    # Fresh records, their item tables copied too: an observation never aliases what the world mutates.
+    return Dealings(
+        trades=[_copied(_public_trade(t)) for t in e.trades.values() if agent in (t["from"], t["to"])],
+        contracts=[_copied(_public_contract(k)) for k in e.contracts.values() if agent in (k["payer"], k["deliverer"])],
+        orders=[_public_order(o) for o in e.orders.values() if o["agent"] == agent],
+        escrows=[escrow_holder(t["id"]) for t in e.trades.values() if t["from"] == agent]
+        + [escrow_holder(k["id"]) for k in e.contracts.values() if k["payer"] == agent]
+        + [escrow_holder(o["id"]) for o in e.orders.values() if o["agent"] == agent],
+    )
 
 
 # ---- events --------------------------------------------------------------------------------
@@ -519,7 +552,7 @@ def _order_escrow(w: World, o: dict[str, Any], qty: int) -> dict[str, int]:
     return {w.content.economy.coin: qty * o["price"]}
 
 
-def _public_order(w: World, o: dict[str, Any]) -> dict[str, Any]:
+def _public_order(o: dict[str, Any]) -> dict[str, Any]:
     return {k: o[k] for k in ("id", "agent", "x", "y", "side", "item", "qty", "price")}
 
 
@@ -729,24 +762,22 @@ class Market(Part[MarketState]):
         _tick_expiries(w)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        from wildhold.world.wealth import formula_summary, wealth_cents
-
         e, me = state(w), c.id
         x0, x1, y0, y1 = w.view_bounds(c.pos)
+        mine = dealings(w, me)
         market = [
-            _public_order(w, o) for o in e.orders.values()
+            _public_order(o) for o in e.orders.values()
             if o["agent"] != me and x0 <= o["x"] <= x1 and y0 <= o["y"] <= y1
         ]
         levels = trained(w, me)
-        # Fresh records, their item tables copied too: an observation never aliases what the world mutates.
         obs["economy"] = {
             "reputation": reputation_of(w, me),
             "defaults": e.defaults.get(me, 0),
             "attributes": {a: levels.get(a, 0) for a in w.content.attributes},
-            "wealth": {"cents": wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", formula_summary(w.content))},
-            "trades": [_copied(_public_trade(t)) for t in e.trades.values() if me in (t["from"], t["to"])],
-            "contracts": [_copied(_public_contract(k)) for k in e.contracts.values() if me in (k["payer"], k["deliverer"])],
-            "orders": [_public_order(w, o) for o in e.orders.values() if o["agent"] == me],
+            "wealth": {"cents": wealth.wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", wealth.formula_summary(w.content))},
+            "trades": list(mine.trades),
+            "contracts": list(mine.contracts),
+            "orders": list(mine.orders),
             "market": market,
             "artworks": [dict(a) for a in artworks_by(w, me)],
         }

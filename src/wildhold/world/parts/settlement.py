@@ -879,56 +879,72 @@ class Settlement(Part[Village]):
         return f"{recipe} opens at friendship {said}. Talk with villagers daily, bring gifts and finish their quests."
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        v = village(w)
-        npcs = w.content.npcs if w.scenario.npcs else {}
-        x0, x1, y0, y1 = w.view_bounds(c.pos)
-        hour, day, me = hour_of_day(w), w.day, c.id
-        social = w.content.social
-        per_level, top = social.points_per_level, social.max_level
-        points = {name: v.friendship.get((me, name), 0) for name in npcs}
-        levels = {name: min(pts // per_level, top) for name, pts in points.items()}  # level_of, for each villager
-        discounts = w.caches.get("discounts")
-        if discounts is None:  # discount_pct by villager and level: content, so made once per world
-            discounts = w.caches["discounts"] = {(name, level): _discount_at(npc, level)
-                                                 for name, npc in w.content.npcs.items() for level in range(top + 1)}
-        seen = []
-        for name, npc in npcs.items():
-            place, p = v.villagers[name]
-            y, x = divmod(p, w.width)
-            if not (x0 <= x <= x1 and y0 <= y <= y1):
-                continue
-            shop = None
-            if npc.shop is not None:
-                shop = {
-                    "open": shop_open(npc.shop, hour),
-                    "hours": list(npc.shop.open_hours),
-                    "sells": dict(_price_list(w, name, discounts[name, levels[name]])),
-                    "buys": dict(npc.shop.buys),
-                }
-            seen.append({"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shop})
-        obs["villagers"] = seen
-        obs["quest_board"] = list(_board_view(w, v))
-        log = v.logs.get(me) or NO_QUESTS
-        obs["quest_log"] = {
-            "active": [
-                {**_public(w, q), "accepted_tick": q.accepted_tick, "deadline_tick": q.deadline_tick, "gathered": q.gathered}
-                for q in log.active.values()
-            ],
-            "completed": [q.id for q in log.completed],
-            "failed": [q.id for q in log.failed],
-            "quests_completed": len(log.completed),
-        }
-        friends = {}
-        for name, npc in npcs.items():
-            gift_day, given = v.gifts.get((me, name), (0, 0))
-            friends[name] = {
-                "points": points[name],
-                "level": levels[name],
-                "discount_pct": discounts[name, levels[name]],
-                "talked_today": v.talked.get((me, name)) == day,
-                "gifts_today": given if gift_day == day else 0,
+        # A character's sections hold while the day, the hour, its view square and what the village holds of it
+        # stay: every change of the village emits one of its events, naming the character when it changes its
+        # friendships or quests, naming none when it moves villagers or the board (see `World.part_changes`).
+        changes = w.part_changes
+        key = (changes.get((self.name, c.id)), changes.get((self.name, None)), w.day, hour_of_day(w), w.view_bounds(c.pos))
+        kept = w.caches.get("village_views")
+        if kept is None:
+            kept = w.caches["village_views"] = {}
+        held = kept.get(c.id)
+        if held is None or held[0] != key:
+            held = kept[c.id] = (key, *_sections(w, c))
+        obs["villagers"] = held[1]
+        obs["quest_board"] = list(_board_view(w, village(w)))
+        obs["quest_log"], obs["friendship"] = held[2], held[3]
+
+
+def _sections(w: World, c: Character) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """A character's villagers in view, quest log and friendships, as observations show them."""
+    v = village(w)
+    npcs = w.content.npcs if w.scenario.npcs else {}
+    x0, x1, y0, y1 = w.view_bounds(c.pos)
+    hour, day, me = hour_of_day(w), w.day, c.id
+    social = w.content.social
+    per_level, top = social.points_per_level, social.max_level
+    points = {name: v.friendship.get((me, name), 0) for name in npcs}
+    levels = {name: min(pts // per_level, top) for name, pts in points.items()}  # level_of, for each villager
+    discounts = w.caches.get("discounts")
+    if discounts is None:  # discount_pct by villager and level: content, so made once per world
+        discounts = w.caches["discounts"] = {(name, level): _discount_at(npc, level)
+                                             for name, npc in w.content.npcs.items() for level in range(top + 1)}
+    seen = []
+    for name, npc in npcs.items():
+        place, p = v.villagers[name]
+        y, x = divmod(p, w.width)
+        if not (x0 <= x <= x1 and y0 <= y <= y1):
+            continue
+        shop = None
+        if npc.shop is not None:
+            shop = {
+                "open": shop_open(npc.shop, hour),
+                "hours": list(npc.shop.open_hours),
+                "sells": dict(_price_list(w, name, discounts[name, levels[name]])),
+                "buys": dict(npc.shop.buys),
             }
-        obs["friendship"] = friends
+        seen.append({"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shop})
+    log = v.logs.get(me) or NO_QUESTS
+    quest_log = {
+        "active": [
+            {**_public(w, q), "accepted_tick": q.accepted_tick, "deadline_tick": q.deadline_tick, "gathered": q.gathered}
+            for q in log.active.values()
+        ],
+        "completed": [q.id for q in log.completed],
+        "failed": [q.id for q in log.failed],
+        "quests_completed": len(log.completed),
+    }
+    friends = {}
+    for name, npc in npcs.items():
+        gift_day, given = v.gifts.get((me, name), (0, 0))
+        friends[name] = {
+            "points": points[name],
+            "level": levels[name],
+            "discount_pct": discounts[name, levels[name]],
+            "talked_today": v.talked.get((me, name)) == day,
+            "gifts_today": given if gift_day == day else 0,
+        }
+    return seen, quest_log, friends
 
 
 def _discount_at(npc: NpcSpec, level: int) -> int:

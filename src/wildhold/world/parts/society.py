@@ -259,12 +259,17 @@ class CreateArtwork:
 # ---- messages ------------------------------------------------------------------------------
 
 
-def _deliver(w: World, agent: str, entry: dict[str, Any]) -> None:
-    box = state(w).inboxes.setdefault(agent, [])
-    box.append(entry)
-    over = len(box) - w.content.economy.inbox_max_messages
-    if over > 0:
-        del box[:over]
+def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> None:
+    """The message, one record each, into each of these characters' inboxes; the oldest drop off beyond
+    inbox_max_messages."""
+    inboxes, most, tick = state(w).inboxes, w.content.economy.inbox_max_messages, w.tick
+    for agent in agents:
+        box = inboxes.get(agent)
+        if box is None:
+            box = inboxes[agent] = []
+        box.append({"tick": tick, "from": sender, "kind": kind, "text": text})
+        if len(box) > most:
+            del box[:len(box) - most]
 
 
 class TextArgs(ActionArgs):
@@ -289,9 +294,11 @@ class Say:
     def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         text = op.args["text"]
         radius = w.content.social.say_radius
-        heard = [o.id for o in w.chars.values() if o.id != c.id and w.distance(o.pos, c.pos) <= radius]
-        for other in heard:
-            _deliver(w, other, {"tick": w.tick, "from": c.id, "kind": "say", "text": text})
+        width, me = w.width, c.id
+        x0, y0 = c.pos % width, c.pos // width
+        heard = [o.id for o in w.chars.values()  # within `radius` by `World.distance`
+                 if o.id != me and abs(o.pos % width - x0) <= radius and abs(o.pos // width - y0) <= radius]
+        _deliver(w, heard, me, "say", text)
         x, y = w.xy(c.pos)
         w.emit("message_said", agent=c.id, text=text, x=x, y=y, heard_by=heard)
         return {"heard_by": heard}
@@ -314,7 +321,7 @@ class Whisper:
     @staticmethod
     def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         to, text = op.args["to"], op.args["text"]
-        _deliver(w, to, {"tick": w.tick, "from": c.id, "kind": "whisper", "text": text})
+        _deliver(w, [to], c.id, "whisper", text)
         w.emit("message_whispered", agent=c.id, to=to, text=text)
         return {"to": to}
 
