@@ -69,6 +69,7 @@ class World:
         self.moves = 0  # characters placed or moved so far: what was built from `occupants` holds while it stays
         self.stored = 0  # item changes in containers so far (chests, deposits, escrows): likewise for `containers`
         self.builds = 0  # structures placed or removed so far: likewise for who owns which structure
+        self.holdings: dict[str, int] = {}  # holder -> item changes of its own so far (`give`, `take`): likewise for what it holds
         self.chunk_touched: list[int] = []
         self._bounds: dict[int, tuple[int, int, int, int]] = {}  # see `view_bounds`
         self.chunk_moved: list[int] = []  # likewise, per block, the count of `moves` when a character last entered or left it
@@ -279,6 +280,7 @@ class World:
             else:
                 self.stored += 1
         items[item] = items.get(item, 0) + qty
+        self._held(holder)
         self.emit("item_gained", holder=holder, item=item, qty=qty, source=source)
 
     def take(self, holder: str, item: str, qty: int, source: str) -> None:
@@ -304,7 +306,13 @@ class World:
                 elif holder in self.containers:
                     del self.containers[holder]
             self._unequip_missing(holder, item)
+        self._held(holder)
         self.emit("item_lost", holder=holder, item=item, qty=qty, source=source)
+
+    def _held(self, holder: str) -> None:
+        """One more change of what `holder` holds: see `holdings`."""
+        holdings = self.holdings
+        holdings[holder] = holdings.get(holder, 0) + 1
 
     def _unequip_missing(self, holder: str, item: str) -> None:
         c = self.chars.get(holder)

@@ -417,9 +417,10 @@ class Society(Part[SocietyState]):
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         e = state(w)
         # A message's fields are strings and numbers, never changed once sent: copying each record (not
-        # deeply) is enough for an observation never to alias what the world mutates.
-        obs["messages"] = {"inbox": list(_copies(w, ("inbox", c.id), e.inboxes.get(c.id, []))),
-                           "board": list(_copies(w, ("board",), e.board))}
+        # deeply) is enough for an observation never to alias what the world mutates. The lists of copies are
+        # never changed once made either, so observations share them (read-only).
+        obs["messages"] = {"inbox": _copies(w, ("inbox", c.id), e.inboxes.get(c.id, [])),
+                           "board": _copies(w, ("board",), e.board)}
 
 
 def _copies(w: World, key: tuple[str, ...], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
