@@ -85,9 +85,9 @@ def _unheld(w: World) -> None:
     w._held = lambda holder: None
 
 
-@pytest.mark.parametrize("forget", [_uncounted_part("market"), _uncounted_part("settlement"), _uncounted_part("society"),
+@pytest.mark.parametrize("forget", [_uncounted_part("market"), _uncounted_part("settlement"),
                                     _unmoved, _unheld],
-                         ids=["market events", "settlement events", "society events", "characters entering blocks",
+                         ids=["market events", "settlement events", "characters entering blocks",
                               "items carried"])
 def test_a_change_the_builder_is_not_told_of_is_caught(content, forget):
     """With one kind of change left uncounted, some observation differs from one built from nothing:

@@ -84,11 +84,11 @@ def _holding_stamp(w: World, agent: str) -> tuple:
     """What changes whenever a term of the agent's wealth may: what it carries and what each of its escrows and
     deposits holds (`World.holdings`, which also says when one is opened or emptied: the lists change), a structure
     placed or removed (`World.builds`) or any construction event (a structure damaged or repaired, by anyone), and
-    its society records (reputation, attribute levels), by their events naming it or no one."""
-    changes, holdings, social = w.part_changes, w.holdings, society.SOCIETY.name  # society imports this module
+    its reputation and attribute levels themselves (its messages change neither, and name it)."""
+    holdings = w.holdings
     return (holdings.get(agent), [(h, holdings.get(h)) for h in market.dealings(w, agent).escrows],
-            [(h, holdings.get(h)) for h in deposit_holders(w, agent)], w.builds, changes[CONSTRUCTION.name],
-            changes.get((social, agent)), changes.get((social, None)))
+            [(h, holdings.get(h)) for h in deposit_holders(w, agent)], w.builds, w.part_changes[CONSTRUCTION.name],
+            society.reputation_of(w, agent), society.attribute_levels(w, agent))
 
 
 def rank_standard(values: dict[str, int]) -> dict[str, int]:

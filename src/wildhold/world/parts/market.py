@@ -787,15 +787,14 @@ class Market(Part[MarketState]):
 
 def _standing(w: World, me: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """A character's attribute levels (every attribute, 0 for those never trained) and copies of its artworks, as
-    observations show them: kept until a society event names it or no one (training and creating name it)."""
-    social = SOCIETY.name
-    stamp = (w.part_changes.get((social, me)), w.part_changes.get((social, None)))
+    observations show them: kept while its trained levels stay and no artwork is created (they are only added)."""
+    levels, artworks = trained(w, me), SOCIETY.state(w).artworks
+    stamp = (tuple(levels.items()), id(artworks), len(artworks))
     kept = w.caches.get("standing")
     if kept is None:
         kept = w.caches["standing"] = {}
     held = kept.get(me)
     if held is None or held[0] != stamp:
-        levels = trained(w, me)
         held = kept[me] = (stamp, {a: levels.get(a, 0) for a in w.content.attributes}, [dict(a) for a in artworks_by(w, me)])
     return held[1], held[2]
 
