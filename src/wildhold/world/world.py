@@ -7,6 +7,7 @@ import random
 from collections import deque
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from wildhold.content import Content
@@ -50,6 +51,7 @@ class World:
         self._sheltering = tuple(part for part in PARTS if type(part).shelters is not Part.shelters)
         self._barring = tuple(part for part in PARTS if type(part).bars is not Part.bars)
         self._unheard: deque[tuple[int, str, dict[str, Any]]] = deque()  # events listeners have yet to see
+        self._passed: tuple | None = None  # see `_passed_check`
         self.rngs: dict[str, random.Random] = {
             name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
         }
@@ -459,7 +461,8 @@ class World:
 
     def submit(self, agent: str, action: str, args: dict[str, Any] | None = None, issuer: str = "direct") -> Accepted | Rejected:
         """Validate an action now; accept it as an operation or reject it without changing state."""
-        result = self._check(agent, action, {} if args is None else args)
+        args = {} if args is None else args
+        result = self._passed_check(agent, action, args) or self._check(agent, action, args)
         if isinstance(result, Rejected):
             self.emit("action_rejected", agent=agent, action=action, code=result.code, message=result.message, issuer=issuer)
             return result
@@ -486,8 +489,28 @@ class World:
         """`check`'s answer as its code only, the action mask's question: arguments that name a field the action
         does not take, or leave out one it needs, are refused before the argument model is built, and the
         core's refusals build no sentence."""
-        result = self._check(agent, action, {} if args is None else args, explain=False)
-        return result.code if isinstance(result, Rejected) else None
+        args = {} if args is None else args
+        result = self._check(agent, action, args, explain=False)
+        if isinstance(result, Rejected):
+            return result.code
+        as_sent = _as_sent(args)
+        if as_sent is not None:  # kept for a submission of the same action that follows with nothing changed
+            self._passed = (self._moment(), agent, action, as_sent, result)
+        return None
+
+    def _moment(self) -> tuple[int, ...]:
+        """What differs after any change of state: every change emits an event (a character moved without one is
+        counted in `moves`), and a tick's systems run under a new tick."""
+        return self.events.seq, self.tick, self.moves, self.touches, self.builds, self.stored
+
+    def _passed_check(self, agent: str, action: str, args: Any):
+        """The check `refusal_code` last passed, when it was of this action with these arguments and nothing has
+        changed since (the check reads only the world's state and the arguments: it would pass the same again), else
+        None. Used once: an action mask asks of each candidate, and the one it submits is usually the last it asked."""
+        passed, self._passed = self._passed, None
+        if passed is None or passed[1] != agent or passed[2] != action or passed[0] != self._moment():
+            return None
+        return passed[4] if _as_sent(args) == passed[3] else None
 
     def _check(self, agent: str, action: str, args: Any, explain: bool = True):
         c = self.chars.get(agent)
@@ -559,6 +582,14 @@ def _fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
         fields = model.model_fields
         got = _FIELDS[model] = (frozenset(fields), frozenset(n for n, f in fields.items() if f.is_required()))
     return got
+
+
+def _as_sent(args: dict[str, Any]) -> bytes | None:
+    """Arguments as JSON bytes, every nested value included (what a check read), or None when they are not JSON."""
+    try:
+        return orjson.dumps(args)
+    except TypeError:
+        return None
 
 
 def describe_validation(exc: ValidationError) -> str:
