@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 from wildhold.content import Content
 from wildhold.world import systems
 from wildhold.world.actions import REGISTRY, check_registry, suggest
-from wildhold.world.actions.registry import json_args
+from wildhold.world.actions.registry import exact_args, json_args
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
 from wildhold.world.parts import PARTS, Part
@@ -521,14 +521,18 @@ class World:
             return Rejected("unknown_action", f"There is no action {action!r}.{suggest(action)}")
         if not isinstance(args, dict):
             return Rejected("bad_arguments", f"{action}: arguments must be an object.")
+        exact = parsed = None
         if not explain:
             names, required = _fields(spec.args)
             if not (names.issuperset(args) and required.issubset(args)):
                 return UNEXPLAINED["bad_arguments"]
-        try:
-            parsed = spec.args.model_validate(args)
-        except ValidationError as exc:
-            return Rejected("bad_arguments", f"{action}: " + describe_validation(exc)) if explain else UNEXPLAINED["bad_arguments"]
+            if spec.check_args is not None:  # the model is built only for a check that passes
+                exact = exact_args(spec.args, args)
+        if exact is None:
+            try:
+                parsed = spec.args.model_validate(args)
+            except ValidationError as exc:
+                return Rejected("bad_arguments", f"{action}: " + describe_validation(exc)) if explain else UNEXPLAINED["bad_arguments"]
         if c.op is not None and not spec.while_busy:
             if not explain:
                 return UNEXPLAINED["busy"]
@@ -538,14 +542,14 @@ class World:
             why = part.confines(self, c, action)
             if why:
                 return Rejected("held_in_place", why)
-        plan = spec.check(self, c, parsed)
+        plan = spec.check(self, c, parsed) if exact is None else spec.check_args(self, c, exact)
         if isinstance(plan, Rejected):
             return plan
         if plan.energy > c.energy:
             if not explain:
                 return UNEXPLAINED["not_enough_energy"]
             return Rejected("not_enough_energy", f"{action} needs {plan.energy} energy and you have {c.energy}; eat, rest or sleep first.")
-        return spec, c, parsed, plan
+        return spec, c, spec.args.model_validate(args) if parsed is None else parsed, plan
 
     SYSTEMS = (
         systems.advance_calendar,
