@@ -94,10 +94,10 @@ class LegalRandomAgent:
                 items = carried or self.pools["item"]
                 out[field] = items[int(draw() * len(items))]
             elif kind == "id":
-                ids = seen.get(field, ())
-                if not ids and required:
+                got = seen.pick(field, draw)
+                if got is None and required:
                     return None
-                out[field] = ids[int(draw() * len(ids))] if ids else ""
+                out[field] = "" if got is None else got
             elif kind == "slot":
                 slots = sorted(me["equipment"]) or ["hand"]
                 out[field] = slots[int(draw() * len(slots))]
@@ -156,6 +156,35 @@ class _Seen:
         self.me = obs["self"]["id"]
         self.paths: dict[tuple[str, ...], list[str]] = {}
         self.fields: dict[str, list[str]] = {}
+        self.listed: dict[str, tuple[list[list[Any]], int]] = {}  # field -> the lists at its paths, and their length
+
+    def pick(self, field: str, draw: Any) -> str | None:
+        """One of `get(field)` drawn uniformly (None: there is none), from one uniform number `draw()` when the entry
+        it falls on holds an id other than the character's own, as observations list them: no list of ids is built.
+        Otherwise it is drawn again from `get(field)`, which keeps the draw uniform over those ids."""
+        listed = self.listed.get(field)
+        if listed is None:
+            lists = [node for path in ID_SOURCES.get(field, ()) if isinstance(node := self._node(path), list) and node]
+            listed = self.listed[field] = (lists, sum(len(node) for node in lists))
+        lists, total = listed
+        if not total:
+            return None
+        i = int(draw() * total)
+        for node in lists:
+            if i < len(node):
+                entry = node[i]
+                break
+            i -= len(node)
+        if isinstance(entry, dict) and isinstance(got := entry.get("id"), str) and got != self.me:
+            return got
+        ids = self.get(field, ())
+        return ids[int(draw() * len(ids))] if ids else None
+
+    def _node(self, path: tuple[str, ...]) -> Any:
+        node: Any = self.obs
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node
 
     def get(self, field: str, default: Any = ()) -> Any:
         got = self.fields.get(field)
@@ -167,9 +196,7 @@ class _Seen:
     def _at(self, path: tuple[str, ...]) -> list[str]:
         got = self.paths.get(path)
         if got is None:
-            node: Any = self.obs
-            for key in path:
-                node = node.get(key) if isinstance(node, dict) else None
+            node = self._node(path)
             got = self.paths[path] = [i for entry in node if isinstance(entry, dict) and isinstance(i := entry.get("id"), str)] \
                 if isinstance(node, list) else []
         return got
