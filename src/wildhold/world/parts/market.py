@@ -8,6 +8,7 @@ empty: no state exists in which an item is counted twice or lost.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -682,7 +683,20 @@ class CancelOrder:
 
 def _tick_expiries(w: World) -> None:
     """Offers past their ticks close, contracts past their deadline close or default, and orders
-    whose stall is gone close; each returns its escrow to whoever put it in."""
+    whose stall is gone close; each returns its escrow to whoever put it in.
+
+    Nothing is looked at before the next expiry or deadline while no market event is emitted (every record is
+    made, changed and closed with one) and no structure is placed or removed (a stall gone)."""
+    due = w.caches.get("market_due")
+    if due is not None and due[0] == (w.part_changes[MARKET.name], w.builds) and w.tick < due[1]:
+        return
+    _close_expired(w)
+    e = state(w)
+    soonest = min([x["expires"] for x in e.trades.values()] + [x["deadline"] for x in e.contracts.values()], default=math.inf)
+    w.caches["market_due"] = ((w.part_changes[MARKET.name], w.builds), soonest)
+
+
+def _close_expired(w: World) -> None:
     e, t = state(w), w.tick
     for tr in [x for x in e.trades.values() if x["expires"] <= t]:
         close_trade(w, tr, "expired")
