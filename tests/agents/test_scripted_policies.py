@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import random
+
 import orjson
 import pytest
 
 from wildhold.agents.base import AgentView
 from wildhold.agents.client import LocalClient
+from wildhold.agents.sampled import _ids
 from wildhold.agents.runner import ScriptedRun
 from wildhold.agents.scripted import make_policy
 from wildhold.world.actions import REGISTRY
@@ -196,6 +199,22 @@ def test_the_random_policy_picks_among_the_actions_its_view_names(content):
     assert set(client.actions) == set(REGISTRY) and len(client.actions) > 50
     picked = {policy.decide(AgentView(a, t, 1, view._observe, view._status, actions=("move", "rest")))[0] for t in range(40)}
     assert picked == {"move", "rest"}
+
+
+def test_legal_random_names_only_listed_ids_not_its_own_each_as_often():
+    """An id argument is drawn from the entries the observation lists, less one without an id and the character's
+    own, each about as often as the others."""
+    obs = {"self": {"id": "a1"}, "view": {"characters": [{"id": "a2"}, {"name": "no id"}, {"id": "a1"}, {"id": "a3"}]},
+           "economy": {"orders": [{"id": "order1"}], "market": [{"id": "order2"}, {"id": "order3"}]}}
+    rng = random.Random(4)
+    seen = _ids(obs)
+    drawn = [seen.pick("character", rng.random) for _ in range(3000)]
+    assert {d: drawn.count(d) for d in set(drawn)}.keys() == {"a2", "a3"}
+    assert abs(drawn.count("a2") - drawn.count("a3")) < 250
+    orders = [seen.pick("order", rng.random) for _ in range(3000)]
+    assert set(orders) == {"order1", "order2", "order3"} and min(orders.count(o) for o in set(orders)) > 850
+    assert seen.pick("quest", rng.random) is None and _ids({"self": {"id": "a1"}, "view": {"characters": [{"id": "a1"}]}}).pick(
+        "character", rng.random) is None
 
 
 def test_the_legal_random_policy_submits_what_the_world_accepts(content):

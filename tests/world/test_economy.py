@@ -187,6 +187,26 @@ def test_an_offer_expires_after_its_ticks_and_returns_the_escrow(content):
     assert of_kind(w, "trade_closed")[-1] == {"offer": r["offer"], "agent": a, "to": b, "reason": "expired"}
 
 
+def _later_offer_closes_first(content, forget: bool = False) -> bool:
+    """A long offer is made and the market's tick has looked ahead to its expiry; then a short offer is made: whether
+    the short one closes at its own expiry (with `forget`, the world does not count the market's events)."""
+    w, (a, b) = make_world(content)
+    act(w, a, "offer_trade", to=b, give={"wood": 1}, want={"berries": 1}, ticks=40)
+    w.step()
+    if forget:
+        w._owner_of = {kind: owner for kind, owner in w._owner_of.items() if owner != "market"}
+    r = act(w, a, "offer_trade", to=b, give={"wood": 1}, want={"berries": 1}, ticks=3)
+    while w.tick < r["expires"]:
+        w.step()
+    return f"escrow@{r['offer']}" not in w.containers
+
+
+def test_an_offer_made_after_a_longer_one_expires_on_its_own_tick(content):
+    """The market looks at its records only when one may be due: a new record (a market event) brings its expiry in."""
+    assert _later_offer_closes_first(content)
+    assert not _later_offer_closes_first(content, forget=True)  # the test sees a look-ahead that missed it
+
+
 def test_recipient_without_the_wanted_items_is_refused_and_nothing_moves(content):
     w, (a, b) = make_world(content)
     r = act(w, a, "offer_trade", to=b, give={"wood": 1}, want={"stone": 3}, ticks=30)

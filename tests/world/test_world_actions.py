@@ -465,3 +465,47 @@ def test_arguments_a_model_takes_beyond_its_fields_are_dumped():
         n: int
 
     assert json_args(Open.model_validate({"n": 1, "more": "x"})) == {"n": 1, "more": "x"}
+
+
+def _stale_check_trials(content, forget: bool = False) -> list[Accepted | Rejected]:
+    """Each time a check passes, then something changes before the same action is submitted: the world's own
+    change (items taken by a set-up command, a tick's systems finishing an operation) or the arguments changed by
+    the caller. The submissions' answers; with `forget`, the world does not see that anything changed, and only
+    the first is tried (a stale cancel would end no operation)."""
+    from wildhold.world.setup import apply_setup
+
+    w, (a,) = make(content)
+    if forget:
+        w._moment = lambda: (0,)
+    out = []
+    assert w.refusal_code(a, "eat", {"item": "berries"}) is None
+    apply_setup(w, "take_items", {"agent": a, "item": "berries", "qty": w.chars[a].inventory["berries"]})
+    out.append(w.submit(a, "eat", {"item": "berries"}))  # nothing left to eat
+    if forget:
+        return out
+    apply_setup(w, "give_items", {"agent": a, "item": "berries", "qty": 1})
+    assert w.refusal_code(a, "wait", {"ticks": 2}) is None
+    assert isinstance(w.submit(a, "wait", {"ticks": 2}), Accepted)
+    assert w.refusal_code(a, "cancel", {}) is None
+    w.step(), w.step()
+    out.append(w.submit(a, "cancel", {}))  # the wait ended on its own
+    args = {"item": "berries"}
+    assert w.refusal_code(a, "eat", args) is None
+    args["item"] = "stone"
+    out.append(w.submit(a, "eat", args))  # the caller changed what it asked for
+    return out
+
+
+def test_a_submission_after_a_passed_check_is_checked_again_when_anything_changed(content):
+    """A submission may reuse the check an action mask just passed, only while nothing the check read changed."""
+    answers = _stale_check_trials(content)
+    assert [a.code if isinstance(a, Rejected) else "accepted" for a in answers] == [
+        "not_in_inventory", "nothing_to_cancel", "not_in_inventory"]
+    w, (a,) = make(content)
+    assert w.refusal_code(a, "wait", {"ticks": 2}) is None
+    assert isinstance(w.submit(a, "wait", {"ticks": 2}), Accepted)
+
+
+def test_a_world_blind_to_changes_would_accept_a_stale_check(content):
+    """The test above would catch a submission reusing a check across a change of state."""
+    assert isinstance(_stale_check_trials(content, forget=True)[0], Accepted)

@@ -7,14 +7,16 @@ scenario and checks an invariant against an oracle rebuilt from the event stream
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from wildhold.content import default_content
-from wildhold.world.actions import DIRECTIONS, REGISTRY
+from wildhold.world.actions import DIRECTIONS, REGISTRY, registry
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EVENT_TYPES, GENESIS, validate_event, verify_chain
 from wildhold.world.observe import observe
@@ -586,3 +588,73 @@ def test_snapshot_round_trip_resumes_the_same_world(case, further):
         assert run_element(w, agents, element) == run_element(copy, agents, element)
         assert copy.events.head == w.events.head
     assert state_hash(copy) == state_hash(w)
+
+
+# ---- arguments taken without building their model -----------------------------------------------
+
+_SCALARS = st.one_of(st.integers(-3, 30), st.booleans(), st.floats(-2, 30, allow_nan=False), st.sampled_from(["", "5", "n", "sell", "hand", "wood", "hello"]),
+                     st.none())
+_VALUES = st.one_of(_SCALARS, st.dictionaries(st.sampled_from(["wood", "stone", "5"]), _SCALARS, max_size=2), st.lists(_SCALARS, max_size=2))
+_PLANNED = sorted(name for name, spec in REGISTRY.items() if spec.check_args is not None)
+
+
+@st.composite
+def _arguments(draw) -> tuple[str, dict[str, Any]]:
+    """An action written as a plan and arguments over its fields, of every JSON type, within and past its bounds."""
+    action = draw(st.sampled_from(_PLANNED))
+    fields = sorted(REGISTRY[action].args.model_fields)
+    keys = draw(st.lists(st.sampled_from(fields), unique=True)) if fields else []
+    return action, {k: draw(_VALUES) for k in keys}
+
+
+def exact_mismatch(action: str, args: dict[str, Any]) -> str | None:
+    """What differs between the arguments `exact_args` takes without a model and the JSON of the model validation
+    builds from them (None: the same, or `exact_args` leaves them to validation)."""
+    model = REGISTRY[action].args
+    exact = registry.exact_args(model, args)
+    if exact is None:
+        return None
+    try:
+        validated = registry.json_args(model.model_validate(args))
+    except ValidationError as exc:
+        return f"taken without a model, refused by validation: {exc.errors()[0]['msg']}"
+    return None if list(exact.items()) == list(validated.items()) else f"{exact} != {validated}"
+
+
+@settings(PROPERTY_SETTINGS, max_examples=400)
+@given(_arguments())
+def test_arguments_taken_without_their_model_are_what_validation_makes_of_them(drawn):
+    """An action mask's check skips building the model only where validation would accept the arguments unchanged
+    (defaults filled in, in field order): the same plan, the same refusal code."""
+    action, args = drawn
+    assert exact_mismatch(action, args) is None
+
+
+@settings(PROPERTY_SETTINGS, max_examples=150)
+@given(_arguments(), st.integers(0, 3))
+def test_an_action_masks_check_answers_as_the_explained_one(drawn, who):
+    """refusal_code (which skips the model where it may) answers the code `check` explains, candidate by candidate."""
+    action, args = drawn
+    w = _masked_world()
+    agent = sorted(w.chars)[who]
+    explained = w.check(agent, action, args)
+    assert w.refusal_code(agent, action, args) == (None if explained is None else explained.code)
+
+
+@cache
+def _masked_world() -> World:
+    """One world for every example: checks change nothing."""
+    w = World(CONTENT, SCENARIO, 3)
+    for i in range(4):
+        w.join(f"m{i}")
+    return w
+
+
+def test_a_lax_argument_test_is_caught(monkeypatch):
+    """Were an integer field to take true (a bool is an int to isinstance), the property above would fail."""
+    monkeypatch.setattr(registry, "_EXACT", {REGISTRY["move"].args: None})
+    model = REGISTRY["wait"].args
+    fields = registry._exact_fields(model)
+    lax = [(name, lambda v: isinstance(v, int), default) for name, _, default in fields]
+    monkeypatch.setitem(registry._EXACT, model, lax)
+    assert exact_mismatch("wait", {"ticks": True}) is not None

@@ -60,9 +60,10 @@ class LegalRandomAgent:
         self.observed[view.agent] = view.tick
         seen = _ids(obs)
         tries = 0
+        actions, schemas, draw = view.actions, view.schemas, rng.random
         for _ in range(DRAWS):
-            name = rng.choice(view.actions)
-            args = self.arguments(view.schemas.get(name, {}), obs, seen, rng)
+            name = actions[int(draw() * len(actions))]
+            args = self.arguments(schemas.get(name, {}), obs, seen, rng)
             if args is None:  # it needs an id the observation does not list: the world would refuse it
                 continue
             self.candidates += 1
@@ -81,34 +82,37 @@ class LegalRandomAgent:
         me = obs["self"]
         carried: list[str] | None = None
         out: dict[str, Any] = {}
+        draw = rng.random  # every draw below is one uniform number: cheaper than choice and randint, as uniform
         for field, required, kind, spec in self._fields(schema):
-            if not (required or rng.random() < 0.5):
+            if not (required or draw() < 0.5):
                 continue
-            if kind == "enum":
-                out[field] = rng.choice(spec)
+            if kind == "enum" or kind == "pool":
+                out[field] = spec[int(draw() * len(spec))]
             elif kind == "item":
                 if carried is None:
                     carried = sorted(me["inventory"])
-                out[field] = rng.choice(carried or self.pools["item"])
-            elif kind == "pool":
-                out[field] = rng.choice(spec)
+                items = carried or self.pools["item"]
+                out[field] = items[int(draw() * len(items))]
             elif kind == "id":
-                ids = [i for i in seen.get(field, ()) if i != me["id"]]
-                if not ids and required:
+                got = seen.pick(field, draw)
+                if got is None and required:
                     return None
-                out[field] = rng.choice(ids) if ids else ""
+                out[field] = "" if got is None else got
             elif kind == "slot":
-                out[field] = rng.choice(sorted(me["equipment"]) or ["hand"])
+                slots = sorted(me["equipment"]) or ["hand"]
+                out[field] = slots[int(draw() * len(slots))]
             elif kind == "goods":  # one unit of something carried
                 if carried is None:
                     carried = sorted(me["inventory"])
-                out[field] = {rng.choice(carried): 1} if carried else {}
+                out[field] = {carried[int(draw() * len(carried))]: 1} if carried else {}
             elif kind == "fixed":
                 out[field] = spec
             else:
-                out[field] = rng.randint(*spec)
+                low, high = spec
+                out[field] = low + int(draw() * (high - low + 1))
         if "x" in out and "y" in out:
-            out["x"], out["y"] = me["x"] + rng.randint(-NEAR, NEAR), me["y"] + rng.randint(-NEAR, NEAR)
+            span = 2 * NEAR + 1
+            out["x"], out["y"] = me["x"] - NEAR + int(draw() * span), me["y"] - NEAR + int(draw() * span)
         return out
 
     def _fields(self, schema: dict[str, Any]) -> list[tuple[str, bool, str, Any]]:
@@ -144,26 +148,55 @@ class LegalRandomAgent:
 
 
 class _Seen:
-    """The ids the observation lists for each argument named in ID_SOURCES, read on first ask (most
-    candidates take no id), each path once however many arguments it fills."""
+    """The ids the observation lists for each argument named in ID_SOURCES, less the character's own, read on
+    first ask (most candidates take no id), each path once however many arguments it fills."""
 
     def __init__(self, obs: dict[str, Any]):
         self.obs = obs
+        self.me = obs["self"]["id"]
         self.paths: dict[tuple[str, ...], list[str]] = {}
         self.fields: dict[str, list[str]] = {}
+        self.listed: dict[str, tuple[list[list[Any]], int]] = {}  # field -> the lists at its paths, and their length
+
+    def pick(self, field: str, draw: Any) -> str | None:
+        """One of `get(field)` drawn uniformly (None: there is none), from one uniform number `draw()` when the entry
+        it falls on holds an id other than the character's own, as observations list them: no list of ids is built.
+        Otherwise it is drawn again from `get(field)`, which keeps the draw uniform over those ids."""
+        listed = self.listed.get(field)
+        if listed is None:
+            lists = [node for path in ID_SOURCES.get(field, ()) if isinstance(node := self._node(path), list) and node]
+            listed = self.listed[field] = (lists, sum(len(node) for node in lists))
+        lists, total = listed
+        if not total:
+            return None
+        i = int(draw() * total)
+        for node in lists:
+            if i < len(node):
+                entry = node[i]
+                break
+            i -= len(node)
+        if isinstance(entry, dict) and isinstance(got := entry.get("id"), str) and got != self.me:
+            return got
+        ids = self.get(field, ())
+        return ids[int(draw() * len(ids))] if ids else None
+
+    def _node(self, path: tuple[str, ...]) -> Any:
+        node: Any = self.obs
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node
 
     def get(self, field: str, default: Any = ()) -> Any:
         got = self.fields.get(field)
         if got is None:
-            got = self.fields[field] = [i for path in ID_SOURCES.get(field, ()) for i in self._at(path)]
+            me = self.me
+            got = self.fields[field] = [i for path in ID_SOURCES.get(field, ()) for i in self._at(path) if i != me]
         return got or default
 
     def _at(self, path: tuple[str, ...]) -> list[str]:
         got = self.paths.get(path)
         if got is None:
-            node: Any = self.obs
-            for key in path:
-                node = node.get(key) if isinstance(node, dict) else None
+            node = self._node(path)
             got = self.paths[path] = [i for entry in node if isinstance(entry, dict) and isinstance(i := entry.get("id"), str)] \
                 if isinstance(node, list) else []
         return got

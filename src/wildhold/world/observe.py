@@ -20,11 +20,16 @@ if TYPE_CHECKING:
 def clock(w: World, show_end: bool = True) -> dict[str, Any]:
     """The time as a character reads it; without `show_end` (a match whose horizon is hidden) nothing says when it ends.
     Built once per tick and weather, copied for each caller."""
+    return dict(_kept_clock(w, show_end))
+
+
+def _kept_clock(w: World, show_end: bool) -> dict[str, Any]:
+    """`clock` as kept for the tick and weather: observations share it (read-only)."""
     key = (w.tick, w.weather, w.end_tick, show_end)
     held = w.caches.get("clock")
     if held is None or held[0] != key:
         held = w.caches["clock"] = (key, _clock(w, show_end))
-    return dict(held[1])
+    return held[1]
 
 
 def _clock(w: World, show_end: bool) -> dict[str, Any]:
@@ -105,12 +110,14 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
         cy, cx = divmod(cp, w.width)
         if x0 <= cx <= x1 and y0 <= cy <= y1:
             creatures.append({"id": cr.id, "kind": cr.kind, "x": cx, "y": cy, "hp": cr.hp})
+    # The clock, the legend and the square's rows and tiles are kept between observations and shared by them
+    # (read-only: what is kept is replaced when it changes, never changed in place).
     obs: dict[str, Any] = {
-        "time": clock(w, show_end),
+        "time": _kept_clock(w, show_end),
         "self": status(w, c),
-        "view": {"x0": x0, "y0": y0, "rows": list(rows), "tiles": list(tiles),
+        "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles,
                  "characters": _characters_in(w, bounds, agent), "creatures": creatures},
-        "legend": dict(_statics(w)[1]),
+        "legend": _statics(w)[1],
     }
     if memory:
         if memory_since is None:

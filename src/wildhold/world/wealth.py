@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 
 from wildhold.content import Content
 from wildhold.world.parts import market, society
-from wildhold.world.parts.construction import deposits_of
+from wildhold.world.parts.construction import CONSTRUCTION, deposit_holders, deposits_of
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
@@ -68,8 +68,27 @@ def wealth_terms(w: World, agent: str) -> dict[str, int]:
 
 
 def wealth_cents(w: World, agent: str) -> int:
-    """The character's wealth in cents under the public formula, valued now."""
-    return sum(wealth_terms(w, agent).values())
+    """The character's wealth in cents under the public formula, valued now: kept per character while
+    nothing a term reads may have changed (see `_holding_stamp`); every observation shows it."""
+    stamp = _holding_stamp(w, agent)
+    kept = w.caches.get("wealth")
+    if kept is None:
+        kept = w.caches["wealth"] = {}
+    held = kept.get(agent)
+    if held is None or held[0] != stamp:
+        held = kept[agent] = (stamp, sum(wealth_terms(w, agent).values()))
+    return held[1]
+
+
+def _holding_stamp(w: World, agent: str) -> tuple:
+    """What changes whenever a term of the agent's wealth may: what it carries and what each of its escrows and
+    deposits holds (`World.holdings`, which also says when one is opened or emptied: the lists change), a structure
+    placed or removed (`World.builds`) or any construction event (a structure damaged or repaired, by anyone), and
+    its reputation and attribute levels themselves (its messages change neither, and name it)."""
+    holdings = w.holdings
+    return (holdings.get(agent), [(h, holdings.get(h)) for h in market.dealings(w, agent).escrows],
+            [(h, holdings.get(h)) for h in deposit_holders(w, agent)], w.builds, w.part_changes[CONSTRUCTION.name],
+            society.reputation_of(w, agent), society.attribute_levels(w, agent))
 
 
 def rank_standard(values: dict[str, int]) -> dict[str, int]:

@@ -7,12 +7,13 @@ import random
 from collections import deque
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from wildhold.content import Content
 from wildhold.world import systems
 from wildhold.world.actions import REGISTRY, check_registry, suggest
-from wildhold.world.actions.registry import json_args
+from wildhold.world.actions.registry import exact_args, json_args
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
 from wildhold.world.parts import PARTS, Part
@@ -50,6 +51,7 @@ class World:
         self._sheltering = tuple(part for part in PARTS if type(part).shelters is not Part.shelters)
         self._barring = tuple(part for part in PARTS if type(part).bars is not Part.bars)
         self._unheard: deque[tuple[int, str, dict[str, Any]]] = deque()  # events listeners have yet to see
+        self._passed: tuple | None = None  # see `_passed_check`
         self.rngs: dict[str, random.Random] = {
             name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
         }
@@ -69,6 +71,7 @@ class World:
         self.moves = 0  # characters placed or moved so far: what was built from `occupants` holds while it stays
         self.stored = 0  # item changes in containers so far (chests, deposits, escrows): likewise for `containers`
         self.builds = 0  # structures placed or removed so far: likewise for who owns which structure
+        self.holdings: dict[str, int] = {}  # holder -> item changes of its own so far (`give`, `take`): likewise for what it holds
         self.chunk_touched: list[int] = []
         self._bounds: dict[int, tuple[int, int, int, int]] = {}  # see `view_bounds`
         self.chunk_moved: list[int] = []  # likewise, per block, the count of `moves` when a character last entered or left it
@@ -279,6 +282,7 @@ class World:
             else:
                 self.stored += 1
         items[item] = items.get(item, 0) + qty
+        self._held(holder)
         self.emit("item_gained", holder=holder, item=item, qty=qty, source=source)
 
     def take(self, holder: str, item: str, qty: int, source: str) -> None:
@@ -304,7 +308,13 @@ class World:
                 elif holder in self.containers:
                     del self.containers[holder]
             self._unequip_missing(holder, item)
+        self._held(holder)
         self.emit("item_lost", holder=holder, item=item, qty=qty, source=source)
+
+    def _held(self, holder: str) -> None:
+        """One more change of what `holder` holds: see `holdings`."""
+        holdings = self.holdings
+        holdings[holder] = holdings.get(holder, 0) + 1
 
     def _unequip_missing(self, holder: str, item: str) -> None:
         c = self.chars.get(holder)
@@ -451,7 +461,8 @@ class World:
 
     def submit(self, agent: str, action: str, args: dict[str, Any] | None = None, issuer: str = "direct") -> Accepted | Rejected:
         """Validate an action now; accept it as an operation or reject it without changing state."""
-        result = self._check(agent, action, {} if args is None else args)
+        args = {} if args is None else args
+        result = self._passed_check(agent, action, args) or self._check(agent, action, args)
         if isinstance(result, Rejected):
             self.emit("action_rejected", agent=agent, action=action, code=result.code, message=result.message, issuer=issuer)
             return result
@@ -478,8 +489,28 @@ class World:
         """`check`'s answer as its code only, the action mask's question: arguments that name a field the action
         does not take, or leave out one it needs, are refused before the argument model is built, and the
         core's refusals build no sentence."""
-        result = self._check(agent, action, {} if args is None else args, explain=False)
-        return result.code if isinstance(result, Rejected) else None
+        args = {} if args is None else args
+        result = self._check(agent, action, args, explain=False)
+        if isinstance(result, Rejected):
+            return result.code
+        as_sent = _as_sent(args)
+        if as_sent is not None:  # kept for a submission of the same action that follows with nothing changed
+            self._passed = (self._moment(), agent, action, as_sent, result)
+        return None
+
+    def _moment(self) -> tuple[int, ...]:
+        """What differs after any change of state: every change emits an event (a character moved without one is
+        counted in `moves`), and a tick's systems run under a new tick."""
+        return self.events.seq, self.tick, self.moves, self.touches, self.builds, self.stored
+
+    def _passed_check(self, agent: str, action: str, args: Any):
+        """The check `refusal_code` last passed, when it was of this action with these arguments and nothing has
+        changed since (the check reads only the world's state and the arguments: it would pass the same again), else
+        None. Used once: an action mask asks of each candidate, and the one it submits is usually the last it asked."""
+        passed, self._passed = self._passed, None
+        if passed is None or passed[1] != agent or passed[2] != action or passed[0] != self._moment():
+            return None
+        return passed[4] if _as_sent(args) == passed[3] else None
 
     def _check(self, agent: str, action: str, args: Any, explain: bool = True):
         c = self.chars.get(agent)
@@ -490,14 +521,18 @@ class World:
             return Rejected("unknown_action", f"There is no action {action!r}.{suggest(action)}")
         if not isinstance(args, dict):
             return Rejected("bad_arguments", f"{action}: arguments must be an object.")
+        exact = parsed = None
         if not explain:
             names, required = _fields(spec.args)
             if not (names.issuperset(args) and required.issubset(args)):
                 return UNEXPLAINED["bad_arguments"]
-        try:
-            parsed = spec.args.model_validate(args)
-        except ValidationError as exc:
-            return Rejected("bad_arguments", f"{action}: " + describe_validation(exc)) if explain else UNEXPLAINED["bad_arguments"]
+            if spec.check_args is not None:  # the model is built only for a check that passes
+                exact = exact_args(spec.args, args)
+        if exact is None:
+            try:
+                parsed = spec.args.model_validate(args)
+            except ValidationError as exc:
+                return Rejected("bad_arguments", f"{action}: " + describe_validation(exc)) if explain else UNEXPLAINED["bad_arguments"]
         if c.op is not None and not spec.while_busy:
             if not explain:
                 return UNEXPLAINED["busy"]
@@ -507,14 +542,14 @@ class World:
             why = part.confines(self, c, action)
             if why:
                 return Rejected("held_in_place", why)
-        plan = spec.check(self, c, parsed)
+        plan = spec.check(self, c, parsed) if exact is None else spec.check_args(self, c, exact)
         if isinstance(plan, Rejected):
             return plan
         if plan.energy > c.energy:
             if not explain:
                 return UNEXPLAINED["not_enough_energy"]
             return Rejected("not_enough_energy", f"{action} needs {plan.energy} energy and you have {c.energy}; eat, rest or sleep first.")
-        return spec, c, parsed, plan
+        return spec, c, spec.args.model_validate(args) if parsed is None else parsed, plan
 
     SYSTEMS = (
         systems.advance_calendar,
@@ -551,6 +586,14 @@ def _fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
         fields = model.model_fields
         got = _FIELDS[model] = (frozenset(fields), frozenset(n for n, f in fields.items() if f.is_required()))
     return got
+
+
+def _as_sent(args: dict[str, Any]) -> bytes | None:
+    """Arguments as JSON bytes, every nested value included (what a check read), or None when they are not JSON."""
+    try:
+        return orjson.dumps(args)
+    except TypeError:
+        return None
 
 
 def describe_validation(exc: ValidationError) -> str:

@@ -66,6 +66,9 @@ class ActionDef:
     check: Check
     finish: Finish
     progress: Progress | None = None
+    # `check` over the arguments as the model dumps them to JSON (`json_args`), for actions written as a plan: an
+    # action mask's check skips building the model when `exact_args` says validating would accept them unchanged.
+    check_args: Callable[["World", Character, dict[str, Any]], "Plan | Rejected"] | None = None
     begin: Callable[["World", Character, Operation], None] | None = None
     while_busy: bool = False
     timing: str = "fixed"
@@ -86,18 +89,20 @@ def _planned(cls: type) -> tuple[Check, Finish]:
     unless the class says otherwise with `spend(w, args, planned) -> Plan`."""
     spend = getattr(cls, "spend", None)
 
-    def check(w: World, c: Character, a: ActionArgs) -> Plan | Rejected:
-        args = json_args(a)
+    def check_args(w: World, c: Character, args: dict[str, Any]) -> Plan | Rejected:
         got = cls.plan(w, c, args)
         if isinstance(got, Rejected):
             return got
         return spend(w, args, got) if spend else cost(w, cls.name)
 
+    def check(w: World, c: Character, a: ActionArgs) -> Plan | Rejected:
+        return check_args(w, c, json_args(a))
+
     def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
         got = cls.plan(w, c, op.args)
         return got if isinstance(got, Rejected) else cls.apply(w, c, op, got)
 
-    return check, finish
+    return check, finish, check_args
 
 
 _PLAIN: dict[type, bool] = {}
@@ -112,6 +117,89 @@ def json_args(a: ActionArgs) -> dict[str, Any]:
     if plain is None:
         plain = _PLAIN[cls] = cls.model_config.get("extra") != "allow" and all(_plain(f.annotation) for f in cls.model_fields.values())
     return {k: dict(v) if type(v) is dict else v for k, v in a.__dict__.items()} if plain else a.model_dump(mode="json")
+
+
+_ABSENT = object()
+_EXACT: dict[type, list[tuple[str, Callable[[Any], bool], Any]] | None] = {}
+
+
+def exact_args(model: type[ActionArgs], args: dict[str, Any]) -> dict[str, Any] | None:
+    """`json_args(model.model_validate(args))` without building the model, when every argument is exactly of its
+    field's JSON type (no subclass: true is not an int) within its bounds, so that strict validation would accept
+    each unchanged and fill in the same defaults; else None, and validation answers. The caller has checked that
+    `args` names only fields the model takes."""
+    fields = _EXACT.get(model, _ABSENT)
+    if fields is _ABSENT:
+        fields = _EXACT[model] = _exact_fields(model)
+    if fields is None:
+        return None
+    out: dict[str, Any] = {}
+    for name, fits, default in fields:
+        value = args.get(name, _ABSENT)
+        if value is _ABSENT:
+            if default is _ABSENT:
+                return None
+            out[name] = default
+        elif fits(value):
+            out[name] = dict(value) if type(value) is dict else value
+        else:
+            return None
+    return out
+
+
+def _exact_fields(model: type[ActionArgs]) -> list[tuple[str, Callable[[Any], bool], Any]] | None:
+    """(name, whether a value is exactly of its type within its bounds, default or _ABSENT) for each field, or None
+    for a model with a field of another kind (an alias, a default made per model, a validator, another type)."""
+    decorators = model.__pydantic_decorators__
+    if (model.model_config.get("strict") is not True or decorators.validators or decorators.field_validators
+            or decorators.model_validators or decorators.root_validators):
+        return None
+    out = []
+    for name, info in model.model_fields.items():
+        fits = _exact_test(info.annotation, info.metadata)
+        if fits is None or info.alias is not None or info.default_factory is not None:
+            return None
+        if info.is_required():
+            default = _ABSENT
+        elif type(info.default) in (int, str, bool, type(None)):
+            default = info.default
+        else:
+            return None
+        out.append((name, fits, default))
+    return out
+
+
+def _exact_test(annotation: Any, metadata: list[Any]) -> Callable[[Any], bool] | None:
+    """A test that a value is exactly of this type (as strict validation takes it unchanged) and within these bounds
+    (annotated_types Ge, Gt, Le, Lt), or None for a type or a constraint of another kind."""
+    bounds = []
+    for m in metadata:
+        kind = type(m).__name__
+        if kind not in ("Ge", "Gt", "Le", "Lt"):
+            return None
+        bounds.append((kind, getattr(m, kind.lower())))
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _exact_test(args[0], [*args[1:], *metadata])
+    if annotation is int:
+        checks = {"Ge": lambda v, b: v >= b, "Gt": lambda v, b: v > b, "Le": lambda v, b: v <= b, "Lt": lambda v, b: v < b}
+        return lambda v: type(v) is int and all(checks[k](v, b) for k, b in bounds)
+    if bounds:
+        return None
+    if annotation is str:
+        return lambda v: type(v) is str
+    if origin is Literal and all(type(a) is str for a in args):
+        allowed = frozenset(args)
+        return lambda v: type(v) is str and v in allowed
+    if origin in (Union, UnionType) and set(args) <= {int, str}:
+        kinds = frozenset(args)
+        return lambda v: type(v) in kinds
+    if origin is dict and args[0] is str:
+        item = _exact_test(args[1], [])
+        if item is None:
+            return None
+        return lambda v: type(v) is dict and all(type(k) is str and item(x) for k, x in v.items())
+    return None
 
 
 def _plain(annotation: Any) -> bool:
@@ -137,7 +225,7 @@ def add_action(cls: type) -> ActionDef:
     name = cls.name
     if name in REGISTRY:
         raise ValueError(f"action {name!r} registered twice")
-    check, finish = _planned(cls) if hasattr(cls, "plan") else (cls.check, cls.finish)
+    check, finish, check_args = _planned(cls) if hasattr(cls, "plan") else (cls.check, cls.finish, None)
     spec = REGISTRY[name] = ActionDef(
         name=name,
         args=getattr(cls, "Args", NoArgs),
@@ -150,6 +238,7 @@ def add_action(cls: type) -> ActionDef:
         while_busy=getattr(cls, "while_busy", False),
         timing=getattr(cls, "timing", "fixed"),
         cost_rule=getattr(cls, "cost_rule", None),
+        check_args=check_args,
     )
     return spec
 

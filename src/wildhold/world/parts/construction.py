@@ -849,7 +849,8 @@ def rules(c: Content) -> list[str]:
     ]
 
 
-def _structure_view(w: World, c: Character, p: int, s: Structure) -> dict[str, Any]:
+def _structure_view(w: World, c: Character, p: int, s: Structure, shown: list[str]) -> dict[str, Any]:
+    """A structure in view as an observation shows it; `shown` gets the containers whose contents it shows."""
     st = state(w)
     spec = w.content.structures[s.kind]
     out: dict[str, Any] = {**_xy(w, p), "kind": s.kind, "owner": s.owner, "hp": s.hp, "max_hp": spec.hp}
@@ -860,9 +861,13 @@ def _structure_view(w: World, c: Character, p: int, s: Structure) -> dict[str, A
     if s.owner == c.id:
         out["allowed"] = list(st.access.get(p, []))
     if role == "chest" and may_use(w, c, p, s):
-        out["contents"] = dict(sorted(w.containers.get(f"{CHEST}{p}", {}).items()))
+        holder = f"{CHEST}{p}"
+        shown.append(holder)
+        out["contents"] = dict(sorted(w.containers.get(holder, {}).items()))
     if role == "storehouse":
-        out["your_deposit"] = dict(sorted(w.containers.get(f"{DEPOSIT}{p}:{c.id}", {}).items()))
+        holder = f"{DEPOSIT}{p}:{c.id}"
+        shown.append(holder)
+        out["your_deposit"] = dict(sorted(w.containers.get(holder, {}).items()))
     return out
 
 
@@ -959,21 +964,43 @@ class ConstructionPart(Part[ConstructionState]):
         return bool(state(w).locks.get(p))
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        home = home_of(w, c.id)
-        locks = state(w).locks
-        obs["home"] = None if home is None else {
-            "area": home.area,
-            "complete": home.complete,
-            "locked": home.locked,
-            "tiles": [list(w.xy(p)) for p in home.tiles],
-            "doors": [{**_xy(w, p), "locked": bool(locks.get(p))} for p in home.doors],
-        }
-        # The view's tiles (built just before the parts observe) name every structure in view, in order.
-        width, structures = w.width, w.structures
-        obs["structures"] = [_structure_view(w, c, p, structures[p])
-                             for p in (t["y"] * width + t["x"] for t in obs["view"]["tiles"] if "structure" in t)]
-        mine = sorted((_holder_tile(h, DEPOSIT), w.containers[h]) for h in deposit_holders(w, c.id))
-        obs["deposits"] = [{**_xy(w, p), "items": dict(sorted(items.items()))} for p, items in mine]
+        # A character's sections are kept (read-only: shared by its observations) while no structure is placed or
+        # removed (which structures its view holds), no event of this part is emitted (hit points, locks, access,
+        # homes), its view square stays, and no container they show changes (`World.holdings`; its deposits' list).
+        me, holdings = c.id, w.holdings
+        base = (w.builds, w.part_changes[self.name], w.view_bounds(c.pos))
+        mine = deposit_holders(w, me)
+        kept = w.caches.get("building_views")
+        if kept is None:
+            kept = w.caches["building_views"] = {}
+        held = kept.get(me)
+        if held is None or held[0] != base or held[1] != mine or any(holdings.get(h) != n for h, n in held[2]):
+            shown: list[str] = []
+            sections = _sections(w, c, obs["view"]["tiles"], mine, shown)
+            held = kept[me] = (base, list(mine), [(h, holdings.get(h)) for h in shown], *sections)
+        obs["home"], obs["structures"], obs["deposits"] = held[3], held[4], held[5]
+
+
+def _sections(w: World, c: Character, tiles: list[dict[str, Any]], mine: list[str], shown: list[str]) -> tuple:
+    """A character's home, the structures in its view and its deposits, as observations show them; `shown` gets
+    the containers whose contents they show."""
+    home = home_of(w, c.id)
+    locks = state(w).locks
+    home_view = None if home is None else {
+        "area": home.area,
+        "complete": home.complete,
+        "locked": home.locked,
+        "tiles": [list(w.xy(p)) for p in home.tiles],
+        "doors": [{**_xy(w, p), "locked": bool(locks.get(p))} for p in home.doors],
+    }
+    # The view's tiles (built just before the parts observe) name every structure in view, in order.
+    width, structures = w.width, w.structures
+    seen = [_structure_view(w, c, p, structures[p], shown)
+            for p in (t["y"] * width + t["x"] for t in tiles if "structure" in t)]
+    shown.extend(mine)
+    deposits = [{**_xy(w, p), "items": dict(sorted(items.items()))}
+                for p, items in sorted((_holder_tile(h, DEPOSIT), w.containers[h]) for h in mine)]
+    return home_view, seen, deposits
 
 
 CONSTRUCTION = ConstructionPart()

@@ -8,6 +8,7 @@ empty: no state exists in which an item is counted twice or lost.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,7 +20,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
 from wildhold.world.parts.base import Part, Saved, Section, saved
-from wildhold.world.parts.society import artworks_by, change_reputation, reputation_of, trained
+from wildhold.world.parts.society import SOCIETY, artworks_by, change_reputation, reputation_of, trained
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:
@@ -682,7 +683,20 @@ class CancelOrder:
 
 def _tick_expiries(w: World) -> None:
     """Offers past their ticks close, contracts past their deadline close or default, and orders
-    whose stall is gone close; each returns its escrow to whoever put it in."""
+    whose stall is gone close; each returns its escrow to whoever put it in.
+
+    Nothing is looked at before the next expiry or deadline while no market event is emitted (every record is
+    made, changed and closed with one) and no structure is placed or removed (a stall gone)."""
+    due = w.caches.get("market_due")
+    if due is not None and due[0] == (w.part_changes[MARKET.name], w.builds) and w.tick < due[1]:
+        return
+    _close_expired(w)
+    e = state(w)
+    soonest = min([x["expires"] for x in e.trades.values()] + [x["deadline"] for x in e.contracts.values()], default=math.inf)
+    w.caches["market_due"] = ((w.part_changes[MARKET.name], w.builds), soonest)
+
+
+def _close_expired(w: World) -> None:
     e, t = state(w), w.tick
     for tr in [x for x in e.trades.values() if x["expires"] <= t]:
         close_trade(w, tr, "expired")
@@ -762,6 +776,8 @@ class Market(Part[MarketState]):
         _tick_expiries(w)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
+        # The lists and records below are kept between observations (read-only: shared by them), each until
+        # what it shows may have changed.
         e, me = state(w), c.id
         x0, x1, y0, y1 = w.view_bounds(c.pos)
         mine = dealings(w, me)
@@ -769,18 +785,32 @@ class Market(Part[MarketState]):
             _public_order(o) for o in e.orders.values()
             if o["agent"] != me and x0 <= o["x"] <= x1 and y0 <= o["y"] <= y1
         ]
-        levels = trained(w, me)
+        attributes, artworks = _standing(w, me)
         obs["economy"] = {
             "reputation": reputation_of(w, me),
             "defaults": e.defaults.get(me, 0),
-            "attributes": {a: levels.get(a, 0) for a in w.content.attributes},
+            "attributes": attributes,
             "wealth": {"cents": wealth.wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", wealth.formula_summary(w.content))},
-            "trades": list(mine.trades),
-            "contracts": list(mine.contracts),
-            "orders": list(mine.orders),
+            "trades": mine.trades,
+            "contracts": mine.contracts,
+            "orders": mine.orders,
             "market": market,
-            "artworks": [dict(a) for a in artworks_by(w, me)],
+            "artworks": artworks,
         }
+
+
+def _standing(w: World, me: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """A character's attribute levels (every attribute, 0 for those never trained) and copies of its artworks, as
+    observations show them: kept while its trained levels stay and no artwork is created (they are only added)."""
+    levels, artworks = trained(w, me), SOCIETY.state(w).artworks
+    stamp = (tuple(levels.items()), id(artworks), len(artworks))
+    kept = w.caches.get("standing")
+    if kept is None:
+        kept = w.caches["standing"] = {}
+    held = kept.get(me)
+    if held is None or held[0] != stamp:
+        held = kept[me] = (stamp, {a: levels.get(a, 0) for a in w.content.attributes}, [dict(a) for a in artworks_by(w, me)])
+    return held[1], held[2]
 
 
 def _copied(record: dict[str, Any]) -> dict[str, Any]:

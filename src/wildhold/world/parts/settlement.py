@@ -879,28 +879,36 @@ class Settlement(Part[Village]):
         return f"{recipe} opens at friendship {said}. Talk with villagers daily, bring gifts and finish their quests."
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        # A character's sections hold while the day, the hour, its view square and what the village holds of it
-        # stay: every change of the village emits one of its events, naming the character when it changes its
-        # friendships or quests, naming none when it moves villagers or the board (see `World.part_changes`).
-        changes = w.part_changes
-        key = (changes.get((self.name, c.id)), changes.get((self.name, None)), w.day, hour_of_day(w), w.view_bounds(c.pos))
+        # A character's sections hold while what the village holds of it stays: every change of the village emits one
+        # of its events, naming the character when it changes its friendships or quests, naming none when it moves
+        # villagers or the board (see `World.part_changes`). The villagers in view also hold while the hour and the
+        # view square stay; its quest log and friendships, while the day stays (a character walking or an hour
+        # passing rebuilds only the villagers).
+        changes, name, me = w.part_changes, self.name, c.id
+        stamp = (changes.get((name, me)), changes.get((name, None)))
+        tick = w.tick
+        day = tick // w.calendar.ticks_per_day + 1
         kept = w.caches.get("village_views")
         if kept is None:
             kept = w.caches["village_views"] = {}
-        held = kept.get(c.id)
-        if held is None or held[0] != key:
-            held = kept[c.id] = (key, *_sections(w, c))
-        obs["villagers"] = held[1]
-        obs["quest_board"] = list(_board_view(w, village(w)))
-        obs["quest_log"], obs["friendship"] = held[2], held[3]
+        held = kept.get(me)
+        if held is None or held[0] != (stamp, day):
+            held = kept[me] = ((stamp, day), *_own_sections(w, c))
+        seen_key = (stamp, tick % w.calendar.ticks_per_day // MINUTES_PER_HOUR, w.view_bounds(c.pos))
+        seen = w.caches.get("villagers_seen")
+        if seen is None:
+            seen = w.caches["villagers_seen"] = {}
+        villagers = seen.get(me)
+        if villagers is None or villagers[0] != seen_key:
+            villagers = seen[me] = (seen_key, _villagers_in_view(w, c))
+        obs["villagers"] = villagers[1]
+        obs["quest_board"] = _board_view(w, village(w))
+        obs["quest_log"], obs["friendship"] = held[1], held[2]
 
 
-def _sections(w: World, c: Character) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
-    """A character's villagers in view, quest log and friendships, as observations show them."""
+def _levels(w: World, me: str, npcs: dict[str, NpcSpec]) -> tuple[dict[str, int], dict[str, int], dict[tuple[str, int], int]]:
+    """A character's friendship points and levels with each villager, and `discount_pct` by villager and level."""
     v = village(w)
-    npcs = w.content.npcs if w.scenario.npcs else {}
-    x0, x1, y0, y1 = w.view_bounds(c.pos)
-    hour, day, me = hour_of_day(w), w.day, c.id
     social = w.content.social
     per_level, top = social.points_per_level, social.max_level
     points = {name: v.friendship.get((me, name), 0) for name in npcs}
@@ -909,6 +917,16 @@ def _sections(w: World, c: Character) -> tuple[list[dict[str, Any]], dict[str, A
     if discounts is None:  # discount_pct by villager and level: content, so made once per world
         discounts = w.caches["discounts"] = {(name, level): _discount_at(npc, level)
                                              for name, npc in w.content.npcs.items() for level in range(top + 1)}
+    return points, levels, discounts
+
+
+def _villagers_in_view(w: World, c: Character) -> list[dict[str, Any]]:
+    """The villagers in a character's view, with their shops at its prices, as observations show them."""
+    v = village(w)
+    npcs = w.content.npcs if w.scenario.npcs else {}
+    x0, x1, y0, y1 = w.view_bounds(c.pos)
+    hour = hour_of_day(w)
+    _, levels, discounts = _levels(w, c.id, npcs)
     seen = []
     for name, npc in npcs.items():
         place, p = v.villagers[name]
@@ -924,6 +942,15 @@ def _sections(w: World, c: Character) -> tuple[list[dict[str, Any]], dict[str, A
                 "buys": dict(npc.shop.buys),
             }
         seen.append({"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shop})
+    return seen
+
+
+def _own_sections(w: World, c: Character) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A character's quest log and friendships, as observations show them."""
+    v = village(w)
+    npcs = w.content.npcs if w.scenario.npcs else {}
+    day, me = w.day, c.id
+    points, levels, discounts = _levels(w, me, npcs)
     log = v.logs.get(me) or NO_QUESTS
     quest_log = {
         "active": [
@@ -944,7 +971,7 @@ def _sections(w: World, c: Character) -> tuple[list[dict[str, Any]], dict[str, A
             "talked_today": v.talked.get((me, name)) == day,
             "gifts_today": given if gift_day == day else 0,
         }
-    return seen, quest_log, friends
+    return quest_log, friends
 
 
 def _discount_at(npc: NpcSpec, level: int) -> int:
@@ -963,12 +990,12 @@ def _price_list(w: World, npc: str, discount: int) -> dict[str, int]:
 
 
 def _board_view(w: World, v: Village) -> list[dict[str, Any]]:
-    """The quest board as observations show it, rebuilt only when a quest is posted or taken off it
-    (a quest on the board never changes)."""
-    key = tuple(v.board)
+    """The quest board as observations show them (read-only: shared by observations), rebuilt only after an event
+    of the village: a quest is posted on it, taken off it or expires with one (a quest on the board never changes)."""
+    stamp = w.part_changes[SETTLEMENT.name]
     held = w.caches.get("quest_board")
-    if held is None or held[0] != key:
-        held = w.caches["quest_board"] = (key, [_public(w, q) for q in v.board.values()])
+    if held is None or held[0] != stamp:
+        held = w.caches["quest_board"] = (stamp, [_public(w, q) for q in v.board.values()])
     return held[1]
 
 

@@ -417,30 +417,35 @@ class Society(Part[SocietyState]):
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         e = state(w)
         # A message's fields are strings and numbers, never changed once sent: copying each record (not
-        # deeply) is enough for an observation never to alias what the world mutates.
-        obs["messages"] = {"inbox": list(_copies(w, ("inbox", c.id), e.inboxes.get(c.id, []))),
-                           "board": list(_copies(w, ("board",), e.board))}
+        # deeply) is enough for an observation never to alias what the world mutates. The lists of copies are
+        # never changed once made either, so observations share them (read-only).
+        obs["messages"] = {"inbox": _copies(w, ("inbox", c.id), e.inboxes.get(c.id, [])),
+                           "board": _copies(w, ("board",), e.board)}
 
 
 def _copies(w: World, key: tuple[str, ...], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Copies of a message list (an inbox, the board) for observations, each message copied once: messages
     are only appended and dropped from the front, so the copies kept are brought up to date by dropping
-    and appending the same. The originals are kept beside them, so identity says which is which."""
-    kept = w.caches.setdefault("messages", {})
+    and appending the same. The last original is kept beside them, so identity says where the new ones start."""
+    kept = w.caches.get("messages")
+    if kept is None:
+        kept = w.caches["messages"] = {}
     held = kept.get(key)
-    if held is not None:
-        originals, copies = held
-        if originals and messages and originals[-1] is messages[-1] and len(originals) == len(messages):
+    if held is not None and messages:
+        last, copies = held
+        if messages[-1] is last and len(messages) == len(copies):
             return copies  # nothing new (the last message is the same and nothing dropped)
-        end = next((i for i in range(len(messages) - 1, -1, -1) if originals and messages[i] is originals[-1]), None)
-        if end is not None:
-            dropped = len(originals) - (end + 1)
-            if 0 <= dropped < len(originals) and originals[dropped] is messages[0]:
-                new = messages[end + 1:]
-                held = kept[key] = (originals[dropped:] + new, copies[dropped:] + [dict(m) for m in new])
-                return held[1]
-    held = kept[key] = (list(messages), [dict(m) for m in messages])
-    return held[1]
+        for end in range(len(messages) - 2, -1, -1):
+            if messages[end] is last:
+                dropped = len(copies) - (end + 1)
+                if dropped >= 0 and copies[dropped] == messages[0]:
+                    copies = copies[dropped:] + [dict(m) for m in messages[end + 1:]]
+                    kept[key] = (messages[-1], copies)
+                    return copies
+                break
+    copies = [dict(m) for m in messages]
+    kept[key] = (messages[-1] if messages else None, copies)
+    return copies
 
 
 SOCIETY = Society()
