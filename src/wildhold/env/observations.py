@@ -32,6 +32,7 @@ STATUS_FIELDS = ("x", "y", "asleep", "sheltered", "busy", "knockdowns")
 BIG = 2**31 - 1
 TEXT_CHARSET = frozenset(chr(c) for c in range(32, 127)) | {"\n"}
 TEXT_MAX = 1 << 20
+FEW = 4  # characters in view counted one by one; more are counted in one pass
 
 
 def equipment_slots() -> list[str]:
@@ -96,8 +97,14 @@ class Encoder:
 
     def view(self, obs: dict[str, Any]) -> np.ndarray:
         """The view's channels, centred on the character; 0 outside the map or where nothing is."""
-        r, s = self.radius, self.size
         me, v = obs["self"], obs["view"]
+        out = self.ground(me, v)
+        self.movers(out, me, v)
+        return out
+
+    def ground(self, me: dict[str, Any], v: dict[str, Any]) -> np.ndarray:
+        """The view's channels of what stays put (terrain, structures, nodes); those of creatures and characters 0."""
+        r, s = self.radius, self.size
         out = np.zeros((len(VIEW_CHANNELS), s, s), dtype=np.uint8)
         bx, by = me["x"] - r, me["y"] - r
         ox, oy = v["x0"] - bx, v["y0"] - by  # where the (clipped) view starts in the square
@@ -105,19 +112,29 @@ class Encoder:
         if rows:
             grid = self.glyph_lut[np.frombuffer("".join(rows).encode(), dtype=np.uint8)].reshape(len(rows), len(rows[0]))
             out[0, oy:oy + grid.shape[0], ox:ox + grid.shape[1]] = grid
-        structures, nodes, creatures = self.code["structures"], self.code["nodes"], self.code["creatures"]
+        structures, nodes = self.code["structures"], self.code["nodes"]
         for t in v["tiles"]:
             if "structure" in t:
                 out[1, t["y"] - by, t["x"] - bx] = structures[t["structure"]["kind"]]
             if "node" in t:
                 out[2, t["y"] - by, t["x"] - bx] = nodes[t["node"]["kind"]]
+        return out
+
+    def movers(self, out: np.ndarray, me: dict[str, Any], v: dict[str, Any]) -> None:
+        """Write the view's channels of creatures and characters into `out` (where they are 0)."""
+        r, s = self.radius, self.size
+        bx, by = me["x"] - r, me["y"] - r
+        creatures = self.code["creatures"]
         for cr in v["creatures"]:
             out[3, cr["y"] - by, cr["x"] - bx] = creatures.get(cr["kind"], 0)
         characters = v["characters"]
-        if characters:  # how many others stand on each tile, at most 255
+        if len(characters) <= FEW:  # how many others stand on each tile: a handful counted one by one
+            crowd = out[4]
+            for ch in characters:
+                crowd[ch["y"] - by, ch["x"] - bx] += 1
+        else:  # at most 255
             count = np.bincount([(ch["y"] - by) * s + ch["x"] - bx for ch in characters], minlength=s * s)
             out[4] = (count if len(characters) <= 255 else np.minimum(count, 255)).reshape(s, s)
-        return out
 
     def text(self, obs: dict[str, Any]) -> str:
         """The observation as the served `observe` answers it, as JSON (ASCII, non-ASCII escaped)."""
@@ -138,7 +155,10 @@ class Seat:
 
     The arrays and the image encode the view and the character only, so without `text` the parts' sections
     (quests, market, structures, villagers) are built only when an action entry's slot first needs them
-    (`whole`), before the world moves on."""
+    (`whole`), before the world moves on.
+
+    Every observation's arrays are its own (Gymnasium's checker holds an env to that): the seat keeps what it
+    encoded last (the view's ground channels, the carried and worn items) and hands out copies while it still holds."""
 
     def __init__(self, encoder: Encoder, agent: str):
         self.enc, self.agent = encoder, agent
@@ -146,6 +166,10 @@ class Seat:
         self.since: int | None = None
         self.last: dict[str, Any] | None = None
         self._partial: tuple[World, int, int] | None = None  # (world, tick, events) of a last observation without parts
+        # The last view square encoded: (x, y, x0, y0), its rows and tiles, and its ground channels (`Encoder.ground`).
+        self._square: tuple[tuple[int, int, int, int], list[str], list[dict[str, Any]], np.ndarray] | None = None
+        self._laid: np.ndarray | None = None  # the ground channels last laid over the memory map
+        self._gear: tuple[dict[str, int], dict[str, str], np.ndarray] | None = None  # inventory, equipment, their array
 
     def observe(self, world: World) -> dict[str, Any]:
         """The character's observation now, its memory as the changes since the seat's last one."""
@@ -171,29 +195,25 @@ class Seat:
     def encode(self, obs: dict[str, Any], world: World) -> dict[str, Any]:
         enc, out = self.enc, {}
         if "symbolic" in enc.keys:
-            view = enc.view(obs)
-            self._remember(obs, view)
-            me, t = obs["self"], obs["time"]
-            inv = np.zeros(len(enc.items), dtype=np.int32)
-            index = enc.item_index
-            for item, qty in me["inventory"].items():
-                inv[index[item]] = qty
-            worn = me["equipment"]
-            # One array of the scalars, cut into the keys' arrays (views of it, made afresh each step).
-            flat = np.array([*(index[worn[s]] + 1 if s in worn else 0 for s in enc.slots),
-                             me["health"], me["energy"], me["satiety"],
+            me, t, v = obs["self"], obs["time"], obs["view"]
+            ground = self._ground(me, v)
+            view = ground.copy()
+            enc.movers(view, me, v)
+            self._remember(obs, ground)
+            out["view"] = view
+            out["memory"] = self.memory.copy()
+            gear, n = self._carried(me["inventory"], me["equipment"]).copy(), len(enc.items)
+            out["inventory"] = gear[:n]
+            out["equipment"] = gear[n:]
+            # One array of the other scalars, cut into the keys' arrays (views of it, made afresh each step).
+            flat = np.array([me["health"], me["energy"], me["satiety"],
                              t["hour"], t["minute"], t["day"], enc.season_index[t["season"]], int(t["night"]),
                              enc.weather_index[t["weather"]],
                              me["x"], me["y"], int(me["asleep"]), int(me["sheltered"]), int(me["operation"] is not None),
                              me["knockdowns"]], dtype=np.int32)
-            e = len(enc.slots)
-            out["view"] = view
-            out["memory"] = self.memory.copy()
-            out["inventory"] = inv
-            out["equipment"] = flat[:e]
-            out["needs"] = flat[e:e + 3]
-            out["time"] = flat[e + 3:e + 3 + len(TIME_FIELDS)]
-            out["status"] = flat[e + 3 + len(TIME_FIELDS):]
+            out["needs"] = flat[:3]
+            out["time"] = flat[3:3 + len(TIME_FIELDS)]
+            out["status"] = flat[3 + len(TIME_FIELDS):]
         if "text" in enc.keys:
             out["text"] = enc.text(obs)
         if "image" in enc.keys:
@@ -201,10 +221,36 @@ class Seat:
             out["image"] = image(enc.picture, obs)
         return out
 
-    def _remember(self, obs: dict[str, Any], view: np.ndarray) -> None:
-        """Lay the new memory, then the view, over the map the seat holds."""
+    def _ground(self, me: dict[str, Any], v: dict[str, Any]) -> np.ndarray:
+        """The view's ground channels: those of the last square while its place, rows and tiles are the same."""
+        key, held = (me["x"], me["y"], v["x0"], v["y0"]), self._square
+        if held is not None and held[0] == key and held[1] == v["rows"] and held[2] == v["tiles"]:
+            return held[3]
+        ground = self.enc.ground(me, v)
+        self._square = (key, v["rows"], v["tiles"], ground)
+        return ground
+
+    def _carried(self, inventory: dict[str, int], worn: dict[str, str]) -> np.ndarray:
+        """The inventory's counts then the equipment's item codes (0: nothing worn), in one array kept while they
+        are the same."""
+        held = self._gear
+        if held is None or held[0] != inventory or held[1] != worn:
+            enc = self.enc
+            index, arr = enc.item_index, np.zeros(len(enc.items) + len(enc.slots), dtype=np.int32)
+            for item, qty in inventory.items():
+                arr[index[item]] = qty
+            arr[len(enc.items):] = [index[worn[s]] + 1 if s in worn else 0 for s in enc.slots]
+            held = self._gear = (inventory, worn, arr)
+        return held[2]
+
+    def _remember(self, obs: dict[str, Any], ground: np.ndarray) -> None:
+        """Lay the new memory, then the view, over the map the seat holds; nothing when neither changed it (no new
+        memory and the same view square laid last time)."""
+        entries = obs.get("memory", ())
+        if not entries and ground is self._laid:
+            return
         enc, mem = self.enc, self.memory
-        for t in obs.get("memory", ()):
+        for t in entries:
             x, y = t["x"], t["y"]
             mem[0, y, x] = enc.code["terrain"][t["terrain"]]
             mem[1, y, x] = enc.code["nodes"][t["node"]["kind"]] if "node" in t else 0
@@ -213,6 +259,7 @@ class Seat:
         x0, y0 = v["x0"], v["y0"]
         h, w = len(v["rows"]), len(v["rows"][0]) if v["rows"] else 0
         ox, oy = x0 - (me["x"] - r), y0 - (me["y"] - r)
-        mem[0, y0:y0 + h, x0:x0 + w] = view[0, oy:oy + h, ox:ox + w]
-        mem[1, y0:y0 + h, x0:x0 + w] = view[2, oy:oy + h, ox:ox + w]
-        mem[2, y0:y0 + h, x0:x0 + w] = view[1, oy:oy + h, ox:ox + w]
+        mem[0, y0:y0 + h, x0:x0 + w] = ground[0, oy:oy + h, ox:ox + w]
+        mem[1, y0:y0 + h, x0:x0 + w] = ground[2, oy:oy + h, ox:ox + w]
+        mem[2, y0:y0 + h, x0:x0 + w] = ground[1, oy:oy + h, ox:ox + w]
+        self._laid = ground
