@@ -51,7 +51,8 @@ def test_the_arrays_say_what_the_served_observation_says(seed: int, ticks: int, 
 def test_without_text_the_parts_sections_are_built_only_when_needed_and_play_as_an_eager_observation_does():
     """The arrays alone leave the parts' sections (quests, market, structures, villagers) out until an entry's slot
     needs them: entries resolve, refusals and chain heads come out as with the whole observation built every step
-    (the `text` key asks for it), and the sections built late are the ones an eager observation holds."""
+    (the `text` key asks for it), and the sections built late, some parts' before others, are the ones an eager
+    observation holds, in its order."""
     lazy = WildholdParallelEnv("famine", agents=6, action_mask=False, max_ticks=40)
     eager = WildholdParallelEnv("famine", agents=6, observation=("symbolic", "text"), action_mask=True, max_ticks=40)
     lazy.reset(seed=11)
@@ -65,8 +66,12 @@ def test_without_text_the_parts_sections_are_built_only_when_needed_and_play_as_
         assert [i["refused"] for i in lazy_infos.values()] == [i["refused"] for i in infos.values()]
         for a in eager.agents:
             assert all(np.array_equal(got[a][k], want[a][k]) for k in got[a])
-            if step % 3 == 0:  # otherwise the late sections are built only for the entries that need them
-                whole = lazy.seats[a].whole()
+            seat = lazy.seats[a]
+            if step % 3 == 1:  # some sections first, out of the parts' order: only their parts observe
+                assert "economy" in seat.whole(("economy", "view")) and "messages" not in seat.last
+                assert "villagers" in seat.whole(("villagers",)) and "structures" not in seat.last
+            if step % 3 != 2:  # otherwise the late sections are built only for the entries that need them
+                whole = seat.whole()
                 assert whole == eager.seats[a].last and list(whole) == list(eager.seats[a].last)
     assert lazy.match.world.events.head == eager.match.world.events.head
     assert sum(i["refused"] == "" for i in infos.values()) > 0

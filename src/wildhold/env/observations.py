@@ -19,7 +19,8 @@ from wildhold.content import Content
 from wildhold.env.spec import EnvSpec
 from wildhold.looks import Picture
 from wildhold.server.surface import action_tools
-from wildhold.world.observe import observe, observe_parts
+from wildhold.world.observe import observe
+from wildhold.world.parts import PARTS, Part
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
@@ -32,6 +33,7 @@ STATUS_FIELDS = ("x", "y", "asleep", "sheltered", "busy", "knockdowns")
 BIG = 2**31 - 1
 TEXT_CHARSET = frozenset(chr(c) for c in range(32, 127)) | {"\n"}
 TEXT_MAX = 1 << 20
+SECTION_PART = {key: part for part in PARTS for key in part.observation_fields}  # a section's key -> the part adding it
 FEW = 4  # characters in view counted one by one; more are counted in one pass
 
 
@@ -155,7 +157,7 @@ class Seat:
 
     The arrays and the image encode the view and the character only, so without `text` the parts' sections
     (quests, market, structures, villagers) are built only when an action entry's slot first needs them
-    (`whole`), before the world moves on.
+    (`whole`), before the world moves on, and only those of the parts that declare the sections it reads.
 
     Every observation's arrays are its own (Gymnasium's checker holds an env to that): the seat keeps what it
     encoded last (the view's ground channels, the carried and worn items) and hands out copies while it still holds."""
@@ -166,6 +168,9 @@ class Seat:
         self.since: int | None = None
         self.last: dict[str, Any] | None = None
         self._partial: tuple[World, int, int] | None = None  # (world, tick, events) of a last observation without parts
+        self._todo: list[Part] = []  # the parts that have not yet added their sections to it
+        self._added: dict[str, list[str]] = {}  # part -> the keys it added
+        self._shuffled = False  # whether they were added out of PARTS order
         # The last view square encoded: (x, y, x0, y0), its rows and tiles, and its ground channels (`Encoder.ground`).
         self._square: tuple[tuple[int, int, int, int], list[str], list[dict[str, Any]], np.ndarray] | None = None
         self._laid: np.ndarray | None = None  # the ground channels last laid over the memory map
@@ -178,19 +183,44 @@ class Seat:
         self.since = world.tick
         self.last = obs
         self._partial = None if parts else (world, world.tick, world.events.seq)
+        self._todo, self._added, self._shuffled = list(PARTS), {}, False
         return obs
 
-    def whole(self) -> dict[str, Any]:
-        """The last observation with the parts' sections, added now if they were left out; refused once the world
-        has moved since (a tick or an event), as they would no longer be what the character saw."""
-        assert self.last is not None
-        if self._partial is not None:
-            world, tick, seq = self._partial
-            if (world.tick, world.events.seq) != (tick, seq):
-                raise RuntimeError("the world moved since this observation: its parts' sections cannot be built now")
-            observe_parts(world, world.chars[self.agent], self.last)
+    def whole(self, sections: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The last observation with the parts' sections, added now if they were left out (with `sections`, only
+        those of the parts that declare them; all of them once every part has observed, in the order an eager
+        observation holds them); refused once the world has moved since (a tick or an event), as they would no
+        longer be what the character saw."""
+        obs = self.last
+        assert obs is not None
+        if self._partial is None:
+            return obs
+        world, tick, seq = self._partial
+        todo = self._todo
+        if sections is None or any(k not in obs and k not in SECTION_PART for k in sections):
+            parts = list(todo)  # a section no part declares: every part, as an eager observation would
+        else:
+            parts = [p for p in todo if any(k not in obs and SECTION_PART.get(k) is p for k in sections)]
+            if not parts:
+                return obs
+        if (world.tick, world.events.seq) != (tick, seq):
+            raise RuntimeError("the world moved since this observation: its parts' sections cannot be built now")
+        c = world.chars[self.agent]
+        for part in parts:
+            self._shuffled |= part is not todo[0]
+            before = len(obs)
+            part.observe(world, c, obs)
+            self._added[part.name] = list(obs)[before:]
+            todo.remove(part)
+        if not todo:
+            if self._shuffled:  # the eager order: the observation's own keys, then each part's in PARTS order
+                order = [k for k in obs if not any(k in keys for keys in self._added.values())]
+                order += [k for part in PARTS for k in self._added[part.name]]
+                items = [(k, obs[k]) for k in order]
+                obs.clear()
+                obs.update(items)
             self._partial = None
-        return self.last
+        return obs
 
     def encode(self, obs: dict[str, Any], world: World) -> dict[str, Any]:
         enc, out = self.enc, {}
