@@ -228,8 +228,10 @@ class Seat:
             me, t, v = obs["self"], obs["time"], obs["view"]
             ground = self._ground(me, v)
             view = ground.copy()
-            enc.movers(view, me, v)
-            self._remember(obs, ground)
+            if v["creatures"] or v["characters"]:
+                enc.movers(view, me, v)
+            if obs.get("memory") or ground is not self._laid:
+                self._remember(obs, ground)
             out["view"] = view
             out["memory"] = self.memory.copy()
             gear, n = self._carried(me["inventory"], me["equipment"]).copy(), len(enc.items)
@@ -274,13 +276,10 @@ class Seat:
         return held[2]
 
     def _remember(self, obs: dict[str, Any], ground: np.ndarray) -> None:
-        """Lay the new memory, then the view, over the map the seat holds; nothing when neither changed it (no new
-        memory and the same view square laid last time)."""
-        entries = obs.get("memory", ())
-        if not entries and ground is self._laid:
-            return
+        """Lay the new memory, then the view, over the map the seat holds (`encode` passes over it when neither would
+        change it: no new memory and the same view square laid last time)."""
         enc, mem = self.enc, self.memory
-        for t in entries:
+        for t in obs.get("memory", ()):
             x, y = t["x"], t["y"]
             mem[0, y, x] = enc.code["terrain"][t["terrain"]]
             mem[1, y, x] = enc.code["nodes"][t["node"]["kind"]] if "node" in t else 0
