@@ -168,7 +168,7 @@ class Seat:
         self.since: int | None = None
         self.last: dict[str, Any] | None = None
         self._partial: tuple[World, int, int] | None = None  # (world, tick, events) of a last observation without parts
-        self._todo: list[Part] = []  # the parts that have not yet added their sections to it
+        self._todo: list[Part] | None = None  # the parts that have not yet added their sections to it (None: all)
         self._added: dict[str, list[str]] = {}  # part -> the keys it added
         self._shuffled = False  # whether they were added out of PARTS order
         # The last view square encoded: (x, y, x0, y0), its rows and tiles, and its ground channels (`Encoder.ground`).
@@ -183,7 +183,7 @@ class Seat:
         self.since = world.tick
         self.last = obs
         self._partial = None if parts else (world, world.tick, world.events.seq)
-        self._todo, self._added, self._shuffled = list(PARTS), {}, False
+        self._todo = None
         return obs
 
     def whole(self, sections: tuple[str, ...] | None = None) -> dict[str, Any]:
@@ -197,6 +197,9 @@ class Seat:
             return obs
         world, tick, seq = self._partial
         todo = self._todo
+        if todo is None:
+            todo = self._todo = list(PARTS)
+            self._added, self._shuffled = {}, False
         if sections is None or any(k not in obs and k not in SECTION_PART for k in sections):
             parts = list(todo)  # a section no part declares: every part, as an eager observation would
         else:
