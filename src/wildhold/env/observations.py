@@ -19,7 +19,7 @@ from wildhold.content import Content
 from wildhold.env.spec import EnvSpec
 from wildhold.looks import Picture
 from wildhold.server.surface import action_tools
-from wildhold.world.observe import observe
+from wildhold.world.observe import observe, observe_parts
 from wildhold.world.parts import PARTS, Part
 
 if TYPE_CHECKING:
@@ -169,8 +169,7 @@ class Seat:
         self.last: dict[str, Any] | None = None
         self._partial: tuple[World, int, int] | None = None  # (world, tick, events) of a last observation without parts
         self._todo: list[Part] | None = None  # the parts that have not yet added their sections to it (None: all)
-        self._added: dict[str, list[str]] = {}  # part -> the keys it added
-        self._shuffled = False  # whether they were added out of PARTS order
+        self._spans: dict[str, tuple[int, int]] = {}  # part -> where the keys it added stand among the observation's
         # The last view square encoded: (x, y, x0, y0), its rows and tiles, and its ground channels (`Encoder.ground`).
         self._square: tuple[tuple[int, int, int, int], list[str], list[dict[str, Any]], np.ndarray] | None = None
         self._laid: np.ndarray | None = None  # the ground channels last laid over the memory map
@@ -196,10 +195,7 @@ class Seat:
         if self._partial is None:
             return obs
         world, tick, seq = self._partial
-        todo = self._todo
-        if todo is None:
-            todo = self._todo = list(PARTS)
-            self._added, self._shuffled = {}, False
+        todo = PARTS if self._todo is None else self._todo
         if sections is None or any(k not in obs and k not in SECTION_PART for k in sections):
             parts = list(todo)  # a section no part declares: every part, as an eager observation would
         else:
@@ -209,16 +205,22 @@ class Seat:
         if (world.tick, world.events.seq) != (tick, seq):
             raise RuntimeError("the world moved since this observation: its parts' sections cannot be built now")
         c = world.chars[self.agent]
+        if self._todo is None and len(parts) == len(PARTS):  # every part at once, as an eager observation
+            observe_parts(world, c, obs)
+            self._partial = None
+            return obs
+        if self._todo is None:
+            self._todo, self._spans = list(PARTS), {}
         for part in parts:
-            self._shuffled |= part is not todo[0]
             before = len(obs)
             part.observe(world, c, obs)
-            self._added[part.name] = list(obs)[before:]
-            todo.remove(part)
-        if not todo:
-            if self._shuffled:  # the eager order: the observation's own keys, then each part's in PARTS order
-                order = [k for k in obs if not any(k in keys for keys in self._added.values())]
-                order += [k for part in PARTS for k in self._added[part.name]]
+            self._spans[part.name] = (before, len(obs))
+            self._todo.remove(part)
+        if not self._todo:  # the eager order: the observation's own keys, then each part's in PARTS order
+            keys = list(obs)
+            order = keys[:min(start for start, _ in self._spans.values())]
+            order += [k for part in PARTS for k in keys[slice(*self._spans[part.name])]]
+            if order != keys:
                 items = [(k, obs[k]) for k in order]
                 obs.clear()
                 obs.update(items)
