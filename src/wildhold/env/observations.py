@@ -97,15 +97,9 @@ class Encoder:
             out["image"] = spaces.Box(0, 255, (px, px, 3), np.uint8)
         return out
 
-    def view(self, obs: dict[str, Any]) -> np.ndarray:
-        """The view's channels, centred on the character; 0 outside the map or where nothing is."""
-        me, v = obs["self"], obs["view"]
-        out = self.ground(me, v)
-        self.movers(out, me, v)
-        return out
-
     def ground(self, me: dict[str, Any], v: dict[str, Any]) -> np.ndarray:
-        """The view's channels of what stays put (terrain, structures, nodes); those of creatures and characters 0."""
+        """The view's channels, centred on the character (0 outside the map or where nothing is), of what stays put
+        (terrain, structures, nodes); those of creatures and characters 0 (`movers` writes them)."""
         r, s = self.radius, self.size
         out = np.zeros((len(VIEW_CHANNELS), s, s), dtype=np.uint8)
         bx, by = me["x"] - r, me["y"] - r
