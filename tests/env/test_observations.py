@@ -1,16 +1,20 @@
 """The symbolic observation over random crowded states: each array says what the character's served observation
-says, record by record (the view's channels, the scalars), whatever way the encoder builds them."""
+says, record by record (the view's channels, the scalars), whatever way the encoder builds them, and equals
+one encoded from scratch."""
 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from wildhold.env.observations import STATUS_FIELDS, TIME_FIELDS
+import wildhold.env  # noqa: F401  (registers the ids)
+from wildhold.env.observations import STATUS_FIELDS, TIME_FIELDS, Seat
 from wildhold.env.parallel import WildholdParallelEnv
 
 
@@ -47,7 +51,8 @@ def test_the_arrays_say_what_the_served_observation_says(seed: int, ticks: int, 
 def test_without_text_the_parts_sections_are_built_only_when_needed_and_play_as_an_eager_observation_does():
     """The arrays alone leave the parts' sections (quests, market, structures, villagers) out until an entry's slot
     needs them: entries resolve, refusals and chain heads come out as with the whole observation built every step
-    (the `text` key asks for it), and the sections built late are the ones an eager observation holds."""
+    (the `text` key asks for it), and the sections built late, some parts' before others, are the ones an eager
+    observation holds, in its order."""
     lazy = WildholdParallelEnv("famine", agents=6, action_mask=False, max_ticks=40)
     eager = WildholdParallelEnv("famine", agents=6, observation=("symbolic", "text"), action_mask=True, max_ticks=40)
     lazy.reset(seed=11)
@@ -61,8 +66,12 @@ def test_without_text_the_parts_sections_are_built_only_when_needed_and_play_as_
         assert [i["refused"] for i in lazy_infos.values()] == [i["refused"] for i in infos.values()]
         for a in eager.agents:
             assert all(np.array_equal(got[a][k], want[a][k]) for k in got[a])
-            if step % 3 == 0:  # otherwise the late sections are built only for the entries that need them
-                whole = lazy.seats[a].whole()
+            seat = lazy.seats[a]
+            if step % 3 == 1:  # some sections first, out of the parts' order: only their parts observe
+                assert "economy" in seat.whole(("economy", "view")) and "messages" not in seat.last
+                assert "villagers" in seat.whole(("villagers",)) and "structures" not in seat.last
+            if step % 3 != 2:  # otherwise the late sections are built only for the entries that need them
+                whole = seat.whole()
                 assert whole == eager.seats[a].last and list(whole) == list(eager.seats[a].last)
     assert lazy.match.world.events.head == eager.match.world.events.head
     assert sum(i["refused"] == "" for i in infos.values()) > 0
@@ -78,3 +87,38 @@ def test_the_parts_sections_are_refused_once_the_world_has_moved_on():
     with pytest.raises(RuntimeError, match="the world moved"):
         seat.whole()
     env.close()
+
+
+@pytest.mark.parametrize("seed", [5, 23])
+def test_every_observation_handed_out_stays_as_it_was_and_equals_one_encoded_from_scratch(seed: int):
+    """The seat keeps what it encoded last (the view's ground, the carried items, the memory map) and lays only
+    the changes over it: each observation equals one encoded afresh from the whole memory, and none changes later."""
+    env = gym.make("Wildhold/Default-v1", observation=("symbolic",)).unwrapped
+    obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    handed, kept = [], []
+    for step in range(160):
+        handed.append(obs)
+        kept.append({k: v.copy() for k, v in obs.items()})
+        fresh = Seat(env.encoder, env.agent)  # no memory of its own: asks the world for all of it
+        want = fresh.encode(fresh.observe(env.match.world), env.match.world)
+        assert all(np.array_equal(obs[k], want[k]) and obs[k].dtype == want[k].dtype for k in want), step
+        legal = np.flatnonzero(info["action_mask"])
+        action = int(rng.choice(legal)) if rng.random() < 0.7 else int(rng.integers(len(env.table)))
+        if step % 8 == 7:  # something new in view while the character stands still: the view and the memory show it
+            _place_node_near(env, rng)
+            action = 0
+        obs, _, term, trunc, info = env.step(action)
+        assert not term and not trunc
+    assert all(all(np.array_equal(o[k], k_[k]) for k in o) for o, k_ in zip(handed, kept))
+    assert len({(o["status"][0], o["status"][1]) for o in handed}) > 5  # it walked: views and memory changed
+    env.close()
+
+
+def _place_node_near(env: Any, rng: np.random.Generator) -> None:
+    w = env.match.world
+    x, y = w.xy(w.chars[env.agent].pos)
+    node = sorted(env.content.nodes)[int(rng.integers(len(env.content.nodes)))]
+    for dx, dy in rng.permutation([(dx, dy) for dx in range(-3, 4) for dy in range(-3, 4) if dx or dy]).tolist():
+        if env.match.setup("place_resource", {"x": x + dx, "y": y + dy, "node": node}) is None:
+            return

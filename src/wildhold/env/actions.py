@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 NOOP = "noop"
 TILE = "x,y"
+AT_TILE_SECTIONS = ("view", "structures", "deposits")  # what `Context.at_tile` reads of an observation
+SOLD_SECTIONS = ("villagers",)  # what `Context.sold` reads
+Whole = Callable[[tuple[str, ...] | None], dict[str, Any]]  # the observation with (at least) these sections
 
 
 @dataclass(frozen=True)
@@ -55,15 +58,15 @@ class Context:
     what it carries at once, the rest (the ids listed for an argument, the items at a tile, what a villager
     sells) when an entry first needs it, since most entries need none of it.
 
-    `whole` gives the observation with the parts' sections (quests, market, structures, villagers), which an
-    observation built for the arrays alone leaves out until an entry needs them."""
+    `whole(sections)` gives the observation with (at least) those of the parts' sections (quests, market,
+    structures, villagers), which an observation built for the arrays alone leaves out until an entry needs them."""
 
     __slots__ = ("obs", "whole", "me", "x", "y", "carried", "coin", "_ids", "_at_tile", "_sold")
 
-    def __init__(self, obs: dict[str, Any], coin: str, whole: Callable[[], dict[str, Any]] | None = None):
+    def __init__(self, obs: dict[str, Any], coin: str, whole: Whole | None = None):
         me = obs["self"]
         self.obs, self.me, self.x, self.y, self.coin = obs, me["id"], me["x"], me["y"], coin
-        self.whole = whole or (lambda: obs)
+        self.whole: Whole = whole or (lambda sections=None: obs)
         self.carried = sorted(me["inventory"])
         self._ids: dict[str, list[str]] = {}
         self._at_tile: dict[tuple[int, int], list[str]] | None = None
@@ -73,15 +76,15 @@ class Context:
         """The ids the observation lists for argument `field`, the character's own left out."""
         got = self._ids.get(field)
         if got is None:
-            in_view = all(path[0] == "view" for path in ID_SOURCES.get(field, ()))
-            got = self._ids[field] = [i for i in _listed(self.obs if in_view else self.whole(), field) if i != self.me]
+            sections = tuple(path[0] for path in ID_SOURCES.get(field, ()))
+            got = self._ids[field] = [i for i in _listed(self.whole(sections), field) if i != self.me]
         return got
 
     @property
     def at_tile(self) -> dict[tuple[int, int], list[str]]:
         """The items the observation shows at each tile: on the ground, in a structure, in a deposit."""
         if self._at_tile is None:
-            obs, at = self.whole(), {}
+            obs, at = self.whole(AT_TILE_SECTIONS), {}
             for tile in obs["view"]["tiles"]:
                 if "items" in tile:
                     at.setdefault((tile["x"], tile["y"]), set()).update(tile["items"])
@@ -98,7 +101,8 @@ class Context:
     def sold(self) -> dict[str, list[str]]:
         """What each villager in the observation with a shop sells, by name."""
         if self._sold is None:
-            self._sold = {v["npc"]: sorted(v["shop"]["sells"]) for v in self.whole().get("villagers", ()) if v.get("shop")}
+            self._sold = {v["npc"]: sorted(v["shop"]["sells"]) for v in self.whole(SOLD_SECTIONS).get("villagers", ())
+                          if v.get("shop")}
         return self._sold
 
 
@@ -234,7 +238,7 @@ class ActionTable:
 
     # ---- playing entries --------------------------------------------------------------------------
 
-    def context(self, obs: dict[str, Any], whole: Callable[[], dict[str, Any]] | None = None) -> Context:
+    def context(self, obs: dict[str, Any], whole: Whole | None = None) -> Context:
         return Context(obs, self.coin, whole)
 
     def resolve(self, index: int, ctx: Context) -> tuple[str, dict[str, Any]] | None:

@@ -62,17 +62,21 @@ class Driver:
     def __init__(self, match: Match, agent: str):
         self.match, self.agent = match, agent
 
-    def play(self, action: str | None, args: dict[str, Any], stop: int, over: Callable[[], bool]) -> str | None:
-        """Submit (unless `action` is None) and run; the refusal code, if the world refused it."""
+    def play(self, action: str | None, args: dict[str, Any], stop: int, over: Callable[[], bool] | None) -> str | None:
+        """Submit (unless `action` is None) and run; the refusal code, if the world refused it. `over`, when given,
+        says the episode has ended (a task's success)."""
         code = None
+        match = self.match
         if action is not None:
-            got = self.match.submit(self.agent, action, args)
+            got = match.submit(self.agent, action, args)
             if isinstance(got, Rejected):
                 code = got.code
-        w, c = self.match.world, self.match.world.chars[self.agent]
+        w = match.world
+        c = w.chars[self.agent]
+        step = match.step
         while True:
-            self.match.step()
-            if c.op is None or w.tick >= stop or over():
+            step()
+            if c.op is None or w.tick >= stop or (over is not None and over()):
                 return code
 
 
@@ -133,6 +137,9 @@ class WildholdEnv(gym.Env):
             self.reward = Achievements(self.env_spec.achievements, [self.agent])
             self.stop = self.match.world.end_tick
         self.match.on_events = self.reward.records
+        self._task = isinstance(self.reward, TaskReward)
+        reward = self.reward
+        self._over = (lambda: reward.done) if self._task else None  # type: ignore[union-attr]
         self.world_seed, self.turns, self.steps = world_seed, 0, 0
         self.driver = Driver(self.match, self.agent)
         self.seat = Seat(self.encoder, self.agent)
@@ -168,27 +175,25 @@ class WildholdEnv(gym.Env):
         name, args, code = self._decode(action)
         if name is not None:
             self.turns += 1
+        reward, task = self.reward, self._task
         refused = self.driver.play(name, args, self.stop, self._over)
         code = code or refused
         self.steps += 1
         w = self.match.world
-        if isinstance(self.reward, TaskReward):
-            reward = self.reward.take(self.agent)
-            terminated = self.reward.done
+        if task:
+            gained = reward.take(self.agent)
+            terminated = reward.done  # type: ignore[union-attr]
             truncated = not terminated and (w.tick >= self.stop or self.turns >= self.task.limits.turns)  # type: ignore[union-attr]
             got: list[str] = []
         else:
-            got = self.reward.take(self.agent)
+            got = reward.take(self.agent)  # type: ignore[assignment]
             health = w.chars[self.agent].health
-            reward = len(got) + self.env_spec.achievements.health_weight * (health - self.health)
+            gained = len(got) + self.env_spec.achievements.health_weight * (health - self.health)
             self.health = health
             terminated = False
             truncated = w.tick >= self.stop or (self.max_steps is not None and self.steps >= self.max_steps)
         obs, info = self._observe(code, got)
-        return obs, float(reward), terminated, truncated, info
-
-    def _over(self) -> bool:
-        return isinstance(self.reward, TaskReward) and self.reward.done
+        return obs, float(gained), terminated, truncated, info
 
     def _decode(self, action: Any) -> tuple[str | None, dict[str, Any], str | None]:
         """(action, arguments, a code when nothing can be submitted: `empty_slot`, `bad_text`)."""
@@ -196,24 +201,26 @@ class WildholdEnv(gym.Env):
             parsed = parse_text_action(str(action))
             return (None, {}, "bad_text") if parsed is None else (parsed[0], parsed[1], None)
         index = int(action)
-        if not 0 <= index < len(self.table):
-            raise ValueError(f"action {index} is outside the table's 0..{len(self.table) - 1}")
-        if self.table.entries[index].action == NOOP:
+        table = self.table
+        if not 0 <= index < len(table.entries):
+            raise ValueError(f"action {index} is outside the table's 0..{len(table) - 1}")
+        if table.entries[index].action == NOOP:
             return None, {}, None
-        got = self.table.resolve(index, self.context)
+        got = table.resolve(index, self.context)
         return (None, {}, "empty_slot") if got is None else (got[0], got[1], None)
 
     def _observe(self, code: str | None, got: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         assert self.match is not None
         w = self.match.world
-        raw = self.seat.observe(w)
+        seat = self.seat
+        raw = seat.observe(w)
         self._context = None
         info: dict[str, Any] = {"tick": w.tick, "world_seed": self.world_seed, "refused": code or "", "achievements": got}
-        if self.task is not None:
+        if self._task:
             info["progress"] = self.reward.tracker.trace[-1][1]  # type: ignore[union-attr]
         if self.action_format == "discrete" and self.action_mask:
             info["action_mask"] = self.table.mask(w, self.agent, self.context)
-        return self.seat.encode(raw, w), info
+        return seat.encode(raw, w), info
 
     def legal_actions(self) -> np.ndarray:
         """The mask for the current state (what `info['action_mask']` holds), whether or not info carries it."""

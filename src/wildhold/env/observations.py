@@ -20,6 +20,7 @@ from wildhold.env.spec import EnvSpec
 from wildhold.looks import Picture
 from wildhold.server.surface import action_tools
 from wildhold.world.observe import observe, observe_parts
+from wildhold.world.parts import PARTS, Part
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
@@ -32,6 +33,8 @@ STATUS_FIELDS = ("x", "y", "asleep", "sheltered", "busy", "knockdowns")
 BIG = 2**31 - 1
 TEXT_CHARSET = frozenset(chr(c) for c in range(32, 127)) | {"\n"}
 TEXT_MAX = 1 << 20
+SECTION_PART = {key: part for part in PARTS for key in part.observation_fields}  # a section's key -> the part adding it
+FEW = 4  # characters in view counted one by one; more are counted in one pass
 
 
 def equipment_slots() -> list[str]:
@@ -94,10 +97,10 @@ class Encoder:
             out["image"] = spaces.Box(0, 255, (px, px, 3), np.uint8)
         return out
 
-    def view(self, obs: dict[str, Any]) -> np.ndarray:
-        """The view's channels, centred on the character; 0 outside the map or where nothing is."""
+    def ground(self, me: dict[str, Any], v: dict[str, Any]) -> np.ndarray:
+        """The view's channels, centred on the character (0 outside the map or where nothing is), of what stays put
+        (terrain, structures, nodes); those of creatures and characters 0 (`movers` writes them)."""
         r, s = self.radius, self.size
-        me, v = obs["self"], obs["view"]
         out = np.zeros((len(VIEW_CHANNELS), s, s), dtype=np.uint8)
         bx, by = me["x"] - r, me["y"] - r
         ox, oy = v["x0"] - bx, v["y0"] - by  # where the (clipped) view starts in the square
@@ -105,19 +108,29 @@ class Encoder:
         if rows:
             grid = self.glyph_lut[np.frombuffer("".join(rows).encode(), dtype=np.uint8)].reshape(len(rows), len(rows[0]))
             out[0, oy:oy + grid.shape[0], ox:ox + grid.shape[1]] = grid
-        structures, nodes, creatures = self.code["structures"], self.code["nodes"], self.code["creatures"]
+        structures, nodes = self.code["structures"], self.code["nodes"]
         for t in v["tiles"]:
             if "structure" in t:
                 out[1, t["y"] - by, t["x"] - bx] = structures[t["structure"]["kind"]]
             if "node" in t:
                 out[2, t["y"] - by, t["x"] - bx] = nodes[t["node"]["kind"]]
+        return out
+
+    def movers(self, out: np.ndarray, me: dict[str, Any], v: dict[str, Any]) -> None:
+        """Write the view's channels of creatures and characters into `out` (where they are 0)."""
+        r, s = self.radius, self.size
+        bx, by = me["x"] - r, me["y"] - r
+        creatures = self.code["creatures"]
         for cr in v["creatures"]:
             out[3, cr["y"] - by, cr["x"] - bx] = creatures.get(cr["kind"], 0)
         characters = v["characters"]
-        if characters:  # how many others stand on each tile, at most 255
+        if len(characters) <= FEW:  # how many others stand on each tile: a handful counted one by one
+            crowd = out[4]
+            for ch in characters:
+                crowd[ch["y"] - by, ch["x"] - bx] += 1
+        else:  # at most 255
             count = np.bincount([(ch["y"] - by) * s + ch["x"] - bx for ch in characters], minlength=s * s)
             out[4] = (count if len(characters) <= 255 else np.minimum(count, 255)).reshape(s, s)
-        return out
 
     def text(self, obs: dict[str, Any]) -> str:
         """The observation as the served `observe` answers it, as JSON (ASCII, non-ASCII escaped)."""
@@ -138,7 +151,10 @@ class Seat:
 
     The arrays and the image encode the view and the character only, so without `text` the parts' sections
     (quests, market, structures, villagers) are built only when an action entry's slot first needs them
-    (`whole`), before the world moves on."""
+    (`whole`), before the world moves on, and only those of the parts that declare the sections it reads.
+
+    Every observation's arrays are its own (Gymnasium's checker holds an env to that): the seat keeps what it
+    encoded last (the view's ground channels, the carried and worn items) and hands out copies while it still holds."""
 
     def __init__(self, encoder: Encoder, agent: str):
         self.enc, self.agent = encoder, agent
@@ -146,6 +162,12 @@ class Seat:
         self.since: int | None = None
         self.last: dict[str, Any] | None = None
         self._partial: tuple[World, int, int] | None = None  # (world, tick, events) of a last observation without parts
+        self._todo: list[Part] | None = None  # the parts that have not yet added their sections to it (None: all)
+        self._spans: dict[str, tuple[int, int]] = {}  # part -> where the keys it added stand among the observation's
+        # The last view square encoded: (x, y, x0, y0), its rows and tiles, and its ground channels (`Encoder.ground`).
+        self._square: tuple[tuple[int, int, int, int], list[str], list[dict[str, Any]], np.ndarray] | None = None
+        self._laid: np.ndarray | None = None  # the ground channels last laid over the memory map
+        self._gear: tuple[dict[str, int], dict[str, str], np.ndarray] | None = None  # inventory, equipment, their array
 
     def observe(self, world: World) -> dict[str, Any]:
         """The character's observation now, its memory as the changes since the seat's last one."""
@@ -154,46 +176,75 @@ class Seat:
         self.since = world.tick
         self.last = obs
         self._partial = None if parts else (world, world.tick, world.events.seq)
+        self._todo = None
         return obs
 
-    def whole(self) -> dict[str, Any]:
-        """The last observation with the parts' sections, added now if they were left out; refused once the world
-        has moved since (a tick or an event), as they would no longer be what the character saw."""
-        assert self.last is not None
-        if self._partial is not None:
-            world, tick, seq = self._partial
-            if (world.tick, world.events.seq) != (tick, seq):
-                raise RuntimeError("the world moved since this observation: its parts' sections cannot be built now")
-            observe_parts(world, world.chars[self.agent], self.last)
+    def whole(self, sections: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The last observation with the parts' sections, added now if they were left out (with `sections`, only
+        those of the parts that declare them; all of them once every part has observed, in the order an eager
+        observation holds them); refused once the world has moved since (a tick or an event), as they would no
+        longer be what the character saw."""
+        obs = self.last
+        assert obs is not None
+        if self._partial is None:
+            return obs
+        world, tick, seq = self._partial
+        todo = PARTS if self._todo is None else self._todo
+        if sections is None or any(k not in obs and k not in SECTION_PART for k in sections):
+            parts = list(todo)  # a section no part declares: every part, as an eager observation would
+        else:
+            parts = [p for p in todo if any(k not in obs and SECTION_PART.get(k) is p for k in sections)]
+            if not parts:
+                return obs
+        if (world.tick, world.events.seq) != (tick, seq):
+            raise RuntimeError("the world moved since this observation: its parts' sections cannot be built now")
+        c = world.chars[self.agent]
+        if self._todo is None and len(parts) == len(PARTS):  # every part at once, as an eager observation
+            observe_parts(world, c, obs)
             self._partial = None
-        return self.last
+            return obs
+        if self._todo is None:
+            self._todo, self._spans = list(PARTS), {}
+        for part in parts:
+            before = len(obs)
+            part.observe(world, c, obs)
+            self._spans[part.name] = (before, len(obs))
+            self._todo.remove(part)
+        if not self._todo:  # the eager order: the observation's own keys, then each part's in PARTS order
+            keys = list(obs)
+            order = keys[:min(start for start, _ in self._spans.values())]
+            order += [k for part in PARTS for k in keys[slice(*self._spans[part.name])]]
+            if order != keys:
+                items = [(k, obs[k]) for k in order]
+                obs.clear()
+                obs.update(items)
+            self._partial = None
+        return obs
 
     def encode(self, obs: dict[str, Any], world: World) -> dict[str, Any]:
         enc, out = self.enc, {}
         if "symbolic" in enc.keys:
-            view = enc.view(obs)
-            self._remember(obs, view)
-            me, t = obs["self"], obs["time"]
-            inv = np.zeros(len(enc.items), dtype=np.int32)
-            index = enc.item_index
-            for item, qty in me["inventory"].items():
-                inv[index[item]] = qty
-            worn = me["equipment"]
-            # One array of the scalars, cut into the keys' arrays (views of it, made afresh each step).
-            flat = np.array([*(index[worn[s]] + 1 if s in worn else 0 for s in enc.slots),
-                             me["health"], me["energy"], me["satiety"],
+            me, t, v = obs["self"], obs["time"], obs["view"]
+            ground = self._ground(me, v)
+            view = ground.copy()
+            if v["creatures"] or v["characters"]:
+                enc.movers(view, me, v)
+            if obs.get("memory") or ground is not self._laid:
+                self._remember(obs, ground)
+            out["view"] = view
+            out["memory"] = self.memory.copy()
+            gear, n = self._carried(me["inventory"], me["equipment"]).copy(), len(enc.items)
+            out["inventory"] = gear[:n]
+            out["equipment"] = gear[n:]
+            # One array of the other scalars, cut into the keys' arrays (views of it, made afresh each step).
+            flat = np.array([me["health"], me["energy"], me["satiety"],
                              t["hour"], t["minute"], t["day"], enc.season_index[t["season"]], int(t["night"]),
                              enc.weather_index[t["weather"]],
                              me["x"], me["y"], int(me["asleep"]), int(me["sheltered"]), int(me["operation"] is not None),
                              me["knockdowns"]], dtype=np.int32)
-            e = len(enc.slots)
-            out["view"] = view
-            out["memory"] = self.memory.copy()
-            out["inventory"] = inv
-            out["equipment"] = flat[:e]
-            out["needs"] = flat[e:e + 3]
-            out["time"] = flat[e + 3:e + 3 + len(TIME_FIELDS)]
-            out["status"] = flat[e + 3 + len(TIME_FIELDS):]
+            out["needs"] = flat[:3]
+            out["time"] = flat[3:3 + len(TIME_FIELDS)]
+            out["status"] = flat[3 + len(TIME_FIELDS):]
         if "text" in enc.keys:
             out["text"] = enc.text(obs)
         if "image" in enc.keys:
@@ -201,8 +252,31 @@ class Seat:
             out["image"] = image(enc.picture, obs)
         return out
 
-    def _remember(self, obs: dict[str, Any], view: np.ndarray) -> None:
-        """Lay the new memory, then the view, over the map the seat holds."""
+    def _ground(self, me: dict[str, Any], v: dict[str, Any]) -> np.ndarray:
+        """The view's ground channels: those of the last square while its place, rows and tiles are the same."""
+        key, held = (me["x"], me["y"], v["x0"], v["y0"]), self._square
+        if held is not None and held[0] == key and held[1] == v["rows"] and held[2] == v["tiles"]:
+            return held[3]
+        ground = self.enc.ground(me, v)
+        self._square = (key, v["rows"], v["tiles"], ground)
+        return ground
+
+    def _carried(self, inventory: dict[str, int], worn: dict[str, str]) -> np.ndarray:
+        """The inventory's counts then the equipment's item codes (0: nothing worn), in one array kept while they
+        are the same."""
+        held = self._gear
+        if held is None or held[0] != inventory or held[1] != worn:
+            enc = self.enc
+            index, arr = enc.item_index, np.zeros(len(enc.items) + len(enc.slots), dtype=np.int32)
+            for item, qty in inventory.items():
+                arr[index[item]] = qty
+            arr[len(enc.items):] = [index[worn[s]] + 1 if s in worn else 0 for s in enc.slots]
+            held = self._gear = (inventory, worn, arr)
+        return held[2]
+
+    def _remember(self, obs: dict[str, Any], ground: np.ndarray) -> None:
+        """Lay the new memory, then the view, over the map the seat holds (`encode` passes over it when neither would
+        change it: no new memory and the same view square laid last time)."""
         enc, mem = self.enc, self.memory
         for t in obs.get("memory", ()):
             x, y = t["x"], t["y"]
@@ -213,6 +287,7 @@ class Seat:
         x0, y0 = v["x0"], v["y0"]
         h, w = len(v["rows"]), len(v["rows"][0]) if v["rows"] else 0
         ox, oy = x0 - (me["x"] - r), y0 - (me["y"] - r)
-        mem[0, y0:y0 + h, x0:x0 + w] = view[0, oy:oy + h, ox:ox + w]
-        mem[1, y0:y0 + h, x0:x0 + w] = view[2, oy:oy + h, ox:ox + w]
-        mem[2, y0:y0 + h, x0:x0 + w] = view[1, oy:oy + h, ox:ox + w]
+        mem[0, y0:y0 + h, x0:x0 + w] = ground[0, oy:oy + h, ox:ox + w]
+        mem[1, y0:y0 + h, x0:x0 + w] = ground[2, oy:oy + h, ox:ox + w]
+        mem[2, y0:y0 + h, x0:x0 + w] = ground[1, oy:oy + h, ox:ox + w]
+        self._laid = ground

@@ -272,7 +272,10 @@ class Match:
 
     def step(self) -> None:
         self.world.step()
-        self.flush(snapshot=self.world.tick % self.snapshot_every == 0)
+        if self.store is None:  # nothing to snapshot to
+            self._flush_events()
+        else:
+            self.flush(snapshot=self.world.tick % self.snapshot_every == 0)
 
     # ---- persistence --------------------------------------------------------------------------
 
