@@ -12,11 +12,12 @@ def test_quick_env_bench_prints_every_figure_with_its_acceptance(capsys):
     returned = bench_env(as_json=True, quick=True)
     figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert figures == json.loads(json.dumps(returned))
-    for key in ("gym_steps_per_s", "gym_legal_steps_per_s", "gym_image_steps_per_s", "batched_steps_per_s",
-                "pettingzoo_agent_steps_per_s", "pettingzoo_legal_agent_steps_per_s"):
+    for key in ("gym_steps_per_s", "gym_legal_steps_per_s", "gym_legal_apart_steps_per_s", "gym_image_steps_per_s",
+                "batched_steps_per_s", "pettingzoo_agent_steps_per_s", "pettingzoo_legal_agent_steps_per_s"):
         assert figures[key] > 0, key
     # Uniform random entries are mostly refused (crafter's random player); legal ones from the mask are accepted.
     assert figures["gym_accepted_share"] < 0.5 and figures["pettingzoo_accepted_share"] < 0.5
-    assert figures["gym_legal_accepted_share"] >= 0.8 and figures["pettingzoo_legal_accepted_share"] >= 0.8
+    for key in ("gym_legal_accepted_share", "gym_legal_apart_accepted_share", "pettingzoo_legal_accepted_share"):
+        assert figures[key] >= 0.8, key
     assert figures["pettingzoo_observe_us"] > 0 and figures["pettingzoo_encode_us"] > 0 and figures["pettingzoo_parts_us"] > 0
     assert set(figures["pass"]) == set(figures["targets"])
