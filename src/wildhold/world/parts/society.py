@@ -260,14 +260,16 @@ class CreateArtwork:
 
 
 def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> None:
-    """The message, one record each, into each of these characters' inboxes; the oldest drop off beyond
-    inbox_max_messages."""
-    inboxes, most, tick = state(w).inboxes, w.content.economy.inbox_max_messages, w.tick
+    """The message into each of these characters' inboxes; the oldest drop off beyond inbox_max_messages. The
+    hearers share one record (a message is never changed once sent, and observations copy it): a word said in
+    the crowded settlement reaches a hundred inboxes."""
+    inboxes, most = state(w).inboxes, w.content.economy.inbox_max_messages
+    message = {"tick": w.tick, "from": sender, "kind": kind, "text": text}
     for agent in agents:
         box = inboxes.get(agent)
         if box is None:
             box = inboxes[agent] = []
-        box.append({"tick": tick, "from": sender, "kind": kind, "text": text})
+        box.append(message)
         if len(box) > most:
             del box[:len(box) - most]
 
