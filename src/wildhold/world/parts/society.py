@@ -295,12 +295,12 @@ class Say:
     @staticmethod
     def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         text = op.args["text"]
-        radius = w.content.social.say_radius
-        width, me = w.width, c.id
+        radius, width = w.content.social.say_radius, w.width
         x0, y0 = c.pos % width, c.pos // width
-        heard = [o.id for o in w.chars.values()  # within `radius` by `World.distance`
-                 if o.id != me and abs(o.pos % width - x0) <= radius and abs(o.pos // width - y0) <= radius]
-        _deliver(w, heard, me, "say", text)
+        # Within `radius` by `World.distance`: on the rows y0 +- radius (a span of tile indexes), then the columns.
+        first, last, west, east = (y0 - radius) * width, (y0 + radius + 1) * width, x0 - radius, x0 + radius
+        heard = [o.id for o in w.chars.values() if first <= o.pos < last and west <= o.pos % width <= east and o is not c]
+        _deliver(w, heard, c.id, "say", text)
         x, y = w.xy(c.pos)
         w.emit("message_said", agent=c.id, text=text, x=x, y=y, heard_by=heard)
         return {"heard_by": heard}
