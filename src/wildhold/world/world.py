@@ -333,11 +333,11 @@ class World:
                 self.emit("equipped", agent=c.id, slot=slot, item=None)
 
     def set_needs(self, c: Character, cause: str, health: int, energy: int, satiety: int) -> None:
-        n = self.needs
-        health = min(max(health, 0), n.max_health)
-        energy = min(max(energy, 0), n.max_energy)
-        satiety = min(max(satiety, 0), n.max_satiety)
-        if (health, energy, satiety) != (c.health, c.energy, c.satiety):
+        n = self.needs  # each clamped to 0..its maximum (comparisons, not min and max: needs change every few ticks)
+        health = 0 if health < 0 else n.max_health if health > n.max_health else health
+        energy = 0 if energy < 0 else n.max_energy if energy > n.max_energy else energy
+        satiety = 0 if satiety < 0 else n.max_satiety if satiety > n.max_satiety else satiety
+        if health != c.health or energy != c.energy or satiety != c.satiety:
             c.health, c.energy, c.satiety = health, energy, satiety
             self.emit("needs", agent=c.id, cause=cause, health=health, energy=energy, satiety=satiety)
 

@@ -271,7 +271,7 @@ def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> 
             box = inboxes[agent] = []
         box.append(message)
         if len(box) > most:
-            del box[:len(box) - most]
+            del box[:-most]
 
 
 class TextArgs(ActionArgs):

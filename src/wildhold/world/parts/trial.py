@@ -592,7 +592,7 @@ class TrialPart(Part[TrialTracker]):
         return TrialTracker(w.content, w.width, w.height)
 
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
-        for agent, stage, record in self.state(w).feed(seq, w.tick, kind, data):
+        for agent, stage, record in w.states[self.name].feed(seq, w.tick, kind, data):  # (`state`, inline: every event)
             w.emit("trial_stage_attained", agent=agent, stage=stage, number=STAGES.index(stage) + 1,
                    at=record["tick"], evidence=list(record["evidence"]))
 
