@@ -533,3 +533,30 @@ def test_listeners_hear_every_event_once_in_order_even_those_a_listener_emits(co
     assert w.listeners[-1] is recorder
     assert any(e["kind"] == "trial_stage_attained" for e in events)  # emitted by the trial while it listened
     assert w.heard == list(range(1, w.events.seq + 1))
+
+
+def test_a_listener_that_fails_on_an_event_still_hears_the_later_ones(content):
+    from wildhold.world.parts import PARTS, Part
+
+    class Brittle(Part):
+        name = "brittle"
+
+        def init(self, w: World) -> None:
+            w.heard = []
+
+        def on_event(self, w: World, seq: int, kind: str, data: dict) -> None:
+            if kind == "boom":
+                w.emit("echo")  # waits behind the failing event, which drops it
+                raise RuntimeError("a listener failed")
+            w.heard.append(kind)
+
+    brittle = Brittle()
+    PARTS.append(brittle)
+    try:
+        w = World(content, "tiny", 1)
+        with pytest.raises(RuntimeError):
+            w.emit("boom")
+        w.emit("after")
+    finally:
+        PARTS.remove(brittle)
+    assert w.heard[-1] == "after" and "echo" not in w.heard
