@@ -260,9 +260,8 @@ class CreateArtwork:
 
 
 def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> None:
-    """The message into each of these characters' inboxes; the oldest drop off beyond inbox_max_messages. The
-    hearers share one record (a message is never changed once sent, and observations copy it): a word said in
-    the crowded settlement reaches a hundred inboxes."""
+    """The message into each of these characters' inboxes; the oldest drop off beyond inbox_max_messages. A message
+    is never changed once sent, so every inbox holds the one record (and observations copy it once)."""
     inboxes, most = state(w).inboxes, w.content.economy.inbox_max_messages
     message = {"tick": w.tick, "from": sender, "kind": kind, "text": text}
     for agent in agents:
@@ -271,7 +270,7 @@ def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> 
             box = inboxes[agent] = []
         box.append(message)
         if len(box) > most:
-            del box[:-most]
+            del box[:len(box) - most]
 
 
 class TextArgs(ActionArgs):
