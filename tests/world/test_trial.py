@@ -4,6 +4,7 @@ vs native progress, the live part against the offline assessment, trial_info, an
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -13,6 +14,7 @@ from wildhold.content.models import TRIAL_STAGES
 from wildhold.docs import rules_json, rules_markdown
 from wildhold.eval.trial import assess
 from wildhold.service.queries import program_reads
+from wildhold.world.parts import PARTS, Part
 from wildhold.world.parts.trial import STAGES, TRIAL, TrialTracker
 from wildhold.world.serialize import from_dict, state_hash, to_dict
 from wildhold.world.setup import apply_setup
@@ -190,8 +192,6 @@ def run_until_idle(w: World, agent: str) -> None:
 
 
 def test_only_parts_that_follow_events_are_listeners(content):
-    from wildhold.world.parts import PARTS, Part
-
     w = World(content, "tiny", 1)
     assert TRIAL in w.listeners
     assert w.listeners == tuple(p for p in PARTS if type(p).on_event is not Part.on_event)
@@ -512,51 +512,49 @@ def test_the_season_scenario_sees_every_stage_and_both_tasks_on_each_of_five_see
     assert trial["a4"]["independent"] == {}
 
 
-def test_listeners_hear_every_event_once_in_order_even_those_a_listener_emits(content):
-    from wildhold.world.parts import PARTS, Part
+class Hearing(Part):
+    """A listener for tests: notes in `w.heard` what `hear(w, seq, kind)` answers for each event it is told of."""
 
-    class Recorder(Part):
-        name = "recorder"
+    name = "hearing"
 
-        def init(self, w: World) -> None:
-            w.heard = []
+    def __init__(self, hear) -> None:
+        self.hear = hear
 
-        def on_event(self, w: World, seq: int, kind: str, data: dict) -> None:
-            w.heard.append(seq)
+    def init(self, w: World) -> None:
+        w.heard = []
 
-    recorder = Recorder()
-    PARTS.append(recorder)
+    def on_event(self, w: World, seq: int, kind: str, data: dict) -> None:
+        w.heard.append(self.hear(w, seq, kind))
+
+
+@contextmanager
+def listening(part: Part):
+    """The part among the world's parts (`PARTS`) for worlds built meanwhile."""
+    PARTS.append(part)
     try:
-        w, a, events = settle_for_a_day(content)
+        yield part
     finally:
-        PARTS.remove(recorder)
+        PARTS.remove(part)
+
+
+def test_listeners_hear_every_event_once_in_order_even_those_a_listener_emits(content):
+    with listening(Hearing(lambda w, seq, kind: seq)) as recorder:
+        w, a, events = settle_for_a_day(content)
     assert w.listeners[-1] is recorder
     assert any(e["kind"] == "trial_stage_attained" for e in events)  # emitted by the trial while it listened
     assert w.heard == list(range(1, w.events.seq + 1))
 
 
 def test_a_listener_that_fails_on_an_event_still_hears_the_later_ones(content):
-    from wildhold.world.parts import PARTS, Part
+    def hear(w: World, seq: int, kind: str) -> str:
+        if kind == "boom":
+            w.emit("echo")  # waits behind the failing event, which drops it
+            raise RuntimeError("a listener failed")
+        return kind
 
-    class Brittle(Part):
-        name = "brittle"
-
-        def init(self, w: World) -> None:
-            w.heard = []
-
-        def on_event(self, w: World, seq: int, kind: str, data: dict) -> None:
-            if kind == "boom":
-                w.emit("echo")  # waits behind the failing event, which drops it
-                raise RuntimeError("a listener failed")
-            w.heard.append(kind)
-
-    brittle = Brittle()
-    PARTS.append(brittle)
-    try:
+    with listening(Hearing(hear)):
         w = World(content, "tiny", 1)
         with pytest.raises(RuntimeError):
             w.emit("boom")
         w.emit("after")
-    finally:
-        PARTS.remove(brittle)
     assert w.heard[-1] == "after" and "echo" not in w.heard
