@@ -4,6 +4,7 @@ vs native progress, the live part against the offline assessment, trial_info, an
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -13,6 +14,7 @@ from wildhold.content.models import TRIAL_STAGES
 from wildhold.docs import rules_json, rules_markdown
 from wildhold.eval.trial import assess
 from wildhold.service.queries import program_reads
+from wildhold.world.parts import PARTS, Part
 from wildhold.world.parts.trial import STAGES, TRIAL, TrialTracker
 from wildhold.world.serialize import from_dict, state_hash, to_dict
 from wildhold.world.setup import apply_setup
@@ -190,16 +192,15 @@ def run_until_idle(w: World, agent: str) -> None:
 
 
 def test_only_parts_that_follow_events_are_listeners(content):
-    from wildhold.world.parts import PARTS, Part
-
     w = World(content, "tiny", 1)
     assert TRIAL in w.listeners
     assert w.listeners == tuple(p for p in PARTS if type(p).on_event is not Part.on_event)
     assert all(type(p).on_event is Part.on_event for p in PARTS if p not in w.listeners)
 
 
-def settle_for_a_day(content) -> tuple[World, str, list[dict]]:
-    """A character crafts an axe, places its bed and sleeps through a day: Foothold, live."""
+def settle_for_a_day(content, ask=None) -> tuple[World, str, list[dict]]:
+    """A character crafts an axe, places its bed and sleeps through a day: Foothold, live. `ask(w, agent)`, when
+    given, is called after each action and every 30 ticks."""
     w = World(content, "tiny", 5)
     a = w.join("settler")
     c = w.chars[a]
@@ -207,15 +208,21 @@ def settle_for_a_day(content) -> tuple[World, str, list[dict]]:
     apply_setup(w, "place_structure", {"x": w.xy(bench)[0], "y": w.xy(bench)[1], "structure": "workbench"})
     apply_setup(w, "give_items", {"agent": a, "item": "wood", "qty": 3})
     apply_setup(w, "give_items", {"agent": a, "item": "bed", "qty": 1})
+    asking = (lambda: ask(w, a)) if ask else (lambda: None)
+    asking()
     assert w.submit(a, "craft", {"recipe": "wooden_axe"}).op
     run_until_idle(w, a)
+    asking()
     x, y = w.xy(c.pos)
     assert w.submit(a, "place", {"item": "bed", "x": x, "y": y}).op
     run_until_idle(w, a)
+    asking()
     events = drained(w)
     while w.tick < 360 + 1440 + 30:
         if c.op is None:
             w.submit(a, "sleep", {"ticks": 120})
+        if w.tick % 30 == 0:
+            asking()
         w.step()
         events += drained(w)
     return w, a, events
@@ -229,6 +236,63 @@ def test_the_live_world_records_foothold_as_the_offline_assessment_does(content)
     logged = [e["data"] for e in events if e["kind"] == "trial_stage_attained"]
     assert logged[0] == {"agent": a, "stage": "foothold", "number": 1, "at": 1800,
                          "evidence": live["independent"]["foothold"]["evidence"]}
+
+
+def test_trial_info_answers_what_holds_now_while_the_trial_changes(content):
+    """trial_info's answer is kept until what it reads changes: through a craft, a bed and a day (Foothold),
+    each answer equals one built afresh from the tracker at that tick."""
+    from wildhold.world.parts.trial import _report
+
+    fresh = []
+
+    def ask(w: World, agent: str) -> None:
+        w.submit(agent, "trial_info", {})
+        fresh.append(orjson.loads(orjson.dumps(_report(w, TRIAL.state(w), agent))))
+
+    w, a, events = settle_for_a_day(content, ask)
+    answered = [e["data"]["result"] for e in events if e["kind"] == "operation_completed" and e["data"]["action"] == "trial_info"]
+    assert answered == fresh and len({orjson.dumps(r) for r in answered}) >= 4  # craft, bed, a day's run, foothold
+
+
+def test_trial_info_changes_with_each_thing_it_reads(content):
+    """Each mark the tracker records (set as its handlers set it), the run's length and the tracker itself
+    change trial_info's answer at once: it always equals the answer built afresh."""
+    from wildhold.world.parts.trial import _report
+
+    w = World(content, "tiny", 1)
+    a = w.join("settler")
+    tracker = TRIAL.state(w)
+    ch = tracker.chars[a]
+
+    def answer() -> bytes:
+        w.submit(a, "trial_info", {})
+        done = [orjson.loads(p) for _, _, kind, p, _ in w.events.drain() if kind == "operation_completed"][-1]
+        assert done["data"]["result"] == orjson.loads(orjson.dumps(_report(w, TRIAL.state(w), a)))
+        return orjson.dumps(done["data"]["result"])
+
+    answers = [answer(), answer()]
+    for mark, value in (("bed_since", [400, 5]), ("crafted", [400, 6]), ("cooked", [400, 7]), ("armed", [400, 8]),
+                        ("clean_night", [400, 9, 10]), ("home", [400, [11]]), ("hero", [400, [12]])):
+        ch[mark] = value
+        answers.append(answer())
+    ch["clears"].append([1, 400, 13, 14, 15, 0, 0])
+    answers.append(answer())
+    ch["stages"]["foothold"] = {"tick": 400, "evidence": [5]}
+    answers.append(answer())
+    ch["tasks"]["outfit"] = {"tick": 400, "evidence": [6]}
+    answers.append(answer())
+    ch["run"] = [w.tick - 1440, 16]  # a day without a knockdown
+    answers.append(answer())
+    ch["run"] = [w.tick - 5 * 1440, 16]  # five
+    answers.append(answer())
+    ch["run"] = [w.tick, 17]  # knocked down
+    answers.append(answer())
+    assert answers[0] == answers[1] and len(set(answers[1:-1])) == len(answers) - 2
+    assert answers[-1] == answers[-4]  # the run as short as before the day
+    other = TrialTracker(content, w.width, w.height)  # the same counts and marks, another foothold tick
+    other.load(orjson.loads(orjson.dumps(tracker.dump()).replace(b'"tick":400', b'"tick":401')))
+    w.states[TRIAL.name] = other
+    assert answer() != answers[-1]
 
 
 def test_a_snapshot_carries_the_trial_and_resumes_identically(content):
@@ -448,24 +512,49 @@ def test_the_season_scenario_sees_every_stage_and_both_tasks_on_each_of_five_see
     assert trial["a4"]["independent"] == {}
 
 
-def test_listeners_hear_every_event_once_in_order_even_those_a_listener_emits(content):
-    from wildhold.world.parts import PARTS, Part
+class Hearing(Part):
+    """A listener for tests: notes in `w.heard` what `hear(w, seq, kind)` answers for each event it is told of."""
 
-    class Recorder(Part):
-        name = "recorder"
+    name = "hearing"
 
-        def init(self, w: World) -> None:
-            w.heard = []
+    def __init__(self, hear) -> None:
+        self.hear = hear
 
-        def on_event(self, w: World, seq: int, kind: str, data: dict) -> None:
-            w.heard.append(seq)
+    def init(self, w: World) -> None:
+        w.heard = []
 
-    recorder = Recorder()
-    PARTS.append(recorder)
+    def on_event(self, w: World, seq: int, kind: str, data: dict) -> None:
+        w.heard.append(self.hear(w, seq, kind))
+
+
+@contextmanager
+def listening(part: Part):
+    """The part among the world's parts (`PARTS`) for worlds built meanwhile."""
+    PARTS.append(part)
     try:
-        w, a, events = settle_for_a_day(content)
+        yield part
     finally:
-        PARTS.remove(recorder)
+        PARTS.remove(part)
+
+
+def test_listeners_hear_every_event_once_in_order_even_those_a_listener_emits(content):
+    with listening(Hearing(lambda w, seq, kind: seq)) as recorder:
+        w, a, events = settle_for_a_day(content)
     assert w.listeners[-1] is recorder
     assert any(e["kind"] == "trial_stage_attained" for e in events)  # emitted by the trial while it listened
     assert w.heard == list(range(1, w.events.seq + 1))
+
+
+def test_a_listener_that_fails_on_an_event_still_hears_the_later_ones(content):
+    def hear(w: World, seq: int, kind: str) -> str:
+        if kind == "boom":
+            w.emit("echo")  # waits behind the failing event, which drops it
+            raise RuntimeError("a listener failed")
+        return kind
+
+    with listening(Hearing(hear)):
+        w = World(content, "tiny", 1)
+        with pytest.raises(RuntimeError):
+            w.emit("boom")
+        w.emit("after")
+    assert w.heard[-1] == "after" and "echo" not in w.heard

@@ -11,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 GENESIS = "0" * 32
 
 
-def _dumps(obj: Any) -> bytes:
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+SORTED = orjson.OPT_SORT_KEYS  # events' canonical JSON: keys sorted at every depth
 
 
 def link(prev_hash: str, payload: bytes) -> str:
@@ -39,7 +38,7 @@ class EventLog:
 
     def emit(self, tick: int, kind: str, data: dict[str, Any]) -> int:
         self.seq = seq = self.seq + 1
-        self.pending.append((seq, tick, kind, _dumps({"seq": seq, "tick": tick, "kind": kind, "data": data}), ""))
+        self.pending.append((seq, tick, kind, orjson.dumps({"seq": seq, "tick": tick, "kind": kind, "data": data}, option=SORTED), ""))
         return seq
 
     def _link_pending(self) -> None:

@@ -42,19 +42,18 @@ def advance_calendar(w: World) -> None:
 
 
 def advance_operations(w: World) -> None:
-    t = w.tick
-    for op in list(w.ops.values()):
-        if op.id not in w.ops:
+    t, ops, chars = w.tick, w.ops, w.chars
+    for op in list(ops.values()):
+        if op.id not in ops:
             continue
-        c = w.chars[op.agent]
-        spec = REGISTRY[op.action]
-        if spec.progress is not None:
-            failed = spec.progress(w, c, op)
+        progress = REGISTRY[op.action].progress
+        if progress is not None:
+            failed = progress(w, chars[op.agent], op)
             if failed is not None:
-                fail_operation(w, c, op, failed)
+                fail_operation(w, chars[op.agent], op, failed)
                 continue
         if op.ends <= t:
-            finish_operation(w, c, op)
+            finish_operation(w, chars[op.agent], op)
 
 
 def end_operation(w: World, c: Character, op: Operation) -> None:

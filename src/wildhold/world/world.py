@@ -51,6 +51,7 @@ class World:
         self._sheltering = tuple(part for part in PARTS if type(part).shelters is not Part.shelters)
         self._barring = tuple(part for part in PARTS if type(part).bars is not Part.bars)
         self._unheard: deque[tuple[int, str, dict[str, Any]]] = deque()  # events listeners have yet to see
+        self._telling = False  # whether listeners are being told of an event (see `_tell_listeners`)
         self._passed: tuple | None = None  # see `_passed_check`
         self.rngs: dict[str, random.Random] = {
             name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
@@ -176,7 +177,10 @@ class World:
         if owner is not None:
             self._count_change(owner, data)
         if self.listeners:
-            self._tell_listeners(seq, kind, data)
+            if self._telling:  # an outer call is telling them: it reaches this event after the current one
+                self._unheard.append((seq, kind, data))
+            else:
+                self._tell_listeners(seq, kind, data)
         return seq
 
     def _count_change(self, owner: str, data: dict[str, Any]) -> None:
@@ -197,20 +201,23 @@ class World:
             changes[owner, None] = n
 
     def _tell_listeners(self, seq: int, kind: str, data: dict[str, Any]) -> None:
-        """Each listener sees every event once, in sequence order, even those a listener emits itself."""
-        unheard = self._unheard
-        unheard.append((seq, kind, data))
-        if len(unheard) > 1:
-            return  # an outer call is telling them; it reaches this event after the current one
+        """Each listener sees every event once, in sequence order, even those a listener emits itself: those
+        wait in `_unheard` until this event and the ones before them are told. Most events find it empty, so
+        the event in hand is told without queueing it."""
+        listeners, unheard = self.listeners, self._unheard
+        self._telling = True
         try:
-            while unheard:
-                seq, kind, data = unheard[0]
-                for part in self.listeners:
+            while True:
+                for part in listeners:
                     part.on_event(self, seq, kind, data)
-                unheard.popleft()
+                if not unheard:
+                    return
+                seq, kind, data = unheard.popleft()
         except BaseException:
             unheard.clear()
             raise
+        finally:
+            self._telling = False
 
     def structures_of(self, owner: str) -> list[Structure]:
         """The structures a character owns, in the order of `structures`: an index kept until one is placed
@@ -326,11 +333,11 @@ class World:
                 self.emit("equipped", agent=c.id, slot=slot, item=None)
 
     def set_needs(self, c: Character, cause: str, health: int, energy: int, satiety: int) -> None:
-        n = self.needs
-        health = min(max(health, 0), n.max_health)
-        energy = min(max(energy, 0), n.max_energy)
-        satiety = min(max(satiety, 0), n.max_satiety)
-        if (health, energy, satiety) != (c.health, c.energy, c.satiety):
+        n = self.needs  # each clamped to 0..its maximum (comparisons, not min and max: needs change every few ticks)
+        health = 0 if health < 0 else n.max_health if health > n.max_health else health
+        energy = 0 if energy < 0 else n.max_energy if energy > n.max_energy else energy
+        satiety = 0 if satiety < 0 else n.max_satiety if satiety > n.max_satiety else satiety
+        if health != c.health or energy != c.energy or satiety != c.satiety:
             c.health, c.energy, c.satiety = health, energy, satiety
             self.emit("needs", agent=c.id, cause=cause, health=health, energy=energy, satiety=satiety)
 
@@ -384,14 +391,19 @@ class World:
         # computed once per move rather than once per row: this runs on every step of every walk.
         kept_row_spans = (range(x0, min(x1, nx0 - 1) + 1), range(max(x0, nx1 + 1), x1 + 1))
         whole_row_spans = (range(x0, x1 + 1),)
+        # `tile_snapshot` is asked only of tiles that hold something: the others take the tick's bare snapshot.
         w, mem, snap = self.width, c.memory, self.tile_snapshot
+        nodes, structures, ground, bare = self.nodes, self.structures, self.ground, None
         for y in range(y0, y1 + 1):
             row = y * w
             for span in kept_row_spans if ny0 <= y <= ny1 else whole_row_spans:
                 for x in span:
                     p = row + x
                     mem.pop(p, None)
-                    mem[p] = snap(p)
+                    if nodes.get(p) is None and structures.get(p) is None and not ground.get(p):
+                        mem[p] = bare or (bare := snap(p))
+                    else:
+                        mem[p] = snap(p)
 
     def relocate(self, c: Character, new: int, event: bool = True) -> None:
         """Move a character; the only writer of `occupants` and of positions."""

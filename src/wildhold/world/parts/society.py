@@ -260,14 +260,15 @@ class CreateArtwork:
 
 
 def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> None:
-    """The message, one record each, into each of these characters' inboxes; the oldest drop off beyond
-    inbox_max_messages."""
-    inboxes, most, tick = state(w).inboxes, w.content.economy.inbox_max_messages, w.tick
+    """The message into each of these characters' inboxes; the oldest drop off beyond inbox_max_messages. A message
+    is never changed once sent, so every inbox holds the one record (and observations copy it once)."""
+    inboxes, most = state(w).inboxes, w.content.economy.inbox_max_messages
+    message = {"tick": w.tick, "from": sender, "kind": kind, "text": text}
     for agent in agents:
         box = inboxes.get(agent)
         if box is None:
             box = inboxes[agent] = []
-        box.append({"tick": tick, "from": sender, "kind": kind, "text": text})
+        box.append(message)
         if len(box) > most:
             del box[:len(box) - most]
 
@@ -293,12 +294,12 @@ class Say:
     @staticmethod
     def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         text = op.args["text"]
-        radius = w.content.social.say_radius
-        width, me = w.width, c.id
+        radius, width = w.content.social.say_radius, w.width
         x0, y0 = c.pos % width, c.pos // width
-        heard = [o.id for o in w.chars.values()  # within `radius` by `World.distance`
-                 if o.id != me and abs(o.pos % width - x0) <= radius and abs(o.pos // width - y0) <= radius]
-        _deliver(w, heard, me, "say", text)
+        # Within `radius` by `World.distance`: on the rows y0 +- radius (a span of tile indexes), then the columns.
+        first, last, west, east = (y0 - radius) * width, (y0 + radius + 1) * width, x0 - radius, x0 + radius
+        heard = [o.id for o in w.chars.values() if first <= o.pos < last and west <= o.pos % width <= east and o is not c]
+        _deliver(w, heard, c.id, "say", text)
         x, y = w.xy(c.pos)
         w.emit("message_said", agent=c.id, text=text, x=x, y=y, heard_by=heard)
         return {"heard_by": heard}

@@ -473,6 +473,17 @@ class TrialTracker(Saved):
             "tasks": {t: dict(ch["tasks"][t]) for t in TASKS if t in ch["tasks"]},
         }
 
+    def report_key(self, agent: str, now: int) -> tuple:
+        """What `progress` and `requirements` read for this character at tick `now`, in brief: equal keys, equal
+        answers. Stages, tasks and qualifying clears are only ever added (never changed), so their counts stand for
+        them; the rest is whether each mark is set and whether the run has reached each length."""
+        ch = self.chars[agent]
+        run = now - ch["run"][0]
+        return (len(ch["stages"]), len(ch["tasks"]), len(ch["clears"]), run >= self.spec.survival_ticks,
+                run >= self.spec.streak_days * self.day, ch["bed_since"] is None, ch["crafted"] is None,
+                ch["cooked"] is None, ch["armed"] is None, ch["clean_night"] is None, ch["home"] is None,
+                ch["hero"] is None)
+
     def requirements(self, agent: str, now: int) -> dict[str, dict[str, bool]]:
         """Which requirement of each stage holds for the character at tick `now`."""
         ch = self.chars[agent]
@@ -512,8 +523,24 @@ class TrialStageAttained(Ev):
 
 
 def trial_report(w: World, agent: str) -> dict[str, Any]:
-    """What trial_info answers: each stage with its criteria, what holds now, and the progress."""
-    spec, tracker = w.content.trial, TRIAL.state(w)
+    """What trial_info answers: each stage with its criteria, what holds now, and the progress. Kept per
+    character until `TrialTracker.report_key` changes (trial_info is asked often and its answer rarely
+    changes); the answer is shared, so it is read only (it goes into an event)."""
+    tracker = TRIAL.state(w)
+    ch, key = tracker.chars[agent], tracker.report_key(agent, w.tick)
+    kept = w.caches.get("trial_reports")
+    if kept is None:
+        kept = w.caches["trial_reports"] = {}
+    held = kept.get(agent)
+    if held is not None and held[0] is ch and held[1] == key:  # the same tracker's record, nothing read changed
+        return held[2]
+    report = _report(w, tracker, agent)
+    kept[agent] = (ch, key, report)
+    return report
+
+
+def _report(w: World, tracker: TrialTracker, agent: str) -> dict[str, Any]:
+    spec = w.content.trial
     progress = tracker.progress(agent)
     held = tracker.requirements(agent, w.tick)
     stages = []
@@ -565,7 +592,7 @@ class TrialPart(Part[TrialTracker]):
         return TrialTracker(w.content, w.width, w.height)
 
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
-        for agent, stage, record in self.state(w).feed(seq, w.tick, kind, data):
+        for agent, stage, record in w.states[self.name].feed(seq, w.tick, kind, data):  # (`state`, inline: every event)
             w.emit("trial_stage_attained", agent=agent, stage=stage, number=STAGES.index(stage) + 1,
                    at=record["tick"], evidence=list(record["evidence"]))
 
