@@ -55,6 +55,8 @@ def test_bench_without_json_prints_only_the_table(capsys, monkeypatch):
     bench_engine(as_json=False, quick=True)
     out = capsys.readouterr().out
     assert "agent-ticks/s" in out and "crafter" in out
+    honest_row = next(line for line in out.splitlines() if "honest load, 100 agents" in line)
+    assert ">= 25,000" in honest_row and "miss" in honest_row  # 900 agent-ticks/s misses the target
     assert not out.strip().splitlines()[-1].startswith("{")
 
 

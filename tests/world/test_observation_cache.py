@@ -203,3 +203,27 @@ def test_chests_and_storehouses_are_seen_as_from_nothing(content):
 @pytest.mark.parametrize("forget", [_uncounted_part("construction"), _unheld], ids=["construction events", "container contents"])
 def test_a_container_change_the_builder_is_not_told_of_is_caught(content, forget):
     assert chest_and_storehouse(content, forget) is not None
+
+
+def test_one_tile_remembered_twice_in_a_tick_as_it_was_each_time(content):
+    """Two characters leave a tile's view in the same tick, an item dropped on it between: each remembers the
+    tile as it was when it left (the records shared by characters remembering alike must not mix them up)."""
+    w = World(content, "default", 3)
+    a, b = w.join("a"), w.join("b")
+    ca, cb = w.chars[a], w.chars[b]
+    start = w.pos(20, 20)
+    tile = w.pos(20 - w.needs.view_radius, 20)  # the west edge of both views
+    away = w.pos(21, 20)  # one step east: the west edge leaves the view
+    for c in (ca, cb):
+        w.relocate(c, start)
+    w.step()
+    since = w.tick
+    w.relocate(ca, away)
+    w.give(f"ground@{tile}", "stone", 2, "test")
+    w.relocate(cb, away)
+    shown = {}
+    for agent in (a, b):
+        kept = json.loads(built(w, agent, memory_since=since))
+        assert kept == json.loads(fresh(w, agent, memory_since=since))
+        shown[agent] = next(t for t in kept["memory"] if (t["x"], t["y"]) == w.xy(tile))
+    assert "items" not in shown[a] and shown[b]["items"] == {"stone": 2}

@@ -45,6 +45,7 @@ CRAFTER_STEPS, QUICK_CRAFTER_STEPS = 2000, 100
 MEMORY_AGENTS, MEMORY_TICKS, QUICK_MEMORY_TICKS = 4, 300, 50
 MEMORY_SIZES = (0, 2000, 9000)  # remembered tiles at which one observation is timed
 TARGET_OBSERVE_9K_US = 200.0  # an observation (memory as changes) at 9,000 remembered tiles
+TARGET_HONEST_100 = 25_000.0  # agent-ticks/s of the honest load at 100 agents
 OBSERVE_CALLS, QUICK_OBSERVE_CALLS = 300, 40
 
 
@@ -328,11 +329,13 @@ def bench_engine(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
             "worldgen_ms": TARGET_WORLDGEN_MS,
             "mb_per_world": TARGET_MB_PER_WORLD,
             "observe_9k_us": TARGET_OBSERVE_9K_US,
+            "honest_100_agent_ticks_per_s": TARGET_HONEST_100,
         },
         "pass": {
             "worldgen_ms": gen_ms < TARGET_WORLDGEN_MS,
             "mb_per_world": mb < TARGET_MB_PER_WORLD,
             "observe_9k_us": at_most < TARGET_OBSERVE_9K_US,
+            "honest_100_agent_ticks_per_s": honest["100"]["agent_ticks_per_s"] >= TARGET_HONEST_100,
         },
         "quick": quick,
     }
@@ -345,7 +348,8 @@ def _table(r: dict[str, Any]) -> FitTable:
                           f"legal actions (legal_random). MB per world: {r['memory_method']}.")
     for n, h in r["honest"].items():
         agents = f"{n} agent{'s' if n != '1' else ''}"
-        table.add_row(f"agent-ticks/s, honest load, {agents} ({r['honest_ticks'][n]} ticks)", fmt(h["agent_ticks_per_s"]), "", "")
+        target, verdict = (f">= {TARGET_HONEST_100:,.0f}", PASS[r["pass"]["honest_100_agent_ticks_per_s"]]) if n == "100" else ("", "")
+        table.add_row(f"agent-ticks/s, honest load, {agents} ({r['honest_ticks'][n]} ticks)", fmt(h["agent_ticks_per_s"]), target, verdict)
         table.add_row(f"  submissions accepted / candidates the check passed ({agents})",
                       f"{h['accepted_share']:.1%} / {h['candidates_passed_share']:.1%}", "", "")
         table.add_row(f"  us per observation / decision / submission ({agents})",

@@ -102,7 +102,8 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     """
     c = w.chars[agent]
     bounds = w.view_bounds(c.pos)
-    rows, tiles = _view_square(w, bounds)
+    square = _square(w, bounds)
+    rows, tiles = _view_square(w, square, bounds)
     x0, x1, y0, y1 = bounds
     creatures = []
     for cr in w.creatures.values():
@@ -116,7 +117,7 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
         "time": _kept_clock(w, show_end),
         "self": status(w, c),
         "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles,
-                 "characters": _characters_in(w, bounds, agent), "creatures": creatures},
+                 "characters": _characters_in(w, square, bounds, agent), "creatures": creatures},
         "legend": _statics(w)[1],
     }
     if memory:
@@ -177,11 +178,10 @@ def _square(w: World, bounds: tuple[int, int, int, int]) -> _Square:
     return held
 
 
-def _view_square(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
+def _view_square(w: World, square: _Square, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
     """The glyph rows and the tiles holding something (node, structure, items) of one view square, row by row:
     kept for the square until a tile in a block under it changes (see `World.chunk_stamps`)."""
-    square = _square(w, bounds)
-    stamps = w.chunk_stamps()
+    stamps = w.chunk_touched or w.chunk_stamps()
     at = max([stamps[k] for k in square.blocks])
     if at != square.tiles_at:
         square.tiles, square.tiles_at = _tiles_in(w, bounds), at
@@ -235,12 +235,11 @@ def _block_tiles(w: World, cx: int, cy: int) -> dict[int, tuple[list[int], list[
     return rows
 
 
-def _characters_in(w: World, bounds: tuple[int, int, int, int], agent: str) -> list[dict[str, Any]]:
+def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int], agent: str) -> list[dict[str, Any]]:
     """The other characters in a view square, row by row and by id on a tile. Everyone in a square is
     listed once per square until a character enters or leaves a block under it (see `World.chunk_moves`);
     characters sharing a square share the records."""
-    square = _square(w, bounds)
-    stamps = w.chunk_moves()
+    stamps = w.chunk_moved or w.chunk_moves()
     at = max([stamps[k] for k in square.blocks])
     if at != square.people_at:
         square.people, square.people_at = _present(w, bounds), at
@@ -343,17 +342,38 @@ def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
 
 
 def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any]]:
-    """These remembered tiles, in this order, less those in view now (an observation shows them live)."""
+    """These remembered tiles, in this order, less those in view now (an observation shows them live).
+
+    Characters walking together remember the same tiles as they were in the same tick: a record of a tile
+    remembered in the last two ticks is built once and shared by their observations (read-only)."""
     x0, x1, y0, y1 = w.view_bounds(c.pos)
     width, names, terrain, memory = w.width, w.terrain_names, w.terrain, c.memory
+    recent = _recent_records(w)
     out = []
     for p in tiles:
         y, x = divmod(p, width)
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
         snap = memory[p]
-        out.append(_add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap))
+        shared = recent.get(snap[0])
+        if shared is None:
+            out.append(_add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap))
+            continue
+        record = shared.get((p, snap))
+        if record is None:
+            record = shared[p, snap] = _add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap)
+        out.append(record)
     return out
+
+
+def _recent_records(w: World) -> dict[int, dict[tuple[int, tuple], dict[str, Any]]]:
+    """Remembered tiles' records by the tick they were remembered, for this tick and the one before only (what
+    observations of the changes since the last tick read): older records are built afresh when asked."""
+    held = w.caches.get("recent_memory")
+    if held is None or held[0] != w.tick:
+        old = {} if held is None else held[1]
+        held = w.caches["recent_memory"] = (w.tick, {t: old.get(t, {}) for t in (w.tick - 1, w.tick)})
+    return held[1]
 
 
 def known_tiles(w: World, c: Character) -> set[int]:
