@@ -15,6 +15,7 @@ from wildhold.world.actions.registry import (
     NoArgs,
     Plan,
     Target,
+    any_in_reach,
     cost,
     did_you_mean,
     require_item,
@@ -213,6 +214,10 @@ class Gather:
         pass
 
     @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if any_in_reach(w, c, w.nodes) else "no_node"
+
+    @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, int] | Rejected:
         return _gather_plan(w, c, a["x"], a["y"])
 
@@ -356,6 +361,10 @@ class Sleep:
     Args = TicksArgs
 
     @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if _usable_bed(w, c) else "no_bed"
+
+    @staticmethod
     def check(w: World, c: Character, a: TicksArgs) -> Plan | Rejected:
         if a.ticks > w.needs.max_sleep_ticks:
             return Rejected("bad_arguments", f"sleep: ticks must be at most {w.needs.max_sleep_ticks}.")
@@ -453,6 +462,10 @@ class Unequip:
         slot: Literal["hand", "body"] = Field(description="Equipment slot.")
 
     @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if c.equipment else "slot_empty"
+
+    @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
         if a["slot"] not in c.equipment:
             return Rejected("slot_empty", f"Nothing is equipped in {a['slot']}.")
@@ -500,6 +513,10 @@ class PickUp:
 
     name, category = "pick_up", "maintenance"
     Args = QtyArgs
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if w.ground.get(c.pos) else "nothing_here"
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
@@ -567,6 +584,10 @@ class Cancel:
     """Stop your current operation at once. Nothing it would have produced is produced."""
 
     name, category, while_busy = "cancel", "maintenance", True
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return "nothing_to_cancel" if c.op is None else None
 
     @staticmethod
     def check(w: World, c: Character, a: NoArgs) -> Plan | Rejected:

@@ -55,6 +55,7 @@ class Plan:
 Check = Callable[["World", Character, Any], "Plan | Rejected"]
 Finish = Callable[["World", Character, Operation], "dict | Rejected"]
 Progress = Callable[["World", Character, Operation], "Rejected | None"]
+Ready = Callable[["World", Character], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,10 @@ class ActionDef:
     check: Check
     finish: Finish
     progress: Progress | None = None
+    # A precondition that reads no argument: the refusal code `check` gives every argument now (something it needs
+    # is nowhere within reach, say), or None when some argument may pass. It may answer None when unsure, never a
+    # code for a state in which some argument passes: an action mask skips an unready action's arguments unasked.
+    ready: Ready | None = None
     # `check` over the arguments as the model dumps them to JSON (`json_args`), for actions written as a plan: an
     # action mask's check skips building the model when `exact_args` says validating would accept them unchanged.
     check_args: Callable[["World", Character, dict[str, Any]], "Plan | Rejected"] | None = None
@@ -234,6 +239,7 @@ def add_action(cls: type) -> ActionDef:
         check=check,
         finish=finish,
         progress=getattr(cls, "progress", None),
+        ready=getattr(cls, "ready", None),
         begin=getattr(cls, "begin", None),
         while_busy=getattr(cls, "while_busy", False),
         timing=getattr(cls, "timing", "fixed"),
@@ -277,6 +283,31 @@ def target(w: World, c: Character, x: int, y: int) -> int | Rejected:
         cx, cy = w.xy(c.pos)
         return Rejected("out_of_range", f"({x}, {y}) is {w.distance(c.pos, p)} tiles from you at ({cx}, {cy}); reach is {w.needs.reach}.")
     return p
+
+
+def code_of(got: Any) -> str | None:
+    """The code of a refusal, or None for anything else: a `ready` from the check's own helper."""
+    return got.code if isinstance(got, Rejected) else None
+
+
+def reach_tiles(w: World, c: Character) -> tuple[int, ...]:
+    """Every tile `target` may answer for this character: those on the map within reach of it, kept per tile."""
+    held = w.caches.get("reach_tiles")
+    if held is None:
+        held = w.caches["reach_tiles"] = {}
+    tiles = held.get(c.pos)
+    if tiles is None:
+        x0, y0 = w.xy(c.pos)
+        r = w.needs.reach
+        tiles = held[c.pos] = tuple(p for y in range(y0 - r, y0 + r + 1) for x in range(x0 - r, x0 + r + 1)
+                                    if (p := w.pos(x, y)) is not None)
+    return tiles
+
+
+def any_in_reach(w: World, c: Character, table: Any) -> bool:
+    """Whether any tile `target` may answer for this character is a key of `table` (a node, structure, plot):
+    when none is, a check that needs one at its target tile refuses every argument."""
+    return any(p in table for p in reach_tiles(w, c))
 
 
 def require_item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | None:

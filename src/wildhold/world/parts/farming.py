@@ -16,7 +16,7 @@ from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import AnimalSpec, CropSpec
-from wildhold.world.actions.registry import Target, did_you_mean, require_item, target
+from wildhold.world.actions.registry import Target, any_in_reach, code_of, did_you_mean, require_item, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
@@ -142,6 +142,11 @@ def _plot(w: World, c: Character, x: int, y: int) -> tuple[int, Plot] | Rejected
     return p, plot
 
 
+def _plot_ready(w: World, c: Character) -> str | None:
+    """`_plot`'s refusal of every tile while no plot lies within reach."""
+    return None if any_in_reach(w, c, farm(w).plots) else "not_tilled"
+
+
 def _crop(w: World, c: Character, x: int, y: int) -> tuple[int, Plot, CropSpec] | Rejected:
     got = _plot(w, c, x, y)
     if isinstance(got, Rejected):
@@ -172,6 +177,11 @@ def _animal(w: World, c: Character, x: int, y: int) -> tuple[int, Animal, Animal
     if a is None or s is None or s.kind != animal_structure(w, w.content.animals[a.kind]):
         return Rejected("no_animal", f"No animal lives at ({x}, {y}).")
     return p, a, w.content.animals[a.kind]
+
+
+def _animal_ready(w: World, c: Character) -> str | None:
+    """`_animal`'s refusal of every tile while no animal lives within reach."""
+    return None if any_in_reach(w, c, farm(w).animals) else "no_animal"
 
 
 # ---- actions: crops ------------------------------------------------------------------------
@@ -206,6 +216,10 @@ class Till:
 
     class Args(Target):
         pass
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return code_of(_in_hand(w, c, w.content.farming.till_tool, "Tilling"))
 
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
@@ -263,6 +277,7 @@ class PlantSeed:
 
     name, category = "plant", "production"
     Args = PlantArgs
+    ready = staticmethod(_plot_ready)
 
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
@@ -306,6 +321,10 @@ class Water:
         pass
 
     @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return code_of(_in_hand(w, c, w.content.farming.water_tool, "Watering")) or _plot_ready(w, c)
+
+    @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
         return _water_plan(w, c, args["x"], args["y"])
 
@@ -335,6 +354,7 @@ class Fertilise:
     """
 
     name, category = "fertilise", "production"
+    ready = staticmethod(_plot_ready)
 
     class Args(Target):
         pass
@@ -373,6 +393,7 @@ class Harvest:
     """Harvest a ripe crop on your plot within reach: you get its yield of product and the plot lies tilled and empty again."""
 
     name, category = "harvest", "production"
+    ready = staticmethod(_plot_ready)
 
     class Args(Target):
         pass
@@ -471,6 +492,7 @@ class Feed:
     """Feed an animal within reach its daily ration (anyone may). A fed animal gives its product at the next midnight."""
 
     name, category = "feed", "production"
+    ready = staticmethod(_animal_ready)
 
     class Args(Target):
         pass
@@ -506,6 +528,7 @@ class Collect:
     """Collect everything your animal within reach has produced and left waiting."""
 
     name, category = "collect", "production"
+    ready = staticmethod(_animal_ready)
 
     class Args(Target):
         pass

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, did_you_mean, other_character, shortfall
+from wildhold.world.actions.registry import ActionArgs, Plan, code_of, did_you_mean, other_character, shortfall
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import table
@@ -185,6 +185,10 @@ class Train:
         attribute: str = Field(description="Attribute name, as listed in the rules.")
 
     @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if _workshop_in_reach(w, c) else "no_workshop"
+
+    @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, int] | Rejected:
         attribute = a["attribute"]
         spec = w.content.attributes.get(attribute)
@@ -229,6 +233,10 @@ class CreateArtwork:
     class Args(ActionArgs):
         title: str = Field(description="The work's title.")
         text: str = Field(description="The work itself, or a description of it.")
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return code_of(shortfall(w, c, w.content.economy.artwork_materials, "An artwork"))
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
