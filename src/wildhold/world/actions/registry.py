@@ -304,10 +304,10 @@ def reach_tiles(w: World, c: Character) -> tuple[int, ...]:
     return tiles
 
 
-def any_in_reach(w: World, c: Character, table: Any) -> bool:
+def any_in_reach(w: World, c: Character, table: dict[int, Any]) -> bool:
     """Whether any tile `target` may answer for this character is a key of `table` (a node, structure, plot):
     when none is, a check that needs one at its target tile refuses every argument."""
-    return any(p in table for p in reach_tiles(w, c))
+    return not table.keys().isdisjoint(reach_tiles(w, c))
 
 
 def require_item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | None:
