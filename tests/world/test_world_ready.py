@@ -6,6 +6,7 @@ argument passes are both reached, so a precondition that always refuses, or that
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from typing import Any, Callable
 
@@ -18,25 +19,21 @@ from wildhold.agents.sampled import ID_SOURCES, LegalRandomAgent, _ids
 from wildhold.world.actions import REGISTRY
 from wildhold.world.errors import Accepted
 from wildhold.world.observe import observe
-from wildhold.world.parts.farming import ANIMAL_HOLDER, farm
+from wildhold.world.parts.dungeon import inside_instance, living
+from wildhold.world.parts.farming import ANIMAL_HOLDER
 from wildhold.world.parts.settlement import shop_open, village
 from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
 
 DECLARED = sorted(name for name, spec in REGISTRY.items() if spec.ready is not None)
-# Actions whose refusal (as measured in the engine benchmark's honest load) reads no argument in the states it is
-# mostly refused in: each declares its precondition. The rest read their arguments first (an item, a recipe, an id).
+# The actions the engine benchmark's honest load saw refused, nearly every time it drew them, on something that reads
+# no argument (no dungeon around, no structure within reach, conflict off, no bed, nothing worn ...): each declares
+# its precondition. The rest are refused on their arguments (an item not carried, a recipe of another kind).
 ARGUMENT_FREE = {
-    "advance": "not_in_dungeon", "activate_altar": "not_in_dungeon", "guard": "not_in_dungeon", "dodge": "not_in_dungeon",
-    "leave_dungeon": "not_in_dungeon", "strike": "not_in_dungeon", "attack": "conflict_off", "attack_structure": "conflict_off",
-    "sleep": "no_bed", "cancel": "nothing_to_cancel", "enter_dungeon": "not_at_dungeon", "post_order": "no_market",
-    "train": "no_workshop", "water": "missing_tool", "till": "missing_tool", "unlock": "no_structure",
-    "demolish": "no_structure", "withdraw": "no_structure", "deposit": "no_structure", "retrieve": "no_structure",
-    "store": "no_structure", "repair": "no_structure", "lock": "no_structure", "allow": "not_owner",
-    "disallow": "not_owner", "feed": "no_animal", "collect": "no_animal", "talk": "unknown_npc", "gift": "unknown_npc",
-    "buy": "unknown_npc", "sell": "unknown_npc", "pick_up": "nothing_here", "unequip": "slot_empty",
-    "create_artwork": "missing_materials", "gather": "no_node", "plant": "not_tilled", "fertilise": "not_tilled",
-    "harvest": "not_tilled", "accept_quest": "unknown_quest", "turn_in": "unknown_quest",
+    "advance", "activate_altar", "guard", "dodge", "leave_dungeon", "attack", "attack_structure", "sleep", "cancel",
+    "enter_dungeon", "post_order", "train", "water", "till", "unlock", "demolish", "allow", "disallow", "withdraw",
+    "deposit", "retrieve", "store", "repair", "lock", "feed", "collect", "talk", "gift", "buy", "sell", "pick_up",
+    "unequip", "create_artwork",
 }
 
 
@@ -51,13 +48,21 @@ def tried_arguments(w: World, agent: str, action: str, rng: random.Random, most:
         del fields["x"], fields["y"]
         fields["x,y"] = _tiles(w, c, rng)
     names, choices = list(fields), list(fields.values())
-    combos = list(itertools.islice(itertools.product(*choices), 20 * most))
-    if len(combos) > most:
-        combos = rng.sample(combos, most)
-    out = [_unpack(dict(zip(names, combo))) for combo in combos]
+    total = math.prod(len(values) for values in choices)
+    picked = range(total) if total <= most else rng.sample(range(total), most)
+    out = [_unpack(dict(zip(names, _nth(choices, i)))) for i in picked]
     policy, seen = LegalRandomAgent(w.content), _ids(obs)
     drawn = (policy.arguments(schema, obs, seen, rng) for _ in range(10))
     return out + [args for args in drawn if args is not None]
+
+
+def _nth(choices: list[list[Any]], i: int) -> list[Any]:
+    """The i-th combination of the product of `choices`, the last varying fastest."""
+    out = []
+    for values in reversed(choices):
+        i, k = divmod(i, len(values))
+        out.append(values[k])
+    return out[::-1]
 
 
 def _unpack(args: dict[str, Any]) -> dict[str, Any]:
@@ -292,7 +297,7 @@ STAGES: dict[str, Callable[[World, str, str, tuple[int, int]], None]] = {
     "guard": lambda w, a, b, at: _inside(w, a),
     "dodge": lambda w, a, b, at: _inside(w, a),
     "strike": lambda w, a, b, at: _inside(w, a),
-    "advance": lambda w, a, b, at: _inside(w, a),  # then its room is cleared: see `_cleared`
+    "advance": lambda w, a, b, at: (_inside(w, a), _cleared(w, a)),
     "activate_altar": lambda w, a, b, at: _inside(w, a),  # past the precondition only: see PAST_THE_PRECONDITION
     "attack_structure": lambda w, a, b, at: _place(w, (at[0] + 1, at[1]), "wall", b),
     "attack": lambda w, a, b, at: apply_setup(w, "move_character", {"agent": b, "x": at[0] + 1, "y": at[1]}),
@@ -333,7 +338,7 @@ def _until(w: World, condition: Callable[[], Any], most: int = 3000) -> None:
 
 
 def test_every_argument_free_refusal_of_the_honest_load_is_declared():
-    assert set(ARGUMENT_FREE) <= set(DECLARED)
+    assert ARGUMENT_FREE <= set(DECLARED)
 
 
 def test_every_declared_precondition_refuses_on_a_bare_tile(content):
@@ -354,12 +359,11 @@ def test_every_declared_precondition_refuses_on_a_bare_tile(content):
 
 @pytest.mark.parametrize("action", DECLARED)
 def test_a_declared_precondition_lets_through_the_state_it_is_staged_for(content, action: str):
-    scenario = "famine"
-    w, a, b, at = _world(content, scenario)
+    """From the bare tile, the state STAGES brings about has some argument of the action accepted, and its ready code
+    is None there; every other action's precondition still holds its promise in that state."""
+    w, a, b, at = _world(content, "famine")
     bare = _refusals(w, a, action)
     STAGES[action](w, a, b, at)
-    if action == "advance":
-        _cleared(w, a)
     assert w.ready_code(a, action) is None
     if action in PAST_THE_PRECONDITION:  # some argument now meets a refusal the bare state never gave
         assert _refusals(w, a, action) - bare
@@ -373,11 +377,8 @@ def _refusals(w: World, agent: str, action: str) -> set[str | None]:
 
 
 def _cleared(w: World, a: str) -> None:
-    """Strike the room's enemies until none stands (guarding never: the test has no use for the damage taken)."""
-    from wildhold.world.parts.dungeon import inside_instance, living
-
+    """Strike the room's enemies until none stands, the character kept at full health and energy."""
     inst = inside_instance(w, a)
-    apply_setup(w, "set_needs", {"agent": a, "health": w.needs.max_health, "energy": w.needs.max_energy})
     for _ in range(200):
         room = living(inst.rooms[inst.room])
         if not room:

@@ -18,6 +18,7 @@ from wildhold.world.actions.registry import (
     any_in_reach,
     cost,
     did_you_mean,
+    reach_tiles,
     require_item,
     target,
 )
@@ -257,15 +258,8 @@ def _recipe_plan(w: World, c: Character, name: str, kind: str) -> Rejected | Any
 
 
 def station_in_reach(w: World, c: Character, kind: str) -> bool:
-    x0, y0 = w.xy(c.pos)
-    r = w.needs.reach
-    for y in range(y0 - r, y0 + r + 1):
-        for x in range(x0 - r, x0 + r + 1):
-            p = w.pos(x, y)
-            s = w.structures.get(p) if p is not None else None
-            if s is not None and s.kind == kind and s.hp > 0:
-                return True
-    return False
+    structures = w.structures
+    return any((s := structures.get(p)) is not None and s.kind == kind and s.hp > 0 for p in reach_tiles(w, c))
 
 
 def _make(kind: str):

@@ -279,7 +279,7 @@ def target(w: World, c: Character, x: int, y: int) -> int | Rejected:
     p = w.pos(x, y)
     if p is None:
         return Rejected("out_of_bounds", f"({x}, {y}) is outside the {w.width}x{w.height} map.")
-    if w.distance(c.pos, p) > w.needs.reach:
+    if p not in reach_tiles(w, c):
         cx, cy = w.xy(c.pos)
         return Rejected("out_of_range", f"({x}, {y}) is {w.distance(c.pos, p)} tiles from you at ({cx}, {cy}); reach is {w.needs.reach}.")
     return p
@@ -291,7 +291,8 @@ def code_of(got: Any) -> str | None:
 
 
 def reach_tiles(w: World, c: Character) -> tuple[int, ...]:
-    """Every tile `target` may answer for this character: those on the map within reach of it, kept per tile."""
+    """The tiles on the map within the character's reach (Chebyshev distance at most `reach`), kept per tile: those
+    `target` accepts, and those a precondition looks over for what a check needs at its target tile."""
     held = w.caches.get("reach_tiles")
     if held is None:
         held = w.caches["reach_tiles"] = {}

@@ -129,6 +129,14 @@ def _in_hand(w: World, c: Character, tool: str, doing: str) -> Rejected | None:
     return Rejected("missing_tool", f"{doing} needs a {tool} equipped in hand; {fix}.")
 
 
+def _hoe_in_hand(w: World, c: Character) -> Rejected | None:
+    return _in_hand(w, c, w.content.farming.till_tool, "Tilling")
+
+
+def _can_in_hand(w: World, c: Character) -> Rejected | None:
+    return _in_hand(w, c, w.content.farming.water_tool, "Watering")
+
+
 def _plot(w: World, c: Character, x: int, y: int) -> tuple[int, Plot] | Rejected:
     p = target(w, c, x, y)
     if isinstance(p, Rejected):
@@ -189,7 +197,7 @@ def _animal_ready(w: World, c: Character) -> str | None:
 
 def _till_plan(w: World, c: Character, x: int, y: int) -> int | Rejected:
     f = w.content.farming
-    bad = _in_hand(w, c, f.till_tool, "Tilling")
+    bad = _hoe_in_hand(w, c)
     if bad:
         return bad
     p = target(w, c, x, y)
@@ -219,7 +227,7 @@ class Till:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        return code_of(_in_hand(w, c, w.content.farming.till_tool, "Tilling"))
+        return code_of(_hoe_in_hand(w, c))
 
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
@@ -294,7 +302,7 @@ class PlantSeed:
 
 
 def _water_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Plot, CropSpec] | Rejected:
-    bad = _in_hand(w, c, w.content.farming.water_tool, "Watering")
+    bad = _can_in_hand(w, c)
     if bad:
         return bad
     got = _growing(w, c, x, y)
@@ -322,7 +330,7 @@ class Water:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        return code_of(_in_hand(w, c, w.content.farming.water_tool, "Watering")) or _plot_ready(w, c)
+        return code_of(_can_in_hand(w, c)) or _plot_ready(w, c)
 
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
