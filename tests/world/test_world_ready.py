@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import ID_SOURCES, LegalRandomAgent, _ids
 from wildhold.world.actions import REGISTRY
-from wildhold.world.errors import Accepted
+from wildhold.world.actions.registry import reach_tiles, target
+from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.observe import observe
 from wildhold.world.parts.dungeon import inside_instance, living
 from wildhold.world.parts.farming import ANIMAL_HOLDER
@@ -335,6 +336,19 @@ def _until(w: World, condition: Callable[[], Any], most: int = 3000) -> None:
             return
         w.step()
     raise AssertionError("the condition never came")
+
+
+def test_the_tiles_within_reach_are_those_target_accepts(content):
+    """On every tile of a small map, corners and edges included, before and after the tiles are first kept."""
+    w = World(content, "tiny", 1)
+    c = w.chars[w.join("a")]
+    for _ in range(2):
+        for p in range(w.width * w.height):
+            c.pos = p  # only where it stands is read
+            near = {q for q in range(w.width * w.height) if w.distance(p, q) <= w.needs.reach}
+            assert set(reach_tiles(w, c)) == near
+            assert {q for q in near | {p + 2, p - 2 * w.width} if 0 <= q < w.width * w.height
+                    and not isinstance(target(w, c, *w.xy(q)), Rejected)} == near
 
 
 def test_every_argument_free_refusal_of_the_honest_load_is_declared():

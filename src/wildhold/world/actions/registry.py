@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+from functools import lru_cache
 from dataclasses import dataclass, field
 from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Union, get_args, get_origin
@@ -291,18 +292,23 @@ def code_of(got: Any) -> str | None:
 
 
 def reach_tiles(w: World, c: Character) -> tuple[int, ...]:
-    """The tiles on the map within the character's reach (Chebyshev distance at most `reach`), kept per tile: those
-    `target` accepts, and those a precondition looks over for what a check needs at its target tile."""
-    held = w.caches.get("reach_tiles")
-    if held is None:
-        held = w.caches["reach_tiles"] = {}
-    tiles = held.get(c.pos)
+    """The tiles on the map within the character's reach (Chebyshev distance at most `reach`): those `target`
+    accepts, and those a precondition looks over for what a check needs at its target tile."""
+    table = _reach_table(w.width, w.height, w.needs.reach)
+    tiles = table.get(c.pos)
     if tiles is None:
-        x0, y0 = w.xy(c.pos)
-        r = w.needs.reach
-        tiles = held[c.pos] = tuple(p for y in range(y0 - r, y0 + r + 1) for x in range(x0 - r, x0 + r + 1)
-                                    if (p := w.pos(x, y)) is not None)
+        width, r = w.width, w.needs.reach
+        x0, y0 = c.pos % width, c.pos // width
+        tiles = table[c.pos] = tuple(y * width + x for y in range(max(0, y0 - r), min(w.height, y0 + r + 1))
+                                     for x in range(max(0, x0 - r), min(width, x0 + r + 1)))
     return tiles
+
+
+@lru_cache(maxsize=4)
+def _reach_table(width: int, height: int, reach: int) -> dict[int, tuple[int, ...]]:
+    """Tile -> the tiles within `reach` of it, filled as asked: shared by every world of a size (it depends on
+    nothing else), like the neighbours of path search."""
+    return {}
 
 
 def any_in_reach(w: World, c: Character, table: dict[int, Any]) -> bool:
