@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import random
 
 import orjson
@@ -241,3 +243,29 @@ def test_the_legal_random_policy_submits_what_the_world_accepts(content):
     assert refused == 0 and accepted > 300
     assert len(kinds) >= 15, sorted(kinds)
     assert 0 < policy.accepted_share < 1
+
+
+def test_legal_random_passing_over_unready_actions_plays_the_same_actions_in_law(content):
+    """Passing over an action the world refuses whatever its arguments (its ready code) before drawing them
+    leaves the share of each action played unchanged: only candidates that could never pass are skipped. The
+    same character in the same state decides many times with the ready codes and without them."""
+    w = World(content, "famine", 2)
+    agents = [w.join(f"p{i}") for i in range(6)]
+    client, policy = LocalClient(w), make_policy("legal_random", content)
+    for _ in range(15):
+        for a in agents:
+            if client.idle(a):
+                client.decide(a, policy)
+        w.step()
+    a = next(a for a in agents if client.idle(a))
+    view = client.view(a, policy)
+    blind = dataclasses.replace(view, _ready=None)
+    n = 3000
+    plays = {}
+    for name, v in (("ready", view), ("blind", blind)):
+        picker = make_policy("legal_random", content)
+        plays[name] = collections.Counter(picker.decide(v)[0] for _ in range(n))
+    assert w.ready_code(a, "sleep") is not None and plays["ready"]["rest"] > 0  # some kinds are passed over, some played
+    kinds = plays["ready"].keys() | plays["blind"].keys()
+    distance = sum(abs(plays["ready"][k] - plays["blind"][k]) for k in kinds) / (2 * n)
+    assert len(kinds) >= 8 and distance < 0.06, (distance, plays)

@@ -34,11 +34,17 @@ class AgentView:
     actions: tuple[str, ...] = ()
     schemas: Mapping[str, dict[str, Any]] = field(default_factory=dict, repr=False)  # action -> argument schema
     _refusal: Callable[[str, dict[str, Any]], str | None] | None = field(default=None, repr=False)
+    _ready: Callable[[str], str | None] | None = field(default=None, repr=False)
 
     def refusal(self, action: str, args: dict[str, Any]) -> str | None:
         """The code the world would refuse this action with now (None: it would accept it); a client
         that cannot ask says None, and the submission answers instead."""
         return self._refusal(action, args) if self._refusal is not None else None
+
+    def ready(self, action: str) -> str | None:
+        """A code the world would refuse this action with now whatever its arguments (None: some may pass, or the
+        client cannot ask): a policy passes over such an action before drawing its arguments."""
+        return self._ready(action) if self._ready is not None else None
 
     def observation(self) -> dict[str, Any]:
         if self._obs is None:

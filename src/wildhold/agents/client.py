@@ -47,6 +47,7 @@ class LocalClient:
             agent, w.tick, w.seed, lambda tick: observe(w, agent, memory_since=tick), lambda: status(w, c),
             memory_since=since(agent) if since is not None else None, actions=self.actions, schemas=self.schemas,
             _refusal=lambda action, args: w.refusal_code(agent, action, args),
+            _ready=lambda action: w.ready_code(agent, action),
         )
 
     def decide(self, agent: str, policy: Policy) -> bool:

@@ -20,12 +20,20 @@ ID_SOURCES = {"offer": (("economy", "trades"),), "contract": (("economy", "contr
               "to": (("view", "characters"),)}
 NEAR = 1  # tile arguments fall on the character's tile or a neighbour: where most tile actions reach
 TRIES = 24  # candidates put to the check before the policy falls back to resting a tick
-DRAWS = 4 * TRIES  # actions drawn at most, counting those passed over unchecked (an id to name and none listed)
+DRAWS = 4 * TRIES  # actions drawn at most, counting those passed over unchecked (unready, or an id and none listed)
 
 
 class LegalRandomAgent:
     """Draws actions uniformly from those its view names, with arguments that fit their schemas, and
-    submits the first the world would accept; `accepted_share` is how often a candidate passed."""
+    submits the first the world would accept; `accepted_share` is how often a candidate passed.
+
+    A drawn action whose `ready` code says the world refuses it whatever its arguments is passed over before
+    its arguments are drawn or checked. That leaves what it plays unchanged in law: the draws are independent
+    and alike, and the one played is the first whose candidate passes, distributed as one draw given that it
+    passes; a passed-over draw could never have passed, so conditioning on passing already excludes it. Only
+    the budget changes: a passed-over draw is no try, so falling back to rest is rarer, and the random stream
+    (fewer numbers drawn) is not the same as before.
+    """
 
     name = "legal_random"
 
@@ -63,6 +71,8 @@ class LegalRandomAgent:
         actions, schemas, draw = view.actions, view.schemas, rng.random
         for _ in range(DRAWS):
             name = actions[int(draw() * len(actions))]
+            if view.ready(name) is not None:  # refused whatever its arguments
+                continue
             args = self.arguments(schemas.get(name, {}), obs, seen, rng)
             if args is None:  # it needs an id the observation does not list: the world would refuse it
                 continue

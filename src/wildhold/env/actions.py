@@ -272,14 +272,21 @@ class ActionTable:
     def mask(self, world: World, agent: str, ctx: Context) -> np.ndarray:
         """1 where the entry resolves and the world would accept it now (noop: always), else 0: the world's
         `refusal_code` over every entry that resolves, less, while the character is busy, the entries of actions
-        the registry does not take from a busy character."""
+        the registry does not take from a busy character, and the entries of an action whose `ready_code` says
+        it is refused whatever its arguments (asked once per action, its entries being one run)."""
         ok = self.resolvable(ctx)
         if world.chars[agent].op is not None:
             ok &= self.while_busy
         out = np.zeros(len(self.entries), dtype=np.int8)
         out[0] = 1
-        code, resolve = world.refusal_code, self.resolve
+        code, ready, resolve, entries = world.refusal_code, world.ready_code, self.resolve, self.entries
+        asked, unready = NOOP, False
         for i in np.flatnonzero(ok)[1:].tolist():
+            action = entries[i].action
+            if action != asked:
+                asked, unready = action, ready(agent, action) is not None
+            if unready:
+                continue
             got = resolve(i, ctx)
             if got is not None and code(agent, got[0], got[1]) is None:
                 out[i] = 1

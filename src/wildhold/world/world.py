@@ -510,6 +510,25 @@ class World:
             self._passed = (self._moment(), agent, action, as_sent, result)
         return None
 
+    def ready_code(self, agent: str, action: str) -> str | None:
+        """A refusal `refusal_code` gives this action now whatever its arguments, or None when some arguments may
+        pass: the world's own refusals in `_check`'s order (unknown agent or action, busy, held in place), then the
+        action's `ready` precondition. Arguments that break their schema are refused as `bad_arguments` first, and a
+        check that reads its arguments before the precondition may refuse some with another code; every one is
+        refused. Reads no arguments and changes nothing (an action mask asks it once per action)."""
+        c = self.chars.get(agent)
+        if c is None:
+            return "unknown_agent"
+        spec = REGISTRY.get(action)
+        if spec is None:
+            return "unknown_action"
+        if c.op is not None and not spec.while_busy:
+            return "busy"
+        for part in self._confining:
+            if part.confines(self, c, action):
+                return "held_in_place"
+        return spec.ready(self, c) if spec.ready is not None else None
+
     def _moment(self) -> tuple[int, ...]:
         """What differs after any change of state: every change emits an event (a character moved without one is
         counted in `moves`), and a tick's systems run under a new tick."""

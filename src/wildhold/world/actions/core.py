@@ -15,8 +15,10 @@ from wildhold.world.actions.registry import (
     NoArgs,
     Plan,
     Target,
+    any_in_reach,
     cost,
     did_you_mean,
+    reach_tiles,
     require_item,
     target,
 )
@@ -213,6 +215,10 @@ class Gather:
         pass
 
     @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if any_in_reach(w, c, w.nodes) else "no_node"
+
+    @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, int] | Rejected:
         return _gather_plan(w, c, a["x"], a["y"])
 
@@ -252,15 +258,8 @@ def _recipe_plan(w: World, c: Character, name: str, kind: str) -> Rejected | Any
 
 
 def station_in_reach(w: World, c: Character, kind: str) -> bool:
-    x0, y0 = w.xy(c.pos)
-    r = w.needs.reach
-    for y in range(y0 - r, y0 + r + 1):
-        for x in range(x0 - r, x0 + r + 1):
-            p = w.pos(x, y)
-            s = w.structures.get(p) if p is not None else None
-            if s is not None and s.kind == kind and s.hp > 0:
-                return True
-    return False
+    structures = w.structures
+    return any((s := structures.get(p)) is not None and s.kind == kind and s.hp > 0 for p in reach_tiles(w, c))
 
 
 def _make(kind: str):
@@ -354,6 +353,10 @@ class Sleep:
 
     name, category, timing = "sleep", "maintenance", "the ticks you ask for"
     Args = TicksArgs
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if _usable_bed(w, c) else "no_bed"
 
     @staticmethod
     def check(w: World, c: Character, a: TicksArgs) -> Plan | Rejected:
@@ -453,6 +456,10 @@ class Unequip:
         slot: Literal["hand", "body"] = Field(description="Equipment slot.")
 
     @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if c.equipment else "slot_empty"
+
+    @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
         if a["slot"] not in c.equipment:
             return Rejected("slot_empty", f"Nothing is equipped in {a['slot']}.")
@@ -500,6 +507,10 @@ class PickUp:
 
     name, category = "pick_up", "maintenance"
     Args = QtyArgs
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if w.ground.get(c.pos) else "nothing_here"
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
@@ -567,6 +578,10 @@ class Cancel:
     """Stop your current operation at once. Nothing it would have produced is produced."""
 
     name, category, while_busy = "cancel", "maintenance", True
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return "nothing_to_cancel" if c.op is None else None
 
     @staticmethod
     def check(w: World, c: Character, a: NoArgs) -> Plan | Rejected:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+from functools import lru_cache
 from dataclasses import dataclass, field
 from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Union, get_args, get_origin
@@ -55,6 +56,7 @@ class Plan:
 Check = Callable[["World", Character, Any], "Plan | Rejected"]
 Finish = Callable[["World", Character, Operation], "dict | Rejected"]
 Progress = Callable[["World", Character, Operation], "Rejected | None"]
+Ready = Callable[["World", Character], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,10 @@ class ActionDef:
     check: Check
     finish: Finish
     progress: Progress | None = None
+    # A precondition that reads no argument: the refusal code `check` gives every argument now (something it needs
+    # is nowhere within reach, say), or None when some argument may pass. It may answer None when unsure, never a
+    # code for a state in which some argument passes: an action mask skips an unready action's arguments unasked.
+    ready: Ready | None = None
     # `check` over the arguments as the model dumps them to JSON (`json_args`), for actions written as a plan: an
     # action mask's check skips building the model when `exact_args` says validating would accept them unchanged.
     check_args: Callable[["World", Character, dict[str, Any]], "Plan | Rejected"] | None = None
@@ -234,6 +240,7 @@ def add_action(cls: type) -> ActionDef:
         check=check,
         finish=finish,
         progress=getattr(cls, "progress", None),
+        ready=getattr(cls, "ready", None),
         begin=getattr(cls, "begin", None),
         while_busy=getattr(cls, "while_busy", False),
         timing=getattr(cls, "timing", "fixed"),
@@ -273,10 +280,41 @@ def target(w: World, c: Character, x: int, y: int) -> int | Rejected:
     p = w.pos(x, y)
     if p is None:
         return Rejected("out_of_bounds", f"({x}, {y}) is outside the {w.width}x{w.height} map.")
-    if w.distance(c.pos, p) > w.needs.reach:
+    if p not in reach_tiles(w, c):
         cx, cy = w.xy(c.pos)
         return Rejected("out_of_range", f"({x}, {y}) is {w.distance(c.pos, p)} tiles from you at ({cx}, {cy}); reach is {w.needs.reach}.")
     return p
+
+
+def code_of(got: Any) -> str | None:
+    """The code of a refusal, or None for anything else: a `ready` from the check's own helper."""
+    return got.code if isinstance(got, Rejected) else None
+
+
+def reach_tiles(w: World, c: Character) -> tuple[int, ...]:
+    """The tiles on the map within the character's reach (Chebyshev distance at most `reach`): those `target`
+    accepts, and those a precondition looks over for what a check needs at its target tile."""
+    table = _reach_table(w.width, w.height, w.needs.reach)
+    tiles = table.get(c.pos)
+    if tiles is None:
+        width, r = w.width, w.needs.reach
+        x0, y0 = c.pos % width, c.pos // width
+        tiles = table[c.pos] = tuple(y * width + x for y in range(max(0, y0 - r), min(w.height, y0 + r + 1))
+                                     for x in range(max(0, x0 - r), min(width, x0 + r + 1)))
+    return tiles
+
+
+@lru_cache(maxsize=4)
+def _reach_table(width: int, height: int, reach: int) -> dict[int, tuple[int, ...]]:
+    """Tile -> the tiles within `reach` of it, filled as asked: shared by every world of a size (it depends on
+    nothing else), like the neighbours of path search."""
+    return {}
+
+
+def any_in_reach(w: World, c: Character, table: dict[int, Any]) -> bool:
+    """Whether any tile `target` may answer for this character is a key of `table` (a node, structure, plot):
+    when none is, a check that needs one at its target tile refuses every argument."""
+    return not table.keys().isdisjoint(reach_tiles(w, c))
 
 
 def require_item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | None:

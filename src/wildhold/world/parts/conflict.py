@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, other_character, target
+from wildhold.world.actions.registry import ActionArgs, Plan, any_in_reach, code_of, other_character, reach_tiles, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
@@ -62,6 +62,12 @@ def _conflict_on(w: World) -> Rejected | None:
     return None
 
 
+def _others_in_reach(w: World, c: Character) -> bool:
+    """Whether another character stands within the character's reach: an attack's target must."""
+    occupants = w.occupants
+    return any(who != c.id for p in reach_tiles(w, c) for who in occupants.get(p, ()))
+
+
 def _safe(w: World, p: int) -> bool:
     return w.safe_terrain[w.terrain[p]]
 
@@ -82,6 +88,10 @@ class AttackStructure:
     class Args(ActionArgs):
         x: int = Field(description="Column of the structure.")
         y: int = Field(description="Row of the structure.")
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return code_of(_conflict_on(w)) or (None if any_in_reach(w, c, w.structures) else "no_structure")
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
@@ -124,6 +134,10 @@ class Attack:
 
     class Args(ActionArgs):
         character: str = Field(description="Id of the character to attack.")
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return code_of(_conflict_on(w)) or (None if _others_in_reach(w, c) else "out_of_range")
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Character | Rejected:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pydantic import Field
 
 from wildhold.content import Content, ContentError
-from wildhold.world.actions.registry import ActionArgs, Plan, Target, did_you_mean, require_item, target
+from wildhold.world.actions.registry import ActionArgs, Plan, Target, any_in_reach, did_you_mean, require_item, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.parts.base import Part, Saved, saved
@@ -407,6 +407,11 @@ def _structure_in_reach(w: World, c: Character, x: int, y: int, role: str | None
     return p, s
 
 
+def _structure_ready(w: World, c: Character) -> str | None:
+    """`_structure_in_reach`'s refusal of every tile while no structure stands within reach."""
+    return None if any_in_reach(w, c, w.structures) else "no_structure"
+
+
 def _missing(c: Character, materials: dict[str, int], what: str) -> Rejected | None:
     short = {i: q - c.inventory.get(i, 0) for i, q in materials.items() if c.inventory.get(i, 0) < q}
     if not short:
@@ -511,6 +516,7 @@ class Repair:
 
     name, category, timing = "repair", "construction", "set by its content entry"
     Args = Target
+    ready = staticmethod(_structure_ready)
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
@@ -555,6 +561,7 @@ class Demolish:
 
     name, category = "demolish", "construction"
     Args = Target
+    ready = staticmethod(_structure_ready)
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
@@ -613,6 +620,7 @@ class Lock:
 
     name, category = "lock", "construction"
     Args = Target
+    ready = staticmethod(_structure_ready)
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
@@ -645,6 +653,7 @@ class Unlock:
 
     name, category = "unlock", "construction"
     Args = Target
+    ready = staticmethod(_structure_ready)
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
@@ -682,6 +691,11 @@ def _access_plan(w: World, c: Character, a: dict[str, Any], allow: bool) -> tupl
     return p, s
 
 
+def _access_ready(w: World, c: Character) -> str | None:
+    """`_access_plan`'s refusal of every tile while the character owns no structure (it works from anywhere)."""
+    return None if w.structures_of(c.id) else "not_owner"
+
+
 def _change_access(w: World, c: Character, op: Operation, got: tuple[int, Structure], allow: bool) -> dict:
     p, s = got
     who = op.args["character"]
@@ -704,6 +718,7 @@ class Allow:
 
     name, category = "allow", "social"
     Args = AccessArgs
+    ready = staticmethod(_access_ready)
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
@@ -719,6 +734,7 @@ class Disallow:
 
     name, category = "disallow", "social"
     Args = AccessArgs
+    ready = staticmethod(_access_ready)
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, Structure] | Rejected:
@@ -779,6 +795,7 @@ class Store:
 
     name, category = "store", "maintenance"
     Args = ContainerArgs
+    ready = staticmethod(_structure_ready)
     plan, apply = _container_action("store", "chest", True)
 
 
@@ -787,6 +804,7 @@ class Retrieve:
 
     name, category = "retrieve", "maintenance"
     Args = ContainerArgs
+    ready = staticmethod(_structure_ready)
     plan, apply = _container_action("retrieve", "chest", False)
 
 
@@ -795,6 +813,7 @@ class Deposit:
 
     name, category = "deposit", "maintenance"
     Args = ContainerArgs
+    ready = staticmethod(_structure_ready)
     plan, apply = _container_action("deposit", "storehouse", True)
 
 
@@ -803,6 +822,7 @@ class Withdraw:
 
     name, category = "withdraw", "maintenance"
     Args = ContainerArgs
+    ready = staticmethod(_structure_ready)
     plan, apply = _container_action("withdraw", "storehouse", False)
 
 

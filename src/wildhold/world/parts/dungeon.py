@@ -34,7 +34,7 @@ from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import EnemyMoveSpec
-from wildhold.world.actions.registry import ActionArgs, require_item
+from wildhold.world.actions.registry import ActionArgs, code_of, require_item
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
@@ -516,6 +516,20 @@ def _inside(w: World, c: Character) -> Instance | Rejected:
     return inst
 
 
+def _inside_ready(w: World, c: Character) -> str | None:
+    """`_inside`'s refusal, which comes before anything an action inside the dungeon reads of its arguments."""
+    return code_of(_inside(w, c))
+
+
+def _at_entrance(w: World, c: Character) -> Rejected | None:
+    """Why no tier can be entered now, whichever is asked."""
+    if c.id in state(w).inside:
+        return Rejected("in_dungeon", "You are already inside the dungeon; leave_dungeon first.")
+    if w.distance(c.pos, w.dungeon) > w.needs.reach:
+        return Rejected("not_at_dungeon", f"The dungeon entrance is not within {w.needs.reach} tile of you; walk to it first.")
+    return None
+
+
 class TierArgs(ActionArgs):
     tier: int | str = Field(description="Tier number (1 outer_court, 2 inner_temple, 3 royal_tomb) or its name.")
 
@@ -530,14 +544,17 @@ class EnterDungeon:
     Args = TierArgs
 
     @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return code_of(_at_entrance(w, c))
+
+    @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
         level = _tier_of(w, a["tier"])
         if isinstance(level, Rejected):
             return level
-        if c.id in state(w).inside:
-            return Rejected("in_dungeon", "You are already inside the dungeon; leave_dungeon first.")
-        if w.distance(c.pos, w.dungeon) > w.needs.reach:
-            return Rejected("not_at_dungeon", f"The dungeon entrance is not within {w.needs.reach} tile of you; walk to it first.")
+        bad = _at_entrance(w, c)
+        if bad:
+            return bad
         if level not in unlocked_tiers(w, c.id):
             return Rejected("tier_locked", f"Tier {level} opens once you have defeated the boss of tier {level - 1}.")
         return level
@@ -563,6 +580,7 @@ class LeaveDungeon:
     keep acting. Leaving alive ends the instance: your next entry is a fresh one."""
 
     name, category = "leave_dungeon", "movement"
+    ready = staticmethod(_inside_ready)
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Instance | Rejected:
@@ -578,6 +596,7 @@ class Advance:
     """Go on to the next room once every enemy in yours is defeated."""
 
     name, category = "advance", "movement"
+    ready = staticmethod(_inside_ready)
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Instance | Rejected:
@@ -610,6 +629,7 @@ class Strike:
     vulnerable_damage_pct of its damage."""
 
     name, category = "strike", "combat"
+    ready = staticmethod(_inside_ready)
     Args = EnemyArgs
 
     @staticmethod
@@ -645,6 +665,7 @@ class Guard:
     guard_reduction_pct of its damage (after armour)."""
 
     name, category = "guard", "combat"
+    ready = staticmethod(_inside_ready)
     plan, apply = _defend("guard")
 
 
@@ -653,6 +674,7 @@ class Dodge:
     entirely. A dodge when nothing lands does nothing and still costs its energy."""
 
     name, category = "dodge", "combat"
+    ready = staticmethod(_inside_ready)
     plan, apply = _defend("dodge")
 
 
@@ -661,6 +683,7 @@ class ActivateAltar:
     further room, where a hidden boss waits. advance to enter it."""
 
     name, category = "activate_altar", "combat"
+    ready = staticmethod(_inside_ready)
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Instance | Rejected:

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import AnimalSpec, CropSpec
-from wildhold.world.actions.registry import Target, did_you_mean, require_item, target
+from wildhold.world.actions.registry import Target, any_in_reach, code_of, did_you_mean, require_item, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
@@ -129,6 +129,14 @@ def _in_hand(w: World, c: Character, tool: str, doing: str) -> Rejected | None:
     return Rejected("missing_tool", f"{doing} needs a {tool} equipped in hand; {fix}.")
 
 
+def _hoe_in_hand(w: World, c: Character) -> Rejected | None:
+    return _in_hand(w, c, w.content.farming.till_tool, "Tilling")
+
+
+def _can_in_hand(w: World, c: Character) -> Rejected | None:
+    return _in_hand(w, c, w.content.farming.water_tool, "Watering")
+
+
 def _plot(w: World, c: Character, x: int, y: int) -> tuple[int, Plot] | Rejected:
     p = target(w, c, x, y)
     if isinstance(p, Rejected):
@@ -140,6 +148,11 @@ def _plot(w: World, c: Character, x: int, y: int) -> tuple[int, Plot] | Rejected
     if cover:
         return Rejected("occupied", f"{cover} now stands on the plot at ({x}, {y}); the plot is lost at the next day start.")
     return p, plot
+
+
+def _plot_ready(w: World, c: Character) -> str | None:
+    """`_plot`'s refusal of every tile while no plot lies within reach."""
+    return None if any_in_reach(w, c, farm(w).plots) else "not_tilled"
 
 
 def _crop(w: World, c: Character, x: int, y: int) -> tuple[int, Plot, CropSpec] | Rejected:
@@ -174,12 +187,17 @@ def _animal(w: World, c: Character, x: int, y: int) -> tuple[int, Animal, Animal
     return p, a, w.content.animals[a.kind]
 
 
+def _animal_ready(w: World, c: Character) -> str | None:
+    """`_animal`'s refusal of every tile while no animal lives within reach."""
+    return None if any_in_reach(w, c, farm(w).animals) else "no_animal"
+
+
 # ---- actions: crops ------------------------------------------------------------------------
 
 
 def _till_plan(w: World, c: Character, x: int, y: int) -> int | Rejected:
     f = w.content.farming
-    bad = _in_hand(w, c, f.till_tool, "Tilling")
+    bad = _hoe_in_hand(w, c)
     if bad:
         return bad
     p = target(w, c, x, y)
@@ -206,6 +224,10 @@ class Till:
 
     class Args(Target):
         pass
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return code_of(_hoe_in_hand(w, c))
 
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
@@ -263,6 +285,7 @@ class PlantSeed:
 
     name, category = "plant", "production"
     Args = PlantArgs
+    ready = staticmethod(_plot_ready)
 
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
@@ -279,7 +302,7 @@ class PlantSeed:
 
 
 def _water_plan(w: World, c: Character, x: int, y: int) -> tuple[int, Plot, CropSpec] | Rejected:
-    bad = _in_hand(w, c, w.content.farming.water_tool, "Watering")
+    bad = _can_in_hand(w, c)
     if bad:
         return bad
     got = _growing(w, c, x, y)
@@ -304,6 +327,10 @@ class Water:
 
     class Args(Target):
         pass
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return code_of(_can_in_hand(w, c)) or _plot_ready(w, c)
 
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
@@ -335,6 +362,7 @@ class Fertilise:
     """
 
     name, category = "fertilise", "production"
+    ready = staticmethod(_plot_ready)
 
     class Args(Target):
         pass
@@ -373,6 +401,7 @@ class Harvest:
     """Harvest a ripe crop on your plot within reach: you get its yield of product and the plot lies tilled and empty again."""
 
     name, category = "harvest", "production"
+    ready = staticmethod(_plot_ready)
 
     class Args(Target):
         pass
@@ -471,6 +500,7 @@ class Feed:
     """Feed an animal within reach its daily ration (anyone may). A fed animal gives its product at the next midnight."""
 
     name, category = "feed", "production"
+    ready = staticmethod(_animal_ready)
 
     class Args(Target):
         pass
@@ -506,6 +536,7 @@ class Collect:
     """Collect everything your animal within reach has produced and left waiting."""
 
     name, category = "collect", "production"
+    ready = staticmethod(_animal_ready)
 
     class Args(Target):
         pass

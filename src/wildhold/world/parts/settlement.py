@@ -350,6 +350,14 @@ def _villager(w: World, c: Character, npc: str) -> Rejected | None:
     return None
 
 
+def _villager_ready(w: World, c: Character) -> str | None:
+    """`_villager`'s refusal of every villager while none stands within the character's reach."""
+    if not w.scenario.npcs:
+        return "unknown_npc"
+    pos, reach, distance = c.pos, w.needs.reach, w.distance
+    return None if any(distance(pos, p) <= reach for _, p in village(w).villagers.values()) else "out_of_range"
+
+
 def _open_shop(w: World, c: Character, npc: str) -> ShopSpec | Rejected:
     bad = _villager(w, c, npc)
     if bad:
@@ -469,6 +477,7 @@ class Talk:
     """Talk with a villager within reach. The first talk each day with each villager raises your friendship with them; they always answer with a line."""
 
     name, category = "talk", "social"
+    ready = staticmethod(_villager_ready)
     Args = NpcArgs
 
     @staticmethod
@@ -493,6 +502,7 @@ class Gift:
     """Give a villager within reach one item you carry. Their opinion of it (loved, liked, neutral, disliked) moves your friendship; each villager takes a limited number of gifts from you a day."""
 
     name, category = "gift", "social"
+    ready = staticmethod(_villager_ready)
 
     class Args(NpcArgs):
         item: str = Field(description="An item you carry; one unit is given.")
@@ -520,6 +530,7 @@ class Buy:
     """Buy items from a villager's shop within reach, during its open hours, paying coins. Friendship discounts lower the price (rounded up)."""
 
     name, category = "buy", "social"
+    ready = staticmethod(_villager_ready)
     Args = TradeArgs
 
     @staticmethod
@@ -541,6 +552,7 @@ class Sell:
     """Sell items you carry to a villager's shop within reach, during its open hours, for coins at its listed price."""
 
     name, category = "sell", "social"
+    ready = staticmethod(_villager_ready)
     Args = TradeArgs
 
     @staticmethod
@@ -563,6 +575,10 @@ class AcceptQuest:
     Args = QuestArgs
 
     @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if w.scenario.npcs and village(w).board else "unknown_quest"
+
+    @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Quest | Rejected:
         return _accept_plan(w, c, a["quest"])
 
@@ -583,6 +599,11 @@ class TurnIn:
 
     name, category = "turn_in", "social"
     Args = QuestArgs
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        log = village(w).logs.get(c.id)
+        return None if log is not None and log.active else "unknown_quest"
 
     @staticmethod
     def check(w: World, c: Character, a: QuestArgs) -> Plan | Rejected:

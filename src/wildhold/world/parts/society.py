@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, did_you_mean, other_character, shortfall
+from wildhold.world.actions.registry import ActionArgs, Plan, code_of, did_you_mean, other_character, reach_tiles, shortfall
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import table
@@ -158,15 +158,9 @@ def _text_ok(text: str, limit: int, what: str) -> Rejected | None:
 
 
 def _workshop_in_reach(w: World, c: Character) -> bool:
-    x0, y0 = w.xy(c.pos)
-    r = w.needs.reach
-    for y in range(y0 - r, y0 + r + 1):
-        for x in range(x0 - r, x0 + r + 1):
-            p = w.pos(x, y)
-            s = w.structures.get(p) if p is not None else None
-            if s is not None and s.hp > 0 and w.content.structures[s.kind].part == "workshop":
-                return True
-    return False
+    structures, specs = w.structures, w.content.structures
+    return any((s := structures.get(p)) is not None and s.hp > 0 and specs[s.kind].part == "workshop"
+               for p in reach_tiles(w, c))
 
 
 class Train:
@@ -183,6 +177,10 @@ class Train:
 
     class Args(ActionArgs):
         attribute: str = Field(description="Attribute name, as listed in the rules.")
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return None if _workshop_in_reach(w, c) else "no_workshop"
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> tuple[int, int] | Rejected:
@@ -229,6 +227,10 @@ class CreateArtwork:
     class Args(ActionArgs):
         title: str = Field(description="The work's title.")
         text: str = Field(description="The work itself, or a description of it.")
+
+    @staticmethod
+    def ready(w: World, c: Character) -> str | None:
+        return code_of(shortfall(w, c, w.content.economy.artwork_materials, "An artwork"))
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
