@@ -207,7 +207,7 @@ def test_a_container_change_the_builder_is_not_told_of_is_caught(content, forget
 
 def test_one_tile_remembered_twice_in_a_tick_as_it_was_each_time(content):
     """Two characters leave a tile's view in the same tick, an item dropped on it between: each remembers the
-    tile as it was when it left (the records shared by characters remembering alike must not mix them up)."""
+    tile as it was when it left, kept pieces or not."""
     w = World(content, "default", 3)
     a, b = w.join("a"), w.join("b")
     ca, cb = w.chars[a], w.chars[b]

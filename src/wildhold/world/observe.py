@@ -342,38 +342,17 @@ def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
 
 
 def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any]]:
-    """These remembered tiles, in this order, less those in view now (an observation shows them live).
-
-    Characters walking together remember the same tiles as they were in the same tick: a record of a tile
-    remembered in the last two ticks is built once and shared by their observations (read-only)."""
+    """These remembered tiles, in this order, less those in view now (an observation shows them live)."""
     x0, x1, y0, y1 = w.view_bounds(c.pos)
     width, names, terrain, memory = w.width, w.terrain_names, w.terrain, c.memory
-    recent = _recent_records(w)
     out = []
     for p in tiles:
         y, x = divmod(p, width)
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
         snap = memory[p]
-        shared = recent.get(snap[0])
-        if shared is None:
-            out.append(_add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap))
-            continue
-        record = shared.get((p, snap))
-        if record is None:
-            record = shared[p, snap] = _add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap)
-        out.append(record)
+        out.append(_add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap))
     return out
-
-
-def _recent_records(w: World) -> dict[int, dict[tuple[int, tuple], dict[str, Any]]]:
-    """Remembered tiles' records by the tick they were remembered, for this tick and the one before only (what
-    observations of the changes since the last tick read): older records are built afresh when asked."""
-    held = w.caches.get("recent_memory")
-    if held is None or held[0] != w.tick:
-        old = {} if held is None else held[1]
-        held = w.caches["recent_memory"] = (w.tick, {t: old.get(t, {}) for t in (w.tick - 1, w.tick)})
-    return held[1]
 
 
 def known_tiles(w: World, c: Character) -> set[int]:
