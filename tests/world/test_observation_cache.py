@@ -17,7 +17,9 @@ from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import LegalRandomAgent
 from wildhold.world.errors import Accepted
 from wildhold.world.observe import observe
+from wildhold.world.parts import market
 from wildhold.world.parts.dungeon import dungeon_status
+from wildhold.world.parts.society import change_reputation
 from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
 
@@ -159,18 +161,24 @@ def test_set_up_commands_are_seen_as_from_nothing(content):
             assert built(w, agent) == fresh(w, agent), (command, agent)
 
 
+def open_site(w: World, xs: range, ys: range, unsafe: bool = False) -> tuple[int, int]:
+    """The first (x, y) whose tiles at these offsets are all walkable and empty (and, with `unsafe`, off safe ground)."""
+
+    def empty(p: int | None) -> bool:
+        return (p is not None and w.is_walkable(p) and p not in w.structures and p not in w.nodes and p not in w.occupants
+                and not (unsafe and w.safe_terrain[w.terrain[p]]))
+
+    return next((x, y) for p in range(w.width * w.height) for x, y in [w.xy(p)]
+                if all(empty(w.pos(x + dx, y + dy)) for dx in xs for dy in ys))
+
+
 def chest_and_storehouse(content, forget=None) -> tuple[str, int] | None:
     """Beside a chest and a storehouse, one character stores in the chest, lets the other use it, and deposits
     and withdraws: the first (agent, tick) whose observation differs from one built from nothing, or None."""
     w = World(content, "default", 3)
     a, b = w.join("a"), w.join("b")
 
-    def empty(x: int, y: int) -> bool:
-        p = w.pos(x, y)
-        return p is not None and w.is_walkable(p) and p not in w.structures and p not in w.nodes and p not in w.occupants
-
-    x, y = next((x, y) for p in range(w.width * w.height) for x, y in [w.xy(p)]
-                if all(empty(x + dx, y + dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)))
+    x, y = open_site(w, range(-1, 2), range(-1, 2))
     (cx, cy), (sx, sy) = (x + 1, y), (x - 1, y)
     apply_setup(w, "place_structure", {"x": cx, "y": cy, "structure": "chest", "owner": a})
     apply_setup(w, "place_structure", {"x": sx, "y": sy, "structure": "storehouse"})
@@ -227,3 +235,110 @@ def test_one_tile_remembered_twice_in_a_tick_as_it_was_each_time(content):
         assert kept == json.loads(fresh(w, agent, memory_since=since))
         shown[agent] = next(t for t in kept["memory"] if (t["x"], t["y"]) == w.xy(tile))
     assert "items" not in shown[a] and shown[b]["items"] == {"stone": 2}
+
+
+def market_day(content, forget=None) -> tuple[str, int] | None:
+    """Beside a market stall and a workshop, one character posts an order the next fills in part, a third walks
+    until the stall comes into its view, and the first trains, makes an artwork and gains reputation (from outside
+    the market): the first (agent, tick) whose observation differs from one built from nothing, or None."""
+    w = World(content, "default", 3)
+    a, b, c = w.join("a"), w.join("b"), w.join("c")
+    r = w.needs.view_radius
+
+    x, y = open_site(w, range(-1, r + 4), range(-1, 2))
+    apply_setup(w, "place_structure", {"x": x + 1, "y": y, "structure": "market_stall"})
+    apply_setup(w, "place_structure", {"x": x - 1, "y": y, "structure": "workshop"})
+    e = content.economy
+    for item, qty in {"wood": 3, "coin": content.attributes["woodcraft"].coins_per_level, **e.artwork_materials}.items():
+        apply_setup(w, "give_items", {"agent": a, "item": item, "qty": qty})
+    apply_setup(w, "give_items", {"agent": b, "item": "coin", "qty": 5})
+    for agent, (px, py) in ((a, (x, y)), (b, (x + 1, y + 1)), (c, (x + r + 3, y))):
+        apply_setup(w, "move_character", {"agent": agent, "x": px, "y": py})
+    if forget is not None:
+        forget(w)
+
+    def compared() -> tuple[str, int] | None:
+        return next(((agent, w.tick) for agent in (a, b, c) if built(w, agent) != fresh(w, agent)), None)
+
+    order = f"order{market.state(w).next_id['order'] + 1}"
+    steps = [(a, "post_order", {"x": x + 1, "y": y, "side": "sell", "item": "wood", "qty": 2, "price": 1}),
+             (b, "fill_order", {"order": order, "qty": 1}), (c, "move", {"direction": "w"}),
+             (a, "train", {"attribute": "woodcraft"}), (a, "create_artwork", {"title": "Dawn", "text": "Light."})]
+    for agent, action, args in steps:
+        for other in (a, b, c):
+            built(w, other)
+        assert isinstance(w.submit(agent, action, args), Accepted), action
+        while (found := compared()) is None and w.chars[agent].op is not None:
+            w.step()
+        if found:
+            return found
+    change_reputation(w, a, 2, "test")  # not an action: the section must see reputation itself, no market event naming a
+    return compared()
+
+
+@pytest.mark.parametrize(("forget", "caught"), [(None, False), (_uncounted_part("market"), True), (_unheld, True)],
+                         ids=["all counted", "market events uncounted", "items carried uncounted"])
+def test_orders_training_artworks_and_reputation_are_seen_as_from_nothing(content, forget, caught):
+    """With every change counted each observation equals one built from nothing; with one kind left uncounted, the
+    comparison catches a difference."""
+    assert (market_day(content, forget) is not None) == caught
+
+
+def test_a_raided_structure_is_seen_in_its_owners_wealth_as_from_nothing(content):
+    """A structure's hit points count in its owner's wealth: a raid changes them with no event of the market."""
+    w = World(content, "famine", 2)
+    raider, victim = w.join("raider"), w.join("victim")
+
+    x, y = open_site(w, range(0, 2), range(-1, 2), unsafe=True)
+    apply_setup(w, "place_structure", {"x": x, "y": y, "structure": "storehouse", "owner": victim})
+    apply_setup(w, "move_character", {"agent": raider, "x": x + 1, "y": y - 1})
+    apply_setup(w, "move_character", {"agent": victim, "x": x + 1, "y": y + 1})
+    before = built(w, victim)
+    assert isinstance(w.submit(raider, "attack_structure", {"x": x, "y": y}), Accepted)
+    while w.chars[raider].op is not None:
+        w.step()
+    assert built(w, victim) == fresh(w, victim) != before
+
+
+def test_villagers_through_a_day_are_seen_as_from_nothing(content):
+    """A shopkeeper's record is shared by the characters at the same discount: two standing by it, at different
+    friendship levels, each see it as from nothing every hour of a day, as it moves and its shop opens and closes."""
+    w = World(content, "default", 3)
+    a, b = w.join("a"), w.join("b")
+    name = next(n for n, npc in content.npcs.items() if npc.shop is not None and npc.unlocks)
+    apply_setup(w, "set_friendship", {"agent": a, "npc": name, "level": content.social.max_level})
+    villagers, seen = w.states["settlement"].villagers, 0
+    for _ in range(24):
+        p = villagers[name][1]
+        near = [q for q in (p, p + 1, p - 1, p + w.width, p - w.width) if 0 <= q < w.width * w.height and w.is_walkable(q)]
+        for agent in (a, b):
+            x, y = w.xy(near[0])
+            apply_setup(w, "move_character", {"agent": agent, "x": x, "y": y})
+        for agent in (a, b):
+            assert built(w, agent) == fresh(w, agent), (agent, w.tick)
+            seen += any(v["npc"] == name for v in observe(w, agent)["villagers"])
+        for _ in range(60):
+            w.step()
+    assert seen == 48
+
+
+def test_an_animal_leaving_is_seen_in_its_owners_wealth_as_from_nothing(content):
+    """An animal's structure counts in its owner's wealth: one left hungry leaves at a midnight and its structure
+    goes with it, with no item of its owner's moved and no event of the market."""
+    w = World(content, "tiny", 4)
+    a = w.join("farmer")
+
+    x, y = open_site(w, range(-1, 2), range(-1, 2))
+    apply_setup(w, "place_structure", {"x": x + 1, "y": y - 1, "structure": "coop", "owner": a})
+    apply_setup(w, "give_items", {"agent": a, "item": "chicken", "qty": 1})
+    apply_setup(w, "move_character", {"agent": a, "x": x, "y": y})
+    assert isinstance(w.submit(a, "settle_animal", {"item": "chicken", "x": x + 1, "y": y}), Accepted)
+    while w.chars[a].op is not None:
+        w.step()
+    animal = w.pos(x + 1, y)
+    assert animal in w.structures
+    while animal in w.structures:
+        assert w.day < 10, "the animal never left"
+        built(w, a)
+        w.step()
+    assert built(w, a) == fresh(w, a)

@@ -68,27 +68,61 @@ def wealth_terms(w: World, agent: str) -> dict[str, int]:
 
 
 def wealth_cents(w: World, agent: str) -> int:
-    """The character's wealth in cents under the public formula, valued now: kept per character while
-    nothing a term reads may have changed (see `_holding_stamp`); every observation shows it."""
-    stamp = _holding_stamp(w, agent)
+    """The character's wealth in cents under the public formula, valued now; every observation shows it. Kept per
+    character in two shares: what it carries, while `World.holdings` counts no change of it, and the other terms,
+    while `standing_counters` stay and, when a container changed since (`World.stored`), while its escrows and
+    deposits and what they hold stay (`_contents`)."""
     kept = w.caches.get("wealth")
     if kept is None:
         kept = w.caches["wealth"] = {}
+    counters = standing_counters(w, agent)
     held = kept.get(agent)
-    if held is None or held[0] != stamp:
-        held = kept[agent] = (stamp, sum(wealth_terms(w, agent).values()))
-    return held[1]
+    if held is None or held.counters != counters:
+        held = kept[agent] = _Valued(w, agent, counters)
+    elif held.stored != w.stored:
+        held.stored = w.stored
+        if _contents(w, agent) != held.contents:
+            held = kept[agent] = _Valued(w, agent, counters)
+    carried_at = w.holdings.get(agent)
+    if held.carried_at != carried_at:
+        held.carried_at, held.carried = carried_at, items_cents(w.content, w.chars[agent].inventory)
+    return held.others + held.carried
 
 
-def _holding_stamp(w: World, agent: str) -> tuple:
-    """What changes whenever a term of the agent's wealth may: what it carries and what each of its escrows and
-    deposits holds (`World.holdings`, which also says when one is opened or emptied: the lists change), a structure
-    placed or removed (`World.builds`) or any construction event (a structure damaged or repaired, by anyone), and
-    its reputation and attribute levels themselves (its messages change neither, and name it)."""
+class _Valued:
+    """One character's wealth as `wealth_cents` keeps it: the terms other than the carried items (`others`) with the
+    stamps they hold under, and the carried items' cents with the count of `World.holdings` they were valued at."""
+
+    __slots__ = ("counters", "stored", "contents", "others", "carried_at", "carried")
+
+    def __init__(self, w: World, agent: str, counters: tuple):
+        terms = wealth_terms(w, agent)
+        self.counters, self.stored = counters, w.stored
+        self.contents = _contents(w, agent)
+        self.carried_at, self.carried = w.holdings.get(agent), terms["carried"]
+        self.others = sum(terms.values()) - self.carried
+
+
+def standing_counters(w: World, agent: str) -> tuple:
+    """What changes whenever a term of the agent's wealth other than what it carries may, except which escrows it has
+    and what they and its deposits hold: a structure placed or removed (`World.builds`) or any construction event (a
+    structure damaged or repaired, by anyone), and its reputation and attribute levels themselves."""
+    standing = society.state(w)
+    levels = standing.attributes.get(agent)
+    return (w.builds, w.part_changes[CONSTRUCTION.name], standing.reputation.get(agent, 0),
+            sum(levels.values()) if levels else 0)
+
+
+def _contents(w: World, agent: str) -> tuple:
+    """The agent's escrows and deposits and the sum of their `World.holdings` counters: those only grow, so for the
+    same holders the sum changes whenever what one of them holds does. Every change of which escrows and deposits it
+    has moves items too (an escrow opened with nothing in it counts for nothing), so this changes with them."""
+    escrows, deposits = market.dealings(w, agent).escrows, deposit_holders(w, agent)
+    if not escrows and not deposits:
+        return ()
     holdings = w.holdings
-    return (holdings.get(agent), [(h, holdings.get(h)) for h in market.dealings(w, agent).escrows],
-            [(h, holdings.get(h)) for h in deposit_holders(w, agent)], w.builds, w.part_changes[CONSTRUCTION.name],
-            society.reputation_of(w, agent), society.attribute_levels(w, agent))
+    counts = sum([holdings.get(h, 0) for h in escrows] + [holdings.get(h, 0) for h in deposits])
+    return tuple(escrows), tuple(deposits), counts
 
 
 def rank_standard(values: dict[str, int]) -> dict[str, int]:

@@ -987,18 +987,43 @@ class ConstructionPart(Part[ConstructionState]):
         # A character's sections are kept (read-only: shared by its observations) while no structure is placed or
         # removed (which structures its view holds), no event of this part is emitted (hit points, locks, access,
         # homes), its view square stays, and no container they show changes (`World.holdings`; its deposits' list).
-        me, holdings = c.id, w.holdings
+        me, holdings, stored = c.id, w.holdings, w.stored
         base = (w.builds, w.part_changes[self.name], w.view_bounds(c.pos))
-        mine = deposit_holders(w, me)
         kept = w.caches.get("building_views")
         if kept is None:
             kept = w.caches["building_views"] = {}
         held = kept.get(me)
-        if held is None or held[0] != base or held[1] != mine or any(holdings.get(h) != n for h, n in held[2]):
+        if held is None or held.base != base or (held.stored != stored and not held.holds(w, deposit_holders(w, me))):
             shown: list[str] = []
-            sections = _sections(w, c, obs["view"]["tiles"], mine, shown)
-            held = kept[me] = (base, list(mine), [(h, holdings.get(h)) for h in shown], *sections)
-        obs["home"], obs["structures"], obs["deposits"] = held[3], held[4], held[5]
+            mine = deposit_holders(w, me)
+            home, seen, deposits = _sections(w, c, obs["view"]["tiles"], mine, shown)
+            counts = [(h, holdings.get(h)) for h in shown]
+            held = kept[me] = _KeptBuildings(base, stored, list(mine), counts, home, seen, deposits)
+        held.stored = stored
+        obs["home"], obs["structures"], obs["deposits"] = held.home, held.seen, held.deposits
+
+
+class _KeptBuildings:
+    """A character's home, structures in view and deposits, with what they hold under: `base` (structures placed or
+    removed, this part's events, the view square); and, once a container changed since `stored` (`World.stored`), its
+    deposits' list and the `World.holdings` counts of the containers they show."""
+
+    __slots__ = ("base", "stored", "mine", "shown", "home", "seen", "deposits")
+
+    def __init__(self, base: tuple, stored: int, mine: list[str], shown: list[tuple[str, int | None]],
+                 home: dict[str, Any] | None, seen: list[dict[str, Any]], deposits: list[dict[str, Any]]):
+        self.base, self.stored, self.mine, self.shown = base, stored, mine, shown
+        self.home, self.seen, self.deposits = home, seen, deposits
+
+    def holds(self, w: World, mine: list[str]) -> bool:
+        """Whether the sections still show what they did: the same deposits, and no shown container changed."""
+        if mine != self.mine:
+            return False
+        holdings = w.holdings
+        for holder, count in self.shown:
+            if holdings.get(holder) != count:
+                return False
+        return True
 
 
 def _sections(w: World, c: Character, tiles: list[dict[str, Any]], mine: list[str], shown: list[str]) -> tuple:

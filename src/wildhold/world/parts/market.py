@@ -20,6 +20,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.parts.construction import CONSTRUCTION
 from wildhold.world.parts.society import SOCIETY, artworks_by, change_reputation, reputation_of, trained
 from wildhold.world.state import Character, Operation
 
@@ -84,20 +85,48 @@ def dealings(w: World, agent: str) -> Dealings:
         kept = w.caches["dealings"] = {}
     held = kept.get(agent)
     if held is None or held[0] != stamp:
-        held = kept[agent] = (stamp, _dealings(state(w), agent))
+        held = kept[agent] = (stamp, _dealings(w, agent))
     return held[1]
 
 
-def _dealings(e: MarketState, agent: str) -> Dealings:
-    # Fresh records, their item tables copied too: an observation never aliases what the world mutates.
-    return Dealings(
-        trades=[_copied(_public_trade(t)) for t in e.trades.values() if agent in (t["from"], t["to"])],
-        contracts=[_copied(_public_contract(k)) for k in e.contracts.values() if agent in (k["payer"], k["deliverer"])],
-        orders=[_public_order(o) for o in e.orders.values() if o["agent"] == agent],
-        escrows=[escrow_holder(t["id"]) for t in e.trades.values() if t["from"] == agent]
-        + [escrow_holder(k["id"]) for k in e.contracts.values() if k["payer"] == agent]
-        + [escrow_holder(o["id"]) for o in e.orders.values() if o["agent"] == agent],
-    )
+def _dealings(w: World, agent: str) -> Dealings:
+    """One pass over each kind of record (a character's dealings are rebuilt whenever a market event names it)."""
+    e = state(w)
+    trades, contracts, orders, escrows, paid = [], [], [], [], []
+    for t in e.trades.values():
+        if t["from"] == agent:
+            escrows.append(escrow_holder(t["id"]))
+        elif t["to"] != agent:
+            continue
+        trades.append(_shown(w, t, None, _public_trade))
+    for k in e.contracts.values():
+        if k["payer"] == agent:
+            paid.append(escrow_holder(k["id"]))
+        elif k["deliverer"] != agent:
+            continue
+        contracts.append(_shown(w, k, k["stage"], _public_contract))
+    escrows += paid
+    for o in e.orders.values():
+        if o["agent"] == agent:
+            orders.append(_shown(w, o, o["qty"], _public_order))
+            escrows.append(escrow_holder(o["id"]))
+    return Dealings(trades, contracts, orders, escrows)
+
+
+RECORDS_KEPT = 1 << 12  # records as shown kept for reuse; beyond, they are forgotten and made again
+
+
+def _shown(w: World, record: dict[str, Any], version: Any, public: Any) -> dict[str, Any]:
+    """A record as observations show it: a fresh copy, its item tables copied too (an observation never aliases what
+    the world mutates), made once per record and `version` (a contract's stage, an order's quantity: the only fields
+    changed in place) and shared by both parties' observations (read-only)."""
+    kept = w.caches.get("market_records")
+    if kept is None or len(kept) > RECORDS_KEPT:
+        kept = w.caches["market_records"] = {}
+    held = kept.get(record["id"])  # ids are never reused in a world
+    if held is None or held[0] != version:
+        held = kept[record["id"]] = (version, _copied(public(record)))
+    return held[1]
 
 
 # ---- events --------------------------------------------------------------------------------
@@ -780,27 +809,85 @@ class Market(Part[MarketState]):
         _tick_expiries(w)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        # The lists and records below are kept between observations (read-only: shared by them), each until
-        # what it shows may have changed.
-        e, me = state(w), c.id
-        x0, x1, y0, y1 = w.view_bounds(c.pos)
-        mine = dealings(w, me)
-        market = [
-            _public_order(o) for o in e.orders.values()
-            if o["agent"] != me and x0 <= o["x"] <= x1 and y0 <= o["y"] <= y1
-        ]
-        attributes, artworks = _standing(w, me)
-        obs["economy"] = {
-            "reputation": reputation_of(w, me),
-            "defaults": e.defaults.get(me, 0),
-            "attributes": attributes,
-            "wealth": {"cents": wealth.wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", wealth.formula_summary(w.content))},
-            "trades": mine.trades,
-            "contracts": mine.contracts,
-            "orders": mine.orders,
-            "market": market,
-            "artworks": artworks,
-        }
+        # The section is kept whole per character (read-only: shared by its observations) while no market event names
+        # it or no one (its records and defaults change with one), its reputation, attribute levels (which only rise)
+        # and the artworks stay, no structure changes (its wealth's structures), and its view square and the open
+        # orders stay. What it carries changing (`World.holdings`) asks for its wealth again. What its escrows and
+        # deposits hold changes only with items moved to or from it, a market event naming it (an escrow released to
+        # the other party), a structure removed or a set-up command (which counts as every part's event naming no
+        # one), so those counters cover it too.
+        me, changes, standing = c.id, w.part_changes, SOCIETY.state(w)
+        levels = standing.attributes.get(me)
+        key = (changes.get((self.name, me)), changes.get((self.name, None)), standing.reputation.get(me),
+               sum(levels.values()) if levels else 0, len(standing.artworks), w.builds, changes[CONSTRUCTION.name])
+        bounds = w.view_bounds(c.pos)
+        where, carried_at = (bounds, _orders_version(w)), w.holdings.get(me)
+        kept = w.caches.get("economy")
+        if kept is None:
+            kept = w.caches["economy"] = {}
+        held = kept.get(me)
+        if held is None or held.key != key:
+            same_orders = held is not None and held.where == where
+            orders = held.section["market"] if same_orders else _orders_in_view(w, me, bounds)
+            held = kept[me] = _KeptEconomy(key, where, carried_at, _economy(w, me, orders))
+        else:  # a changed piece replaces the section (older observations keep the one they have)
+            if held.where != where:
+                orders = _orders_in_view(w, me, bounds)
+                if orders != held.section["market"]:
+                    held.section = {**held.section, "market": orders}
+                held.where = where
+            if held.carried_at != carried_at:
+                cents = wealth.wealth_cents(w, me)
+                if cents != held.section["wealth"]["cents"]:
+                    held.section = {**held.section, "wealth": {**held.section["wealth"], "cents": cents}}
+                held.carried_at = carried_at
+        obs["economy"] = held.section
+
+
+class _KeptEconomy:
+    """A character's economy section with what it holds under: `key` for the whole, `where` (view square, orders)
+    for the orders in view, `carried_at` (its count in `World.holdings`) for its wealth."""
+
+    __slots__ = ("key", "where", "carried_at", "section")
+
+    def __init__(self, key: tuple, where: tuple, carried_at: int | None, section: dict[str, Any]):
+        self.key, self.where, self.carried_at, self.section = key, where, carried_at, section
+
+
+def _orders_version(w: World) -> int:
+    """A number that changes whenever any open order as observations show it does: checked again after each market
+    event (orders are posted, filled and closed with one), shared by every character's section."""
+    stamp = w.part_changes[MARKET.name]
+    held = w.caches.get("orders_seen")
+    if held is None or held[0] != stamp:
+        public = [_public_order(o) for o in state(w).orders.values()]
+        version = 0 if held is None else held[2] + (public != held[1])
+        held = w.caches["orders_seen"] = (stamp, public, version)
+    return held[2]
+
+
+def _orders_in_view(w: World, me: str, bounds: tuple[int, int, int, int]) -> list[dict[str, Any]]:
+    """The open market orders of others at stalls in this view square, as observations show them."""
+    x0, x1, y0, y1 = bounds
+    return [_public_order(o) for o in state(w).orders.values()
+            if o["agent"] != me and x0 <= o["x"] <= x1 and y0 <= o["y"] <= y1]
+
+
+def _economy(w: World, me: str, orders: list[dict[str, Any]]) -> dict[str, Any]:
+    """A character's economy section, with these orders in view; its lists and records are kept pieces."""
+    mine = dealings(w, me)
+    attributes, artworks = _standing(w, me)
+    return {
+        "reputation": reputation_of(w, me),
+        "defaults": state(w).defaults.get(me, 0),
+        "attributes": attributes,
+        "wealth": {"cents": wealth.wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", wealth.formula_summary(w.content))},
+        "trades": mine.trades,
+        "contracts": mine.contracts,
+        "orders": mine.orders,
+        "market": orders,
+        "artworks": artworks,
+    }
 
 
 def _standing(w: World, me: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
@@ -818,8 +905,12 @@ def _standing(w: World, me: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
 
 
 def _copied(record: dict[str, Any]) -> dict[str, Any]:
-    """A public record whose values are scalars or item tables ({item: qty}), with those tables copied."""
-    return {k: dict(v) if isinstance(v, dict) else v for k, v in record.items()}
+    """A public record whose values are scalars or item tables ({item: qty}), with those tables copied (in place:
+    the record is a fresh one)."""
+    for k, v in record.items():
+        if v.__class__ is dict:
+            record[k] = dict(v)
+    return record
 
 
 MARKET = Market()

@@ -905,26 +905,32 @@ class Settlement(Part[Village]):
         # villagers or the board (see `World.part_changes`). The villagers in view also hold while the hour and the
         # view square stay; its quest log and friendships, while the day stays (a character walking or an hour
         # passing rebuilds only the villagers).
-        changes, name, me = w.part_changes, self.name, c.id
-        stamp = (changes.get((name, me)), changes.get((name, None)))
-        tick = w.tick
-        day = tick // w.calendar.ticks_per_day + 1
+        changes, name, me, tick, per_day = w.part_changes, self.name, c.id, w.tick, w.calendar.ticks_per_day
+        mine, anyone, day = changes.get((name, me)), changes.get((name, None)), tick // per_day
         kept = w.caches.get("village_views")
         if kept is None:
             kept = w.caches["village_views"] = {}
         held = kept.get(me)
-        if held is None or held[0] != (stamp, day):
-            held = kept[me] = ((stamp, day), *_own_sections(w, c))
-        seen_key = (stamp, tick % w.calendar.ticks_per_day // MINUTES_PER_HOUR, w.view_bounds(c.pos))
-        seen = w.caches.get("villagers_seen")
-        if seen is None:
-            seen = w.caches["villagers_seen"] = {}
-        villagers = seen.get(me)
-        if villagers is None or villagers[0] != seen_key:
-            villagers = seen[me] = (seen_key, _villagers_in_view(w, c))
-        obs["villagers"] = villagers[1]
+        if held is None or held.mine != mine or held.anyone != anyone or held.day != day:
+            held = kept[me] = _KeptVillage(mine, anyone, day, *_own_sections(w, c))
+        seen_at = (tick % per_day // MINUTES_PER_HOUR, w.view_bounds(c.pos))
+        if held.seen_at != seen_at:
+            held.villagers, held.seen_at = _villagers_in_view(w, c), seen_at
+        obs["villagers"] = held.villagers
         obs["quest_board"] = _board_view(w, village(w))
-        obs["quest_log"], obs["friendship"] = held[1], held[2]
+        obs["quest_log"], obs["friendship"] = held.quest_log, held.friendship
+
+
+class _KeptVillage:
+    """A character's village sections: its quest log and friendships, kept while no event of the village names it or
+    no one and the day stays; the villagers in view, also while the hour and its view square (`seen_at`) stay."""
+
+    __slots__ = ("mine", "anyone", "day", "quest_log", "friendship", "seen_at", "villagers")
+
+    def __init__(self, mine: int | None, anyone: int | None, day: int, quest_log: dict[str, Any], friendship: dict[str, Any]):
+        self.mine, self.anyone, self.day, self.quest_log, self.friendship = mine, anyone, day, quest_log, friendship
+        self.seen_at: tuple | None = None
+        self.villagers: list[dict[str, Any]] = []
 
 
 def _levels(w: World, me: str, npcs: dict[str, NpcSpec]) -> tuple[dict[str, int], dict[str, int], dict[tuple[str, int], int]]:
@@ -934,36 +940,51 @@ def _levels(w: World, me: str, npcs: dict[str, NpcSpec]) -> tuple[dict[str, int]
     per_level, top = social.points_per_level, social.max_level
     points = {name: v.friendship.get((me, name), 0) for name in npcs}
     levels = {name: min(pts // per_level, top) for name, pts in points.items()}  # level_of, for each villager
+    return points, levels, _discounts(w)
+
+
+def _discounts(w: World) -> dict[tuple[str, int], int]:
+    """`discount_pct` by villager and level: content, so made once per world."""
     discounts = w.caches.get("discounts")
-    if discounts is None:  # discount_pct by villager and level: content, so made once per world
+    if discounts is None:
+        top = w.content.social.max_level
         discounts = w.caches["discounts"] = {(name, level): _discount_at(npc, level)
                                              for name, npc in w.content.npcs.items() for level in range(top + 1)}
-    return points, levels, discounts
+    return discounts
 
 
 def _villagers_in_view(w: World, c: Character) -> list[dict[str, Any]]:
     """The villagers in a character's view, with their shops at its prices, as observations show them."""
-    v = village(w)
     npcs = w.content.npcs if w.scenario.npcs else {}
     x0, x1, y0, y1 = w.view_bounds(c.pos)
-    hour = hour_of_day(w)
-    _, levels, discounts = _levels(w, c.id, npcs)
+    width, villagers = w.width, village(w).villagers
     seen = []
     for name, npc in npcs.items():
-        place, p = v.villagers[name]
-        y, x = divmod(p, w.width)
-        if not (x0 <= x <= x1 and y0 <= y <= y1):
-            continue
-        shop = None
-        if npc.shop is not None:
-            shop = {
-                "open": shop_open(npc.shop, hour),
-                "hours": list(npc.shop.open_hours),
-                "sells": dict(_price_list(w, name, discounts[name, levels[name]])),
-                "buys": dict(npc.shop.buys),
-            }
-        seen.append({"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shop})
+        place, p = villagers[name]
+        y, x = divmod(p, width)
+        if x0 <= x <= x1 and y0 <= y <= y1:
+            seen.append(_villager_record(w, c.id, name, npc, place, x, y))
     return seen
+
+
+def _villager_record(w: World, me: str, name: str, npc: NpcSpec, place: str, x: int, y: int) -> dict[str, Any]:
+    """One villager as observations show it: the same for every character at the same friendship discount with it,
+    so built once for each place, open or closed shop and discount, and shared by their observations (read-only)."""
+    shop, open_now, discount = npc.shop, None, None
+    if shop is not None:
+        social = w.content.social
+        level = min(village(w).friendship.get((me, name), 0) // social.points_per_level, social.max_level)
+        open_now, discount = shop_open(shop, hour_of_day(w)), _discounts(w)[name, level]
+    key = (name, place, x, y, open_now, discount)
+    records = w.caches.get("villager_records")
+    if records is None:
+        records = w.caches["villager_records"] = {}
+    record = records.get(key)
+    if record is None:
+        shown = None if shop is None else {"open": open_now, "hours": list(shop.open_hours),
+                                           "sells": dict(_price_list(w, name, discount)), "buys": dict(shop.buys)}
+        record = records[key] = {"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shown}
+    return record
 
 
 def _own_sections(w: World, c: Character) -> tuple[dict[str, Any], dict[str, Any]]:
