@@ -6,9 +6,11 @@ import json
 import random
 from collections import deque
 
+from wildhold.bench import engine
 from wildhold.bench.engine import bench_engine
 from wildhold.content import default_content
 from wildhold.world.actions import DIRECTIONS, find_path, known_walkable
+from wildhold.world.parts import PARTS
 from wildhold.world.world import World
 
 
@@ -35,10 +37,27 @@ def test_quick_bench_prints_one_json_object_last_with_every_figure(capsys):
     memory = figures["observe_by_memory"]  # one observation timed at 0, 2k and 9k remembered tiles
     assert set(memory) == {"0", "2000", "9000"} and memory["9000"]["remembered"] >= 9000
     assert all(row["changes_us"] > 0 and row["whole_us"] > 0 for row in memory.values())
+    by_part = figures["observe_by_part"]
+    assert set(by_part["us"]) == {part.name for part in PARTS} and by_part["total_us"] > 0
+    assert by_part["observations"] == 100 * figures["honest_ticks"]["100"]
+
+
+def test_observations_digest_is_the_same_for_the_same_play_and_moves_when_one_differs(monkeypatch):
+    """The digest and chain head printed beside the parts' timings say whether two trees build the same
+    observations: the same play gives the same, and an observation one key longer gives another."""
+    content = default_content()
+    first, again = engine.observe_by_part(content, 6, 8), engine.observe_by_part(content, 6, 8)
+    assert (first["observations_sha256"], first["chain_head"]) == (again["observations_sha256"], again["chain_head"])
+    assert first["observations"] == 48
+    farming = next(part for part in PARTS if part.name == "farming")
+    plain = type(farming).observe
+    monkeypatch.setattr(type(farming), "observe", lambda self, w, c, obs: (plain(self, w, c, obs), obs.setdefault("extra", 1))[0])
+    other = engine.observe_by_part(content, 6, 8)
+    assert other["observations_sha256"] != first["observations_sha256"]
+    assert all(not hasattr(part, "__dict__") or "observe" not in vars(part) for part in PARTS)  # the timers are taken off
 
 
 def test_bench_without_json_prints_only_the_table(capsys, monkeypatch):
-    import wildhold.bench.engine as engine
 
     # The measurements are the test above's; this one is about what is printed, so it measures nothing.
     monkeypatch.setattr(engine, "warm_up", lambda content: None)
@@ -52,11 +71,15 @@ def test_bench_without_json_prints_only_the_table(capsys, monkeypatch):
     monkeypatch.setattr(engine, "worldgen_ms", lambda content, repeats: 12.5)
     monkeypatch.setattr(engine, "mb_per_world", lambda content, ticks: (3.0, 4.0))
     monkeypatch.setattr(engine, "crafter_figures", lambda steps: (3500.0, 9.0))
+    monkeypatch.setattr(engine, "observe_by_part", lambda content, n, ticks: {
+        "us": {"market": 6.0, "society": 4.0}, "total_us": 10.0, "observations": n * ticks,
+        "observations_sha256": "ab" * 32, "chain_head": "cd" * 16})
     bench_engine(as_json=False, quick=True)
     out = capsys.readouterr().out
     assert "agent-ticks/s" in out and "crafter" in out
-    honest_row = next(line for line in out.splitlines() if "honest load, 100 agents" in line)
-    assert ">= 25,000" in honest_row and "miss" in honest_row  # 900 agent-ticks/s misses the target
+    honest_row = next(line for line in out.splitlines() if ">= 25,000" in line)  # the honest load at 100 agents
+    assert "900" in honest_row and "miss" in honest_row  # misses the target
+    assert "market" in out and "abababababababab" in out and "cdcdcdcdcdcdcdcd" in out
     assert not out.strip().splitlines()[-1].startswith("{")
 
 

@@ -11,11 +11,13 @@ figures they bound; `as_json` adds one JSON object on the last line for scripts 
 from __future__ import annotations
 
 import gc
+import hashlib
 import statistics
 import time
 import tracemalloc
 from typing import Any
 
+import orjson
 from rich.console import Console
 
 from wildhold.agents.base import AgentView
@@ -28,6 +30,7 @@ from wildhold.content import Content, default_content
 from wildhold.server.surface import action_tools
 from wildhold.terminal import FitTable
 from wildhold.world.observe import observe, status
+from wildhold.world.parts import PARTS
 from wildhold.world.world import World
 
 TARGET_WORLDGEN_MS = 100.0
@@ -129,6 +132,46 @@ def honest_figures(content: Content, n_agents: int, ticks: int, seed: int = SEED
         "step_us_per_agent_tick": spent["step"] / agent_ticks * 1e6,
         "decisions_per_agent_tick": decisions / agent_ticks,
     }
+
+
+def observe_by_part(content: Content, n_agents: int = 100, ticks: int = HONEST_TICKS[100], seed: int = SEED) -> dict[str, Any]:
+    """The honest load again, each part's `observe` timed: microseconds per observation spent in each part's
+    sections (less the timer's own cost), a digest of every observation's JSON and the event chain's head. Two trees
+    that build the same observations and play the same events print the same digest and head. Run apart from the
+    headline figures, which the timers would weigh on."""
+    clock = time.perf_counter
+    spent = dict.fromkeys([p.name for p in PARTS], 0.0)
+    timer = [0.0]
+    for part in PARTS:
+        def timed(w: World, c: Any, obs: dict[str, Any], inner=part.observe, name=part.name) -> None:
+            t0 = clock()
+            inner(w, c, obs)
+            t1 = clock()
+            spent[name] += t1 - t0
+            timer[0] += clock() - t1  # one more reading of the clock: what the two above cost beside the part
+        part.observe = timed  # type: ignore[method-assign]
+    try:
+        world = World(content, "default", seed)
+        agents = [world.join(f"agent{i}") for i in range(n_agents)]
+        world.events.drain()
+        client, policy = LocalClient(world), LegalRandomAgent(content)
+        digest, observations = hashlib.sha256(), 0
+        for _ in range(ticks):
+            for a in agents:
+                view = client.view(a, policy)
+                digest.update(orjson.dumps(view.observation()))
+                observations += 1
+                if client.idle(a):
+                    world.submit(a, *policy.decide(view))
+            world.step()
+            world.events.drain()
+    finally:
+        for part in PARTS:
+            del part.observe  # the class's own again
+    per_call = timer[0] / (observations * len(PARTS))
+    by_part = {name: max(0.0, s / observations - per_call) * 1e6 for name, s in spent.items()}
+    return {"us": dict(sorted(by_part.items(), key=lambda kv: -kv[1])), "total_us": sum(by_part.values()),
+            "observations": observations, "observations_sha256": digest.hexdigest(), "chain_head": world.events.head}
 
 
 def observe_by_memory(content: Content, sizes: tuple[int, ...] = MEMORY_SIZES, calls: int = 200) -> dict[str, dict[str, float]]:
@@ -304,6 +347,7 @@ def bench_engine(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
     }
     guessed = guessed_acceptance(content)
     by_memory = observe_by_memory(content, calls=QUICK_OBSERVE_CALLS if quick else OBSERVE_CALLS)
+    by_part = observe_by_part(content, 100, honest_ticks[100])
     at_most = by_memory[str(MEMORY_SIZES[-1])]["changes_us"]
     gen_ms = worldgen_ms(content, 3 if quick else 7)
     mb, peak_mb = mb_per_world(content, memory_ticks)
@@ -314,6 +358,7 @@ def bench_engine(as_json: bool = False, quick: bool = False) -> dict[str, Any]:
         "agent_ticks_per_s": rates,
         "guessed_accepted_share": guessed,
         "observe_by_memory": by_memory,
+        "observe_by_part": by_part,
         "ticks": {str(n): t for n, t in ticks.items()},
         "repeats": repeats,
         "worldgen_ms": gen_ms,
@@ -356,6 +401,13 @@ def _table(r: dict[str, Any]) -> FitTable:
                       f"{h['observe_us']:,.0f} / {h['decide_us']:,.0f} / {h['submit_us']:,.0f}", "", "")
         table.add_row(f"  us of step per agent-tick; decisions per agent-tick ({agents})",
                       f"{h['step_us_per_agent_tick']:,.1f}; {h['decisions_per_agent_tick']:.2f}", "", "")
+    parts = r["observe_by_part"]
+    table.add_row(f"  us per observation in the parts' sections, 100 agents (a run apart: {parts['observations']:,} observations)",
+                  fmt(parts["total_us"], ".1f"), "", "")
+    for name, us in parts["us"].items():
+        table.add_row(f"    {name}", fmt(us, ".1f"), "", "")
+    table.add_row("  digest of those observations' JSON", parts["observations_sha256"][:16], "", "")
+    table.add_row("  their event chain head", parts["chain_head"][:16], "", "")
     for n, rate in r["agent_ticks_per_s"].items():
         table.add_row(f"old load: agent-ticks/s, {n} agent{'s' if n != '1' else ''}, random guesses, no observation "
                       f"({r['ticks'][n]} ticks)", fmt(rate), "", "")
