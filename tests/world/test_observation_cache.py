@@ -17,7 +17,7 @@ from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import LegalRandomAgent
 from wildhold.world.errors import Accepted
 from wildhold.world.observe import observe
-from wildhold.world.parts import market
+from wildhold.world.parts import market, society
 from wildhold.world.parts.dungeon import dungeon_status
 from wildhold.world.parts.society import change_reputation
 from wildhold.world.setup import apply_setup
@@ -342,3 +342,39 @@ def test_an_animal_leaving_is_seen_in_its_owners_wealth_as_from_nothing(content)
         built(w, a)
         w.step()
     assert built(w, a) == fresh(w, a)
+
+
+def overflowing_inboxes(content) -> tuple[str, int] | None:
+    """With inboxes of three messages, one character says and whispers none to five messages between the others'
+    observations (one of them looking only every other round): the first (agent, tick) whose observation differs
+    from one built from nothing, or None. Each round also checks the inboxes hold the latest messages."""
+    small = content.model_copy(update={"economy": content.economy.model_copy(update={"inbox_max_messages": 3})})
+    w = World(small, "default", 3)
+    a, b, c = w.join("a"), w.join("b"), w.join("c")
+    x, y = open_site(w, range(-1, 2), range(-1, 2))
+    for agent, px in ((a, x - 1), (b, x), (c, x + 1)):
+        apply_setup(w, "move_character", {"agent": agent, "x": px, "y": y})
+    said: list[str] = []
+    for n in (0, 1, 2, 3, 4, 5, 1, 3):
+        for i in range(n):
+            text = f"word {len(said)}"
+            action, args = ("whisper", {"to": b, "text": text}) if i == 1 else ("say", {"text": text})
+            assert isinstance(w.submit(a, action, args), Accepted), action
+            while w.chars[a].op is not None:
+                w.step()
+            said.append(text)
+        for agent in (b, c) if len(said) % 2 else (b,):
+            if built(w, agent) != fresh(w, agent):
+                return agent, w.tick
+        assert [m["text"] for m in observe(w, b)["messages"]["inbox"]] == said[-3:]
+    return None
+
+
+def test_inboxes_overflowing_between_observations_are_seen_as_from_nothing(content):
+    assert overflowing_inboxes(content) is None
+
+
+def test_a_message_the_inbox_copies_are_not_told_of_is_caught(content, monkeypatch):
+    """With deliveries left uncounted, the kept copies of an inbox fall behind: the comparison catches it."""
+    monkeypatch.setattr(society, "_count_heard", lambda w, agents: None)
+    assert overflowing_inboxes(content) is not None

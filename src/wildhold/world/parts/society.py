@@ -273,6 +273,17 @@ def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> 
         box.append(message)
         if len(box) > most:
             del box[:len(box) - most]
+    _count_heard(w, agents)
+
+
+def _count_heard(w: World, agents: list[str]) -> None:
+    """One more message for each of these characters' kept inbox copies to catch up with (see `_inbox_copies`)."""
+    kept = w.caches.get("inboxes")
+    if kept:
+        for agent in agents:
+            held = kept.get(agent)
+            if held is not None:
+                held[0] += 1
 
 
 class TextArgs(ActionArgs):
@@ -418,16 +429,34 @@ class Society(Part[SocietyState]):
         return sum(w.content.attributes[a].yield_bonus.get(node, 0) * lvl for a, lvl in levels.items())
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        e = state(w)
         # A message's fields are strings and numbers, never changed once sent: copying each record (not
         # deeply) is enough for an observation never to alias what the world mutates. The lists of copies are
         # never changed once made either, so observations share them (read-only).
-        obs["messages"] = {"inbox": _copies(w, ("inbox", c.id), e.inboxes.get(c.id, [])),
-                           "board": _copies(w, ("board",), e.board)}
+        obs["messages"] = {"inbox": _inbox_copies(w, c.id), "board": _copies(w, ("board",), state(w).board)}
+
+
+def _inbox_copies(w: World, agent: str) -> list[dict[str, Any]]:
+    """Copies of a character's inbox for observations, each message copied once per hearer (one said to several is
+    one record in the world). Kept beside the count of messages delivered since (`_count_heard`): an inbox is only
+    appended to and trimmed from the front, so the copies catch up by taking that many new ones and keeping as many
+    old ones as the inbox still holds. Most observations at a crowd find a few new messages in a full inbox."""
+    kept = w.caches.get("inboxes")
+    if kept is None:
+        kept = w.caches["inboxes"] = {}
+    box = state(w).inboxes.get(agent, ())
+    held = kept.get(agent)
+    if held is None:
+        held = kept[agent] = [0, [dict(m) for m in box]]
+    elif held[0]:
+        old = len(box) - held[0]  # messages the copies already hold
+        copies = held[1]
+        held[1] = (copies[len(copies) - old:] if old > 0 else []) + [dict(m) for m in box[max(old, 0):]]
+        held[0] = 0
+    return held[1]
 
 
 def _copies(w: World, key: tuple[str, ...], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Copies of a message list (an inbox, the board) for observations, each message copied once: messages
+    """Copies of a message list (the board) for observations, each message copied once: messages
     are only appended and dropped from the front, so the copies kept are brought up to date by dropping
     and appending the same. The last original is kept beside them, so identity says where the new ones start."""
     kept = w.caches.get("messages")
