@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from pathlib import Path
 
 import orjson
 import pytest
@@ -558,3 +557,63 @@ def test_a_listener_that_fails_on_an_event_still_hears_the_later_ones(content):
             w.emit("boom")
         w.emit("after")
     assert w.heard[-1] == "after" and "echo" not in w.heard
+
+
+class Picky(Hearing):
+    """A listener told only of the kinds in `PICKED`."""
+
+    def hears(self, w: World, kind: str) -> bool:
+        return kind in PICKED
+
+
+PICKED = ("needs", "trial_stage_attained")  # the second is emitted by the trial while the listeners are told
+
+
+def test_a_listener_is_told_only_the_events_it_hears_in_order(content):
+    with listening(Picky(lambda w, seq, kind: kind)):
+        w, a, events = settle_for_a_day(content)
+    told = [e["kind"] for e in events if e["kind"] in PICKED]
+    assert "trial_stage_attained" in told and w.heard == told
+
+
+def test_the_trial_told_only_what_it_follows_records_what_it_records_told_everything(content, monkeypatch):
+    told: list[str] = []
+    plain = type(TRIAL).on_event
+
+    def on_event(self, w: World, seq: int, kind: str, data: dict) -> None:
+        told.append(kind)
+        plain(self, w, seq, kind, data)
+
+    monkeypatch.setattr(type(TRIAL), "on_event", on_event)
+    w, _, events = settle_for_a_day(content)
+    assert any(e["kind"] == "trial_stage_attained" for e in events)
+    assert 0 < len(told) < len(events)  # it was not told of every event
+    everything = len(told)
+    monkeypatch.setattr(type(TRIAL), "hears", lambda self, w, kind: True)
+    told.clear()
+    w_told_all, _, events_told_all = settle_for_a_day(content)
+    assert len(told) > everything
+    assert events_told_all == events and w_told_all.events.head == w.events.head
+
+
+def test_once_time_alone_completes_a_stage_the_next_event_of_any_kind_records_it(content):
+    """The trial follows a few kinds of event, and every kind once a stage may be due by time alone: the first event
+    after that, whatever it is, is followed by the stage (as when it was told of every event)."""
+    w = World(content, "tiny", 5)
+    a = w.join("settler")
+    c = w.chars[a]
+    bench = free_beside(w, c.pos)
+    apply_setup(w, "place_structure", {"x": w.xy(bench)[0], "y": w.xy(bench)[1], "structure": "workbench"})
+    for item, qty in (("wood", 3), ("bed", 1)):
+        apply_setup(w, "give_items", {"agent": a, "item": item, "qty": qty})
+    assert w.submit(a, "craft", {"recipe": "wooden_axe"}).op
+    run_until_idle(w, a)
+    x, y = w.xy(c.pos)
+    assert w.submit(a, "place", {"item": "bed", "x": x, "y": y}).op
+    run_until_idle(w, a)
+    due = TRIAL.state(w).due
+    assert due is not None and due > w.tick
+    drained(w)
+    w.tick = due  # time alone has completed Foothold; no event has come since
+    w.emit("probe")  # a kind the trial has no handler for
+    assert [(e["kind"], e["data"].get("stage")) for e in drained(w)] == [("probe", None), ("trial_stage_attained", "foothold")]

@@ -201,15 +201,16 @@ class World:
             changes[owner, None] = n
 
     def _tell_listeners(self, seq: int, kind: str, data: dict[str, Any]) -> None:
-        """Each listener sees every event once, in sequence order, even those a listener emits itself: those
-        wait in `_unheard` until this event and the ones before them are told. Most events find it empty, so
-        the event in hand is told without queueing it."""
+        """Each listener is told once, in sequence order, of every event it `hears` then, even those a listener
+        emits itself: those wait in `_unheard` until this event and the ones before them are told. Most events
+        find it empty, so the event in hand is told without queueing it."""
         listeners, unheard = self.listeners, self._unheard
         self._telling = True
         try:
             while True:
                 for part in listeners:
-                    part.on_event(self, seq, kind, data)
+                    if part.hears(self, kind):
+                        part.on_event(self, seq, kind, data)
                 if not unheard:
                     return
                 seq, kind, data = unheard.popleft()

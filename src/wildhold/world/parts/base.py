@@ -124,11 +124,16 @@ class Part(Generic[S]):
         return None
 
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
-        """Every event, just after it is logged (a part that follows the whole record: the trial).
+        """Every event it `hears`, just after it is logged (a part that follows the record: the trial).
 
-        Only parts that override this are called, each on every event once and in sequence order;
-        an event a listener emits reaches the listeners after the one they are hearing. It must not
-        change state other parts read."""
+        Only parts that override this are called, each on every event it hears once and in sequence
+        order; an event a listener emits reaches the listeners after the one they are hearing. It must
+        not change state other parts read."""
+
+    def hears(self, w: World, kind: str) -> bool:
+        """Whether a listener is told of an event of this kind now, asked when it would be told: every kind
+        unless it says otherwise. One that answers False must be one for which `on_event` would do nothing."""
+        return True
 
 
 def section_of(part: Part) -> str:

@@ -148,6 +148,11 @@ class TrialTracker(Saved):
 
     # ---- feeding ---------------------------------------------------------------------------
 
+    def follows(self, kind: str, tick: int) -> bool:
+        """Whether an event of this kind at this tick may complete a stage (one with a handler, or any once time alone
+        may have completed one): `feed` takes every other as nothing, so a world need not tell it of them."""
+        return kind in self._handlers or (self.due is not None and tick >= self.due)
+
     def feed(self, seq: int, tick: int, kind: str, data: dict[str, Any]) -> Sequence[tuple[str, str, dict[str, Any]]]:
         """Take one event; return the stages it completes, in joining then stage order."""
         handler = self._handlers.get(kind)
@@ -581,7 +586,7 @@ class TrialInfo:
 
 
 class TrialPart(Part[TrialTracker]):
-    """Feeds every event to the world's `TrialTracker` and logs each stage as it is attained."""
+    """Feeds the world's `TrialTracker` every event it follows and logs each stage as it is attained."""
 
     name = "trial"
     tables = ("trial",)
@@ -590,6 +595,9 @@ class TrialPart(Part[TrialTracker]):
 
     def new_state(self, w: World) -> TrialTracker:
         return TrialTracker(w.content, w.width, w.height)
+
+    def hears(self, w: World, kind: str) -> bool:
+        return w.states[self.name].follows(kind, w.tick)
 
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
         for agent, stage, record in w.states[self.name].feed(seq, w.tick, kind, data):  # (`state`, inline: every event)
