@@ -375,6 +375,6 @@ def test_inboxes_overflowing_between_observations_are_seen_as_from_nothing(conte
 
 
 def test_a_message_the_inbox_copies_are_not_told_of_is_caught(content, monkeypatch):
-    """With deliveries left uncounted, the kept copies of an inbox fall behind: the comparison catches it."""
-    monkeypatch.setattr(society, "_count_heard", lambda w, agents: None)
+    """With deliveries not handed to the kept copies, the copies of an inbox fall behind: the comparison catches it."""
+    monkeypatch.setattr(society, "_hand_copies", lambda w, agents, message, most: None)
     assert overflowing_inboxes(content) is not None
