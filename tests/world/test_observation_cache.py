@@ -17,7 +17,7 @@ from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import LegalRandomAgent
 from wildhold.world.errors import Accepted
 from wildhold.world.observe import observe
-from wildhold.world.parts import market, society
+from wildhold.world.parts import market, settlement, society
 from wildhold.world.parts.dungeon import dungeon_status
 from wildhold.world.parts.society import change_reputation
 from wildhold.world.setup import apply_setup
@@ -322,6 +322,46 @@ def test_villagers_through_a_day_are_seen_as_from_nothing(content):
     assert seen == 48
 
 
+def beside_the_shop(w: World, agent: str) -> None:
+    """Put a character on a free tile next to the settlement's shop (where Mara keeps hers from 8 to 18)."""
+    x, y = w.xy(settlement.place_tile(w, "shop"))
+    near = next((x + dx, y + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                if (p := w.pos(x + dx, y + dy)) is not None and w.is_walkable(p) and p not in w.occupants)
+    apply_setup(w, "move_character", {"agent": agent, "x": near[0], "y": near[1]})
+
+
+def test_a_shop_opening_where_its_keeper_stands_is_seen_as_from_nothing(content):
+    """A shop opening in an hour its keeper does not move (here Mara's at 10, two hours after she reaches it): with no
+    event of the village the hour alone changes what the villager shows; every tick from 9:55 to 10:05 is compared."""
+    npc = "mara"
+    later = content.npcs[npc].model_copy(update={"shop": content.npcs[npc].shop.model_copy(update={"open_hours": (10, 18)})})
+    w = World(content.model_copy(update={"npcs": {**content.npcs, npc: later}}), "default", 3)
+    a = w.join("a")
+    apply_setup(w, "set_time", {"day": 1, "hour": 9, "minute": 55})
+    w.step()  # the villagers go where the hour puts them
+    beside_the_shop(w, a)
+    shown = []
+    while w.tick % w.calendar.ticks_per_day < 10 * 60 + 5:
+        assert built(w, a) == fresh(w, a), w.tick
+        shown += [v["shop"]["open"] for v in observe(w, a)["villagers"] if v["npc"] == npc]
+        w.step()
+    assert shown[0] is False and shown[-1] is True
+
+
+def test_villagers_moving_after_a_jump_in_time_are_seen_as_from_nothing(content):
+    """After a jump in time the villagers stay where they were until the next tick moves them, within the same hour:
+    the observations before and after that move are each as from nothing."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    beside_the_shop(w, a)
+    built(w, a)
+    apply_setup(w, "set_time", {"day": 1, "hour": 9, "minute": 30})
+    assert built(w, a) == fresh(w, a)
+    w.step()
+    assert built(w, a) == fresh(w, a)
+    assert any(v["npc"] == "mara" and v["place"] == "shop" for v in observe(w, a)["villagers"])
+
+
 def test_an_animal_leaving_is_seen_in_its_owners_wealth_as_from_nothing(content):
     """An animal's structure counts in its owner's wealth: one left hungry leaves at a midnight and its structure
     goes with it, with no item of its owner's moved and no event of the market."""
@@ -375,6 +415,6 @@ def test_inboxes_overflowing_between_observations_are_seen_as_from_nothing(conte
 
 
 def test_a_message_the_inbox_copies_are_not_told_of_is_caught(content, monkeypatch):
-    """With deliveries left uncounted, the kept copies of an inbox fall behind: the comparison catches it."""
-    monkeypatch.setattr(society, "_count_heard", lambda w, agents: None)
+    """With deliveries not handed to the kept copies, the copies of an inbox fall behind: the comparison catches it."""
+    monkeypatch.setattr(society, "_hand_copies", lambda w, agents, message, most: None)
     assert overflowing_inboxes(content) is not None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, require_item
+from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, reach_tiles, require_item
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
@@ -354,8 +354,8 @@ def _villager_ready(w: World, c: Character) -> str | None:
     """`_villager`'s refusal of every villager while none stands within the character's reach."""
     if not w.scenario.npcs:
         return "unknown_npc"
-    pos, reach, distance = c.pos, w.needs.reach, w.distance
-    return None if any(distance(pos, p) <= reach for _, p in village(w).villagers.values()) else "out_of_range"
+    stands = {p for _, p in village(w).villagers.values()}
+    return "out_of_range" if stands.isdisjoint(reach_tiles(w, c)) else None
 
 
 def _open_shop(w: World, c: Character, npc: str) -> ShopSpec | Rejected:
@@ -904,33 +904,48 @@ class Settlement(Part[Village]):
         # of its events, naming the character when it changes its friendships or quests, naming none when it moves
         # villagers or the board (see `World.part_changes`). The villagers in view also hold while the hour and the
         # view square stay; its quest log and friendships, while the day stays (a character walking or an hour
-        # passing rebuilds only the villagers).
-        changes, name, me, tick, per_day = w.part_changes, self.name, c.id, w.tick, w.calendar.ticks_per_day
-        mine, anyone, day = changes.get((name, me)), changes.get((name, None)), tick // per_day
+        # passing rebuilds only the villagers); the board, while no event of the village at all is emitted.
+        changes, tick, per_day = w.part_changes, w.tick, w.calendar.ticks_per_day
         kept = w.caches.get("village_views")
         if kept is None:
             kept = w.caches["village_views"] = {}
-        held = kept.get(me)
-        if held is None or held.mine != mine or held.anyone != anyone or held.day != day:
-            held = kept[me] = _KeptVillage(mine, anyone, day, *_own_sections(w, c))
-        seen_at = (tick % per_day // MINUTES_PER_HOUR, w.view_bounds(c.pos))
-        if held.seen_at != seen_at:
-            held.villagers, held.seen_at = _villagers_in_view(w, c), seen_at
+        held = kept.get(c.id)
+        anyone, day = changes.get(_NO_ONE), tick // per_day
+        if held is None or held.mine != changes.get(held.key) or held.anyone != anyone or held.day != day:
+            held = kept[c.id] = _KeptVillage(w, c, anyone, day)
+        hour, bounds = tick // MINUTES_PER_HOUR, w.view_bounds(c.pos)  # hours since the first
+        if held.hour != hour or held.bounds != bounds:
+            held.villagers = _villagers_in_view(w, _villagers_now(w, anyone, hour), bounds, held.discounts)
+            held.hour, held.bounds = hour, bounds
+        stamp = changes[_NAME]
+        if held.board_at != stamp:
+            held.board, held.board_at = _board_view(w, stamp), stamp
         obs["villagers"] = held.villagers
-        obs["quest_board"] = _board_view(w, village(w))
+        obs["quest_board"] = held.board
         obs["quest_log"], obs["friendship"] = held.quest_log, held.friendship
 
 
+_NAME = Settlement.name
+_NO_ONE = (_NAME, None)  # the key in `World.part_changes` of the village's events naming no character
+
+
 class _KeptVillage:
-    """A character's village sections: its quest log and friendships, kept while no event of the village names it or
-    no one and the day stays; the villagers in view, also while the hour and its view square (`seen_at`) stay."""
+    """A character's village sections: its quest log and friendships (and its discount with each villager), kept
+    while no event of the village names it (`key`) or no one and the day stays; the villagers in view, also while the
+    hour and its view square stay; the board (shared), while no event of the village is emitted (`board_at`)."""
 
-    __slots__ = ("mine", "anyone", "day", "quest_log", "friendship", "seen_at", "villagers")
+    __slots__ = ("key", "mine", "anyone", "day", "quest_log", "friendship", "discounts", "hour", "bounds", "villagers",
+                 "board_at", "board")
 
-    def __init__(self, mine: int | None, anyone: int | None, day: int, quest_log: dict[str, Any], friendship: dict[str, Any]):
-        self.mine, self.anyone, self.day, self.quest_log, self.friendship = mine, anyone, day, quest_log, friendship
-        self.seen_at: tuple | None = None
+    def __init__(self, w: World, c: Character, anyone: int | None, day: int):
+        self.key = (_NAME, c.id)
+        self.mine, self.anyone, self.day = w.part_changes.get(self.key), anyone, day
+        self.quest_log, self.friendship, self.discounts = _own_sections(w, c)
+        self.hour: int | None = None
+        self.bounds: tuple[int, int, int, int] | None = None
         self.villagers: list[dict[str, Any]] = []
+        self.board_at: int | None = None
+        self.board: list[dict[str, Any]] = []
 
 
 def _levels(w: World, me: str, npcs: dict[str, NpcSpec]) -> tuple[dict[str, int], dict[str, int], dict[tuple[str, int], int]]:
@@ -953,42 +968,54 @@ def _discounts(w: World) -> dict[tuple[str, int], int]:
     return discounts
 
 
-def _villagers_in_view(w: World, c: Character) -> list[dict[str, Any]]:
-    """The villagers in a character's view, with their shops at its prices, as observations show them."""
-    npcs = w.content.npcs if w.scenario.npcs else {}
-    x0, x1, y0, y1 = w.view_bounds(c.pos)
-    width, villagers = w.width, village(w).villagers
-    seen = []
-    for name, npc in npcs.items():
-        place, p = villagers[name]
-        y, x = divmod(p, width)
-        if x0 <= x <= x1 and y0 <= y <= y1:
-            seen.append(_villager_record(w, c.id, name, npc, place, x, y))
-    return seen
+class _Villager:
+    """A villager where it stands at an hour, and its record as observations show it at each discount with it (None
+    for one who keeps no shop): the same for every character at that discount, so made when first seen and shared
+    by their observations (read-only)."""
+
+    __slots__ = ("name", "npc", "place", "x", "y", "open", "records")
+
+    def __init__(self, name: str, npc: NpcSpec, place: str, x: int, y: int, open_now: bool | None):
+        self.name, self.npc, self.place, self.x, self.y, self.open = name, npc, place, x, y, open_now
+        self.records: dict[int | None, dict[str, Any]] = {}
+
+    def record(self, w: World, discount: int | None) -> dict[str, Any]:
+        shop = self.npc.shop
+        shown = None if shop is None else {"open": self.open, "hours": list(shop.open_hours),
+                                           "sells": dict(_price_list(w, self.name, discount)), "buys": dict(shop.buys)}
+        record = self.records[discount] = {"npc": self.name, "role": self.npc.role, "x": self.x, "y": self.y,
+                                           "place": self.place, "shop": shown}
+        return record
 
 
-def _villager_record(w: World, me: str, name: str, npc: NpcSpec, place: str, x: int, y: int) -> dict[str, Any]:
-    """One villager as observations show it: the same for every character at the same friendship discount with it,
-    so built once for each place, open or closed shop and discount, and shared by their observations (read-only)."""
-    shop, open_now, discount = npc.shop, None, None
-    if shop is not None:
-        social = w.content.social
-        level = min(village(w).friendship.get((me, name), 0) // social.points_per_level, social.max_level)
-        open_now, discount = shop_open(shop, hour_of_day(w)), _discounts(w)[name, level]
-    key = (name, place, x, y, open_now, discount)
-    records = w.caches.get("villager_records")
-    if records is None:
-        records = w.caches["villager_records"] = {}
-    record = records.get(key)
-    if record is None:
-        shown = None if shop is None else {"open": open_now, "hours": list(shop.open_hours),
-                                           "sells": dict(_price_list(w, name, discount)), "buys": dict(shop.buys)}
-        record = records[key] = {"npc": name, "role": npc.role, "x": x, "y": y, "place": place, "shop": shown}
-    return record
+def _villagers_now(w: World, anyone: int | None, hour: int) -> list[_Villager]:
+    """Every villager where it stands, kept while no event of the village names no one (every move of a villager
+    emits one) and the hour (counted from the first: its shop open or closed) stays."""
+    held = w.caches.get("villagers_now")
+    if held is None or held[0] != anyone or held[1] != hour:
+        npcs = w.content.npcs if w.scenario.npcs else {}
+        width, villagers, hour_now = w.width, village(w).villagers, hour_of_day(w)
+        now = []
+        for name, npc in npcs.items():
+            place, p = villagers[name]
+            y, x = divmod(p, width)
+            now.append(_Villager(name, npc, place, x, y, None if npc.shop is None else shop_open(npc.shop, hour_now)))
+        held = w.caches["villagers_now"] = (anyone, hour, now)
+    return held[2]
 
 
-def _own_sections(w: World, c: Character) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A character's quest log and friendships, as observations show them."""
+def _villagers_in_view(w: World, villagers: list[_Villager], bounds: tuple[int, int, int, int],
+                       discounts: tuple[int | None, ...]) -> list[dict[str, Any]]:
+    """The villagers in a view square, with their shops at a character's discounts (one for each villager, in the
+    same order), as observations show them."""
+    x0, x1, y0, y1 = bounds
+    return [v.records.get(discount) or v.record(w, discount)
+            for v, discount in zip(villagers, discounts) if x0 <= v.x <= x1 and y0 <= v.y <= y1]
+
+
+def _own_sections(w: World, c: Character) -> tuple[dict[str, Any], dict[str, Any], tuple[int | None, ...]]:
+    """A character's quest log and friendships, as observations show them, and its discount with each villager
+    (None for one who keeps no shop)."""
     v = village(w)
     npcs = w.content.npcs if w.scenario.npcs else {}
     day, me = w.day, c.id
@@ -1013,7 +1040,8 @@ def _own_sections(w: World, c: Character) -> tuple[dict[str, Any], dict[str, Any
             "talked_today": v.talked.get((me, name)) == day,
             "gifts_today": given if gift_day == day else 0,
         }
-    return quest_log, friends
+    shops = tuple(None if npc.shop is None else friends[name]["discount_pct"] for name, npc in npcs.items())
+    return quest_log, friends, shops
 
 
 def _discount_at(npc: NpcSpec, level: int) -> int:
@@ -1031,13 +1059,13 @@ def _price_list(w: World, npc: str, discount: int) -> dict[str, int]:
     return got
 
 
-def _board_view(w: World, v: Village) -> list[dict[str, Any]]:
+def _board_view(w: World, stamp: int) -> list[dict[str, Any]]:
     """The quest board as observations show them (read-only: shared by observations), rebuilt only after an event
-    of the village: a quest is posted on it, taken off it or expires with one (a quest on the board never changes)."""
-    stamp = w.part_changes[SETTLEMENT.name]
+    of the village (`stamp`, their count): a quest is posted on it, taken off it or expires with one (a quest on the
+    board never changes)."""
     held = w.caches.get("quest_board")
     if held is None or held[0] != stamp:
-        held = w.caches["quest_board"] = (stamp, [_public(w, q) for q in v.board.values()])
+        held = w.caches["quest_board"] = (stamp, [_public(w, q) for q in village(w).board.values()])
     return held[1]
 
 

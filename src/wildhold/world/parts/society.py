@@ -263,7 +263,7 @@ class CreateArtwork:
 
 def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> None:
     """The message into each of these characters' inboxes; the oldest drop off beyond inbox_max_messages. A message
-    is never changed once sent, so every inbox holds the one record (and observations copy it once)."""
+    is never changed once sent, so every inbox holds the one record (and its hearers' observations one copy)."""
     inboxes, most = state(w).inboxes, w.content.economy.inbox_max_messages
     message = {"tick": w.tick, "from": sender, "kind": kind, "text": text}
     for agent in agents:
@@ -271,19 +271,24 @@ def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> 
         if box is None:
             box = inboxes[agent] = []
         box.append(message)
-        if len(box) > most:
-            del box[:len(box) - most]
-    _count_heard(w, agents)
+        while len(box) > most:  # once, but for an inbox loaded under a larger limit
+            del box[0]
+    _hand_copies(w, agents, message, most)
 
 
-def _count_heard(w: World, agents: list[str]) -> None:
-    """One more message for each of these characters' kept inbox copies to catch up with (see `_inbox_copies`)."""
+def _hand_copies(w: World, agents: list[str], message: dict[str, Any], most: int) -> None:
+    """One copy of a new message for observations, handed to the kept inbox copies of each of its hearers (see
+    `_inbox_copies`); one unobserved for long keeps only as many as its inbox can still hold."""
     kept = w.caches.get("inboxes")
     if kept:
+        shown = dict(message)
         for agent in agents:
             held = kept.get(agent)
             if held is not None:
-                held[0] += 1
+                unread = held.unread
+                unread.append(shown)
+                if len(unread) > most:
+                    del unread[0]
 
 
 class TextArgs(ActionArgs):
@@ -430,29 +435,44 @@ class Society(Part[SocietyState]):
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         # A message's fields are strings and numbers, never changed once sent: copying each record (not
-        # deeply) is enough for an observation never to alias what the world mutates. The lists of copies are
-        # never changed once made either, so observations share them (read-only).
-        obs["messages"] = {"inbox": _inbox_copies(w, c.id), "board": _copies(w, ("board",), state(w).board)}
+        # deeply) is enough for an observation never to alias what the world mutates; one copy of a message serves the
+        # observations of all its hearers. The lists of copies are never changed once made either, so observations
+        # share them (read-only).
+        e = self.state(w)
+        obs["messages"] = {"inbox": _inbox_copies(w, e, c.id), "board": _copies(w, ("board",), e.board)}
 
 
-def _inbox_copies(w: World, agent: str) -> list[dict[str, Any]]:
-    """Copies of a character's inbox for observations, each message copied once per hearer (one said to several is
-    one record in the world). Kept beside the count of messages delivered since (`_count_heard`): an inbox is only
-    appended to and trimmed from the front, so the copies catch up by taking that many new ones and keeping as many
-    old ones as the inbox still holds. Most observations at a crowd find a few new messages in a full inbox."""
+class _KeptInbox:
+    """A character's inbox as its observations show it (`copies`, shared by them: never changed once made), and the
+    copies of the messages delivered to it since (`unread`, at most as many as an inbox holds)."""
+
+    __slots__ = ("copies", "unread")
+
+    def __init__(self, copies: list[dict[str, Any]]):
+        self.copies, self.unread = copies, []
+
+
+def _inbox_copies(w: World, e: SocietyState, agent: str) -> list[dict[str, Any]]:
+    """Copies of a character's inbox for observations, kept beside the copies of the messages delivered since
+    (`_deliver` hands them over, one copy of a message for all its hearers). An inbox is only appended to and trimmed
+    from the front, so the copies catch up by keeping as many old ones as the inbox still holds and taking the new.
+    Most observations at a crowd find a few new messages in a full inbox."""
     kept = w.caches.get("inboxes")
     if kept is None:
         kept = w.caches["inboxes"] = {}
-    box = state(w).inboxes.get(agent, ())
     held = kept.get(agent)
     if held is None:
-        held = kept[agent] = [0, [dict(m) for m in box]]
-    elif held[0]:
-        old = len(box) - held[0]  # messages the copies already hold
-        copies = held[1]
-        held[1] = (copies[len(copies) - old:] if old > 0 else []) + [dict(m) for m in box[max(old, 0):]]
-        held[0] = 0
-    return held[1]
+        held = kept[agent] = _KeptInbox([dict(m) for m in e.inboxes.get(agent, ())])
+    elif held.unread:
+        unread, copies = held.unread, held.copies
+        old = len(e.inboxes[agent]) - len(unread)  # messages the copies already hold
+        if old > 0:
+            copies = copies[len(copies) - old:]
+            copies += unread
+        else:  # more new ones than the inbox holds: their latest
+            copies = unread[-old:]
+        held.copies, held.unread = copies, []
+    return held.copies
 
 
 def _copies(w: World, key: tuple[str, ...], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
