@@ -267,14 +267,16 @@ def deposits_of(w: World, agent: str) -> dict[str, int]:
 
 def deposit_holders(w: World, agent: str) -> list[str]:
     """The storehouse deposits of one character that hold items, found from an index of every deposit by
-    owner built once per change to the containers (the wealth formula and observations ask every tick)."""
+    owner built once per change to a deposit (the wealth formula and observations ask every tick; escrows change
+    far more often)."""
     held = w.caches.get("deposits")
-    if held is None or held[0] != w.stored:
+    changes = w.stored_in.get(DEPOSIT, 0)
+    if held is None or held[0] != changes:
         index: dict[str, list[str]] = {}
         for holder, items in w.containers.items():
             if holder.startswith(DEPOSIT) and items:
                 index.setdefault(holder.rsplit(":", 1)[1], []).append(holder)
-        held = w.caches["deposits"] = (w.stored, index)
+        held = w.caches["deposits"] = (changes, index)
     return held[1].get(agent, [])
 
 
@@ -987,7 +989,9 @@ class ConstructionPart(Part[ConstructionState]):
         # A character's sections are kept (read-only: shared by its observations) while no structure is placed or
         # removed (which structures its view holds), no event of this part is emitted (hit points, locks, access,
         # homes), its view square stays, and no container they show changes (`World.holdings`; its deposits' list).
-        me, holdings, stored = c.id, w.holdings, w.stored
+        # They show chests and deposits only, so other containers' changes (escrows) are not looked into.
+        me, holdings, stored_in = c.id, w.holdings, w.stored_in
+        stored = stored_in.get(CHEST, 0) + stored_in.get(DEPOSIT, 0)  # both only grow: the sum changes with either
         base = (w.builds, w.part_changes[self.name], w.view_bounds(c.pos))
         kept = w.caches.get("building_views")
         if kept is None:
@@ -1005,8 +1009,8 @@ class ConstructionPart(Part[ConstructionState]):
 
 class _KeptBuildings:
     """A character's home, structures in view and deposits, with what they hold under: `base` (structures placed or
-    removed, this part's events, the view square); and, once a container changed since `stored` (`World.stored`), its
-    deposits' list and the `World.holdings` counts of the containers they show."""
+    removed, this part's events, the view square); and, once a chest or deposit changed since `stored` (the sum of
+    their `World.stored_in` counts), its deposits' list and the `World.holdings` counts of the containers they show."""
 
     __slots__ = ("base", "stored", "mine", "shown", "home", "seen", "deposits")
 
