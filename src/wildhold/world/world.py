@@ -180,8 +180,11 @@ class World:
         if self.listeners:
             if self._telling:  # an outer call is telling them: it reaches this event after the current one
                 self._unheard.append((seq, kind, data))
-            else:
-                self._tell_listeners(seq, kind, data)
+            else:  # most events no listener hears: asked first, they are spared the telling
+                for part in self.listeners:
+                    if part.hears(self, kind):
+                        self._tell_listeners(seq, kind, data)
+                        break
         return seq
 
     def _count_change(self, owner: str, data: dict[str, Any]) -> None:
