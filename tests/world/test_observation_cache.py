@@ -208,9 +208,37 @@ def test_chests_and_storehouses_are_seen_as_from_nothing(content):
     assert chest_and_storehouse(content) is None
 
 
-@pytest.mark.parametrize("forget", [_uncounted_part("construction"), _unheld], ids=["construction events", "container contents"])
+def _uncounted_kind(kind: str):
+    """Changes of containers of this kind counted in `World.stored` but not in `World.stored_in`."""
+    def apply(w: World) -> None:
+        counted = w._stored
+
+        def stored(holder: str) -> None:
+            counted(holder)
+            if holder.startswith(kind):
+                w.stored_in[kind] -= 1
+        w._stored = stored
+    return apply
+
+
+@pytest.mark.parametrize("forget", [_uncounted_part("construction"), _unheld, _uncounted_kind("chest@"), _uncounted_kind("deposit@")],
+                         ids=["construction events", "container contents", "chests changed", "deposits changed"])
 def test_a_container_change_the_builder_is_not_told_of_is_caught(content, forget):
     assert chest_and_storehouse(content, forget) is not None
+
+
+def test_escrows_and_deposits_are_counted_apart(content):
+    """`World.stored_in` counts each kind of container's changes, so what shows only chests and deposits keeps
+    while escrows change."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    apply_setup(w, "give_items", {"agent": a, "item": "wood", "qty": 3})
+    w.take(a, "wood", 2, "test")
+    w.give("escrow@t1", "wood", 2, "test")
+    w.take("escrow@t1", "wood", 1, "test")
+    w.give(f"deposit@9:{a}", "wood", 1, "test")
+    assert w.stored_in == {"escrow@": 2, "deposit@": 1}
+    assert w.stored == 3
 
 
 def test_one_tile_remembered_twice_in_a_tick_as_it_was_each_time(content):

@@ -14,9 +14,16 @@ GENESIS = "0" * 32
 SORTED = orjson.OPT_SORT_KEYS  # events' canonical JSON: keys sorted at every depth
 
 
+# An empty 16-byte BLAKE2b: each event's hasher is a copy of it, which spares parsing the size for every event.
+_BLAKE2B_16 = hashlib.blake2b(digest_size=16)
+
+
 def link(prev_hash: str, payload: bytes) -> str:
     """The hash of one event: its canonical JSON chained to the previous event's hash."""
-    return hashlib.blake2b(prev_hash.encode() + payload, digest_size=16).hexdigest()
+    h = _BLAKE2B_16.copy()
+    h.update(prev_hash.encode())
+    h.update(payload)
+    return h.hexdigest()
 
 
 class EventLog:
@@ -42,10 +49,14 @@ class EventLog:
         return seq
 
     def _link_pending(self) -> None:
-        pending, head, blake2b = self.pending, self._head, hashlib.blake2b
+        """`link` each event not yet linked, inline (a call per event was a fifth of the loop)."""
+        pending, head, fresh = self.pending, self._head, _BLAKE2B_16.copy
         for i in range(self._hashed, len(pending)):
             seq, tick, kind, payload, _ = pending[i]
-            head = blake2b(head.encode() + payload, digest_size=16).hexdigest()
+            h = fresh()
+            h.update(head.encode())
+            h.update(payload)
+            head = h.hexdigest()
             pending[i] = (seq, tick, kind, payload, head)
         self._head, self._hashed = head, len(pending)
 

@@ -71,6 +71,7 @@ class World:
         self.touches = 0
         self.moves = 0  # characters placed or moved so far: what was built from `occupants` holds while it stays
         self.stored = 0  # item changes in containers so far (chests, deposits, escrows): likewise for `containers`
+        self.stored_in: dict[str, int] = {}  # likewise per kind of container, under the holder's name up to its "@"
         self.builds = 0  # structures placed or removed so far: likewise for who owns which structure
         self.holdings: dict[str, int] = {}  # holder -> item changes of its own so far (`give`, `take`): likewise for what it holds
         self.chunk_touched: list[int] = []
@@ -179,8 +180,11 @@ class World:
         if self.listeners:
             if self._telling:  # an outer call is telling them: it reaches this event after the current one
                 self._unheard.append((seq, kind, data))
-            else:
-                self._tell_listeners(seq, kind, data)
+            else:  # most events no listener hears: asked first, they are spared the telling
+                for part in self.listeners:
+                    if part.hears(self, kind):
+                        self._tell_listeners(seq, kind, data)
+                        break
         return seq
 
     def _count_change(self, owner: str, data: dict[str, Any]) -> None:
@@ -288,7 +292,7 @@ class World:
             if holder.startswith(GROUND):
                 self.touched(int(holder[len(GROUND):]))
             else:
-                self.stored += 1
+                self._stored(holder)
         items[item] = items.get(item, 0) + qty
         self._held(holder)
         self.emit("item_gained", holder=holder, item=item, qty=qty, source=source)
@@ -302,7 +306,7 @@ class World:
             if holder.startswith(GROUND):
                 self.touched(int(holder[len(GROUND):]))
             else:
-                self.stored += 1
+                self._stored(holder)
         left = items[item] - qty
         if left < 0:
             raise AssertionError(f"{holder} has fewer than {qty} {item}")
@@ -318,6 +322,12 @@ class World:
             self._unequip_missing(holder, item)
         self._held(holder)
         self.emit("item_lost", holder=holder, item=item, qty=qty, source=source)
+
+    def _stored(self, holder: str) -> None:
+        """One more item change in container `holder`: see `stored` and `stored_in`."""
+        self.stored += 1
+        kind, counts = holder[:holder.index("@") + 1], self.stored_in
+        counts[kind] = counts.get(kind, 0) + 1
 
     def _held(self, holder: str) -> None:
         """One more change of what `holder` holds: see `holdings`."""

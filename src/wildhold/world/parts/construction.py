@@ -267,14 +267,16 @@ def deposits_of(w: World, agent: str) -> dict[str, int]:
 
 def deposit_holders(w: World, agent: str) -> list[str]:
     """The storehouse deposits of one character that hold items, found from an index of every deposit by
-    owner built once per change to the containers (the wealth formula and observations ask every tick)."""
+    owner built once per change to a deposit (the wealth formula and observations ask every tick; escrows change
+    far more often)."""
     held = w.caches.get("deposits")
-    if held is None or held[0] != w.stored:
+    changes = w.stored_in.get(DEPOSIT, 0)
+    if held is None or held[0] != changes:
         index: dict[str, list[str]] = {}
         for holder, items in w.containers.items():
             if holder.startswith(DEPOSIT) and items:
                 index.setdefault(holder.rsplit(":", 1)[1], []).append(holder)
-        held = w.caches["deposits"] = (w.stored, index)
+        held = w.caches["deposits"] = (changes, index)
     return held[1].get(agent, [])
 
 
@@ -985,34 +987,42 @@ class ConstructionPart(Part[ConstructionState]):
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         # A character's sections are kept (read-only: shared by its observations) while no structure is placed or
-        # removed (which structures its view holds), no event of this part is emitted (hit points, locks, access,
-        # homes), its view square stays, and no container they show changes (`World.holdings`; its deposits' list).
-        me, holdings, stored = c.id, w.holdings, w.stored
-        base = (w.builds, w.part_changes[self.name], w.view_bounds(c.pos))
+        # removed, no event of this part is emitted (hit points, locks, access, homes), the same structures are in
+        # view (looked for only once it moved: most steps keep them), and no container they show changes
+        # (`World.holdings`; its deposits' list). They show chests and deposits only, so other containers' changes
+        # (escrows) are not looked into.
+        me, holdings, stored_in = c.id, w.holdings, w.stored_in
+        stored = stored_in.get(CHEST, 0) + stored_in.get(DEPOSIT, 0)  # both only grow: the sum changes with either
+        base = (w.builds, w.part_changes[self.name])
         kept = w.caches.get("building_views")
         if kept is None:
             kept = w.caches["building_views"] = {}
         held = kept.get(me)
-        if held is None or held.base != base or (held.stored != stored and not held.holds(w, deposit_holders(w, me))):
+        tiles = obs["view"]["tiles"]
+        if held is not None and held.pos != c.pos and held.base == base and held.at == _structures_in(w, tiles):
+            held.pos = c.pos
+        if held is None or held.base != base or held.pos != c.pos or (held.stored != stored and not held.holds(w, deposit_holders(w, me))):
             shown: list[str] = []
             mine = deposit_holders(w, me)
-            home, seen, deposits = _sections(w, c, obs["view"]["tiles"], mine, shown)
+            at = _structures_in(w, tiles)
+            home, seen, deposits = _sections(w, c, at, mine, shown)
             counts = [(h, holdings.get(h)) for h in shown]
-            held = kept[me] = _KeptBuildings(base, stored, list(mine), counts, home, seen, deposits)
+            held = kept[me] = _KeptBuildings(base, c.pos, at, stored, list(mine), counts, home, seen, deposits)
         held.stored = stored
         obs["home"], obs["structures"], obs["deposits"] = held.home, held.seen, held.deposits
 
 
 class _KeptBuildings:
     """A character's home, structures in view and deposits, with what they hold under: `base` (structures placed or
-    removed, this part's events, the view square); and, once a container changed since `stored` (`World.stored`), its
-    deposits' list and the `World.holdings` counts of the containers they show."""
+    removed, this part's events); the tiles of the structures in view (`at`) once the character left `pos`; and,
+    once a chest or deposit changed since `stored` (the sum of their `World.stored_in` counts), its deposits' list
+    and the `World.holdings` counts of the containers they show."""
 
-    __slots__ = ("base", "stored", "mine", "shown", "home", "seen", "deposits")
+    __slots__ = ("base", "pos", "at", "stored", "mine", "shown", "home", "seen", "deposits")
 
-    def __init__(self, base: tuple, stored: int, mine: list[str], shown: list[tuple[str, int | None]],
+    def __init__(self, base: tuple, pos: int, at: list[int], stored: int, mine: list[str], shown: list[tuple[str, int | None]],
                  home: dict[str, Any] | None, seen: list[dict[str, Any]], deposits: list[dict[str, Any]]):
-        self.base, self.stored, self.mine, self.shown = base, stored, mine, shown
+        self.base, self.pos, self.at, self.stored, self.mine, self.shown = base, pos, at, stored, mine, shown
         self.home, self.seen, self.deposits = home, seen, deposits
 
     def holds(self, w: World, mine: list[str]) -> bool:
@@ -1026,9 +1036,16 @@ class _KeptBuildings:
         return True
 
 
-def _sections(w: World, c: Character, tiles: list[dict[str, Any]], mine: list[str], shown: list[str]) -> tuple:
-    """A character's home, the structures in its view and its deposits, as observations show them; `shown` gets
-    the containers whose contents they show."""
+def _structures_in(w: World, tiles: list[dict[str, Any]]) -> list[int]:
+    """The tiles of the structures in a view, in order: the view's tiles (built just before the parts observe)
+    name every one."""
+    width = w.width
+    return [t["y"] * width + t["x"] for t in tiles if "structure" in t]
+
+
+def _sections(w: World, c: Character, at: list[int], mine: list[str], shown: list[str]) -> tuple:
+    """A character's home, the structures on tiles `at` (those in its view) and its deposits, as observations show
+    them; `shown` gets the containers whose contents they show."""
     home = home_of(w, c.id)
     locks = state(w).locks
     home_view = None if home is None else {
@@ -1038,10 +1055,8 @@ def _sections(w: World, c: Character, tiles: list[dict[str, Any]], mine: list[st
         "tiles": [list(w.xy(p)) for p in home.tiles],
         "doors": [{**_xy(w, p), "locked": bool(locks.get(p))} for p in home.doors],
     }
-    # The view's tiles (built just before the parts observe) name every structure in view, in order.
-    width, structures = w.width, w.structures
-    seen = [_structure_view(w, c, p, structures[p], shown)
-            for p in (t["y"] * width + t["x"] for t in tiles if "structure" in t)]
+    structures = w.structures
+    seen = [_structure_view(w, c, p, structures[p], shown) for p in at]
     shown.extend(mine)
     deposits = [{**_xy(w, p), "items": dict(sorted(items.items()))}
                 for p, items in sorted((_holder_tile(h, DEPOSIT), w.containers[h]) for h in mine)]
