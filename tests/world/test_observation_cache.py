@@ -21,7 +21,7 @@ from wildhold.world.parts import market, settlement, society
 from wildhold.world.parts.dungeon import dungeon_status
 from wildhold.world.parts.society import change_reputation
 from wildhold.world.setup import apply_setup
-from wildhold.world.world import World
+from wildhold.world.world import SETUP_EVENT, World
 
 pytestmark = pytest.mark.slow(seconds=6)
 
@@ -280,28 +280,39 @@ def market_day(content, forget=None) -> tuple[str, int] | None:
     for item, qty in {"wood": 3, "coin": content.attributes["woodcraft"].coins_per_level, **e.artwork_materials}.items():
         apply_setup(w, "give_items", {"agent": a, "item": item, "qty": qty})
     apply_setup(w, "give_items", {"agent": b, "item": "coin", "qty": 5})
-    for agent, (px, py) in ((a, (x, y)), (b, (x + 1, y + 1)), (c, (x + r + 3, y))):
+    for agent, (px, py) in ((a, (x, y)), (b, (x + 1, y + 1)), (c, (x + r + 2, y))):  # c a step from seeing the stall
         apply_setup(w, "move_character", {"agent": agent, "x": px, "y": py})
     if forget is not None:
         forget(w)
-
-    def compared() -> tuple[str, int] | None:
-        return next(((agent, w.tick) for agent in (a, b, c) if built(w, agent) != fresh(w, agent)), None)
 
     order = f"order{market.state(w).next_id['order'] + 1}"
     steps = [(a, "post_order", {"x": x + 1, "y": y, "side": "sell", "item": "wood", "qty": 2, "price": 1}),
              (b, "fill_order", {"order": order, "qty": 1}), (c, "move", {"direction": "w"}),
              (a, "train", {"attribute": "woodcraft"}), (a, "create_artwork", {"title": "Dawn", "text": "Light."})]
+    if found := played(w, (a, b, c), steps):
+        return found
+    assert any(o["agent"] == a for o in observe(w, c)["economy"]["market"]), "the stall never came into c's view"
+    change_reputation(w, a, 2, "test")  # not an action: the section must see reputation itself, no market event naming a
+    return differing(w, (a, b, c))
+
+
+def differing(w: World, agents: tuple[str, ...]) -> tuple[str, int] | None:
+    """The first of these characters (with the tick) whose observation differs from one built from nothing, or None."""
+    return next(((agent, w.tick) for agent in agents if built(w, agent) != fresh(w, agent)), None)
+
+
+def played(w: World, agents: tuple[str, ...], steps: list[tuple[str, str, dict[str, Any]]]) -> tuple[str, int] | None:
+    """Each step (agent, action, arguments) submitted and played to its end, these characters' observations compared
+    with ones built from nothing after every tick: the first (agent, tick) where they differ, or None."""
     for agent, action, args in steps:
-        for other in (a, b, c):
+        for other in agents:
             built(w, other)
         assert isinstance(w.submit(agent, action, args), Accepted), action
-        while (found := compared()) is None and w.chars[agent].op is not None:
+        while (found := differing(w, agents)) is None and w.chars[agent].op is not None:
             w.step()
         if found:
             return found
-    change_reputation(w, a, 2, "test")  # not an action: the section must see reputation itself, no market event naming a
-    return compared()
+    return None
 
 
 @pytest.mark.parametrize(("forget", "caught"), [(None, False), (_uncounted_part("market"), True), (_unheld, True)],
@@ -310,6 +321,17 @@ def test_orders_training_artworks_and_reputation_are_seen_as_from_nothing(conten
     """With every change counted each observation equals one built from nothing; with one kind left uncounted, the
     comparison catches a difference."""
     assert (market_day(content, forget) is not None) == caught
+
+
+def test_a_market_change_counted_as_no_ones_is_seen_as_from_nothing(content):
+    """A set-up command counts as every part's event naming no one: one that wrote the market's state directly (here
+    a character's defaults) is seen in every section built after it."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    built(w, a)
+    market.state(w).defaults[a] = 1
+    w.emit(SETUP_EVENT, command="test", args={})
+    assert built(w, a) == fresh(w, a)
 
 
 def test_a_raided_structure_is_seen_in_its_owners_wealth_as_from_nothing(content):
@@ -326,6 +348,42 @@ def test_a_raided_structure_is_seen_in_its_owners_wealth_as_from_nothing(content
     while w.chars[raider].op is not None:
         w.step()
     assert built(w, victim) == fresh(w, victim) != before
+
+
+def others_at_work(content, forget=None) -> tuple[str, int] | None:
+    """One character has an offer open and a storehouse; a second builds a wall, raids that storehouse and makes an
+    artwork (a structure placed, construction events and an artwork elsewhere: counters every character's section
+    once rebuilt on), then the first cancels its offer: the first (agent, tick) whose observation differs from one
+    built from nothing, or None."""
+    w = World(content, "famine", 2)
+    owner, other, worker = w.join("owner"), w.join("other"), w.join("worker")
+    x, y = open_site(w, range(0, 3), range(-1, 2), unsafe=True)
+    apply_setup(w, "place_structure", {"x": x, "y": y, "structure": "storehouse", "owner": owner})
+    apply_setup(w, "give_items", {"agent": owner, "item": "wood", "qty": 2})
+    for item, qty in {"wood": content.structures["wall"].build.materials["wood"], **content.economy.artwork_materials}.items():
+        apply_setup(w, "give_items", {"agent": worker, "item": item, "qty": qty})
+    apply_setup(w, "move_character", {"agent": worker, "x": x + 1, "y": y - 1})
+    apply_setup(w, "move_character", {"agent": owner, "x": x + 1, "y": y + 1})
+    if forget is not None:
+        forget(w)
+
+    offer = f"trade{market.state(w).next_id['trade'] + 1}"
+    steps = [(owner, "offer_trade", {"to": other, "give": {"wood": 1}, "want": {"stone": 1}, "ticks": 500}),
+             (worker, "build", {"structure": "wall", "x": x + 2, "y": y - 1}),
+             (worker, "attack_structure", {"x": x, "y": y}),
+             (worker, "create_artwork", {"title": "Dusk", "text": "Ash."}),
+             (owner, "cancel_trade", {"offer": offer})]
+    return played(w, (owner, other, worker), steps)
+
+
+def test_others_building_raiding_and_making_art_are_seen_as_from_nothing(content):
+    """A structure placed, a raid and an artwork elsewhere leave a section's other fields as they were; the raided
+    owner's wealth follows its storehouse's hit points, and its own offer's escrow coming back is seen too."""
+    assert others_at_work(content) is None
+
+
+def test_a_raid_the_wealth_is_not_told_of_is_caught(content):
+    assert others_at_work(content, _uncounted_part("construction")) is not None
 
 
 def test_villagers_through_a_day_are_seen_as_from_nothing(content):

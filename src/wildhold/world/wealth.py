@@ -69,60 +69,71 @@ def wealth_terms(w: World, agent: str) -> dict[str, int]:
 
 def wealth_cents(w: World, agent: str) -> int:
     """The character's wealth in cents under the public formula, valued now; every observation shows it. Kept per
-    character in two shares: what it carries, while `World.holdings` counts no change of it, and the other terms,
-    while `standing_counters` stay and, when a container changed since (`World.stored`), while its escrows and
-    deposits and what they hold stay (`_contents`)."""
+    character term by term (`_Valued`), each revalued only when what it reads may have changed: an escrow filled or
+    a structure placed anywhere costs the one term it may change, not the whole formula."""
     kept = w.caches.get("wealth")
     if kept is None:
         kept = w.caches["wealth"] = {}
-    counters = standing_counters(w, agent)
     held = kept.get(agent)
-    if held is None or held.counters != counters:
-        held = kept[agent] = _Valued(w, agent, counters)
-    elif held.stored != w.stored:
-        held.stored = w.stored
-        if _contents(w, agent) != held.contents:
-            held = kept[agent] = _Valued(w, agent, counters)
-    carried_at = w.holdings.get(agent)
-    if held.carried_at != carried_at:
-        held.carried_at, held.carried = carried_at, items_cents(w.content, w.chars[agent].inventory)
-    return held.others + held.carried
+    if held is None:
+        held = kept[agent] = _Valued()
+    return held.cents(w, agent)
+
+
+_UNVALUED = object()  # the stamp of a term not valued yet: equal to no stamp
 
 
 class _Valued:
-    """One character's wealth as `wealth_cents` keeps it: the terms other than the carried items (`others`) with the
-    stamps they hold under, and the carried items' cents with the count of `World.holdings` they were valued at."""
+    """One character's wealth as `wealth_cents` keeps it: each group of terms with the stamp it was valued at.
 
-    __slots__ = ("counters", "stored", "contents", "others", "carried_at", "carried")
+    - `carried`, what it carries: while `World.holdings` counts no change of it;
+    - `structures`, its owned structures: while no structure is placed or removed (`World.builds`: who owns which)
+      and no construction event is emitted (a structure's hit points change only with one: damaged or repaired);
+    - `holders`, its escrows and deposits: while no container changed (`World.stored`) or, when one did, while
+      which escrows and deposits it has and the sum of their `World.holdings` counters stay (`contents`): those only
+      grow, so for the same containers the sum changes whenever what one of them holds does, and which it has changes
+      only with items moved into or out of one (a container changed) or with an empty one, which counts for nothing;
+    - reputation and attribute levels are read afresh each time (two lookups).
+    The sum equals `sum(wealth_terms(w, agent).values())`: the same terms, valued by the same functions."""
 
-    def __init__(self, w: World, agent: str, counters: tuple):
-        terms = wealth_terms(w, agent)
-        self.counters, self.stored = counters, w.stored
-        self.contents = _contents(w, agent)
-        self.carried_at, self.carried = w.holdings.get(agent), terms["carried"]
-        self.others = sum(terms.values()) - self.carried
+    __slots__ = ("carried_at", "carried", "built", "structures", "stored", "contents", "holders")
+
+    def __init__(self) -> None:
+        self.carried_at = self.built = self.stored = self.contents = _UNVALUED
+        self.carried = self.structures = self.holders = 0
+
+    def cents(self, w: World, agent: str) -> int:
+        c = w.content
+        carried_at = w.holdings.get(agent)
+        if self.carried_at != carried_at:
+            self.carried_at, self.carried = carried_at, items_cents(c, w.chars[agent].inventory)
+        built = w.builds, w.part_changes[CONSTRUCTION.name]
+        if self.built != built:
+            self.built, self.structures = built, sum(structure_cents(c, s.kind, s.hp) for s in w.structures_of(agent))
+        if self.stored != w.stored:
+            self.stored = w.stored
+            holders = _holders(w, agent)
+            holdings = w.holdings
+            contents = holders, sum([holdings.get(h, 0) for h in holders])
+            if self.contents != contents:
+                self.contents, self.holders = contents, _holders_cents(w, holders)
+        standing = society.state(w)
+        levels = standing.attributes.get(agent)
+        rates = c.wealth
+        return (self.carried + self.structures + self.holders + standing.reputation.get(agent, 0) * rates.reputation_cents
+                + (sum(levels.values()) if levels else 0) * rates.attribute_level_cents)
 
 
-def standing_counters(w: World, agent: str) -> tuple:
-    """What changes whenever a term of the agent's wealth other than what it carries may, except which escrows it has
-    and what they and its deposits hold: a structure placed or removed (`World.builds`) or any construction event (a
-    structure damaged or repaired, by anyone), and its reputation and attribute levels themselves."""
-    standing = society.state(w)
-    levels = standing.attributes.get(agent)
-    return (w.builds, w.part_changes[CONSTRUCTION.name], standing.reputation.get(agent, 0),
-            sum(levels.values()) if levels else 0)
+def _holders(w: World, agent: str) -> list[str]:
+    """The containers whose items count in the agent's wealth: its escrows, then its storehouse deposits."""
+    return market.dealings(w, agent).escrows + deposit_holders(w, agent)
 
 
-def _contents(w: World, agent: str) -> tuple:
-    """The agent's escrows and deposits and the sum of their `World.holdings` counters: those only grow, so for the
-    same holders the sum changes whenever what one of them holds does. Every change of which escrows and deposits it
-    has moves items too (an escrow opened with nothing in it counts for nothing), so this changes with them."""
-    escrows, deposits = market.dealings(w, agent).escrows, deposit_holders(w, agent)
-    if not escrows and not deposits:
-        return ()
-    holdings = w.holdings
-    counts = sum([holdings.get(h, 0) for h in escrows] + [holdings.get(h, 0) for h in deposits])
-    return tuple(escrows), tuple(deposits), counts
+def _holders_cents(w: World, holders: list[str]) -> int:
+    """The escrowed and deposited terms of a wealth: what these containers hold, at the content's values (the sum of
+    `wealth_terms`' two terms: a value is linear in the quantities, so per container or merged is the same)."""
+    c, containers = w.content, w.containers
+    return sum([items_cents(c, containers[h]) for h in holders if h in containers])
 
 
 def rank_standard(values: dict[str, int]) -> dict[str, int]:

@@ -48,7 +48,12 @@ class MarketState(Saved):
 
     def new_id(self, kind: str) -> str:
         self.next_id[kind] += 1
-        return f"{kind}{self.next_id[kind]}"
+        return record_id(kind, self.next_id[kind])
+
+
+def record_id(kind: str, n: int) -> str:
+    """The id of the n-th record of a kind made in a world (ids are never reused)."""
+    return f"{kind}{n}"
 
 
 def state(w: World) -> MarketState:
@@ -90,27 +95,86 @@ def dealings(w: World, agent: str) -> Dealings:
 
 
 def _dealings(w: World, agent: str) -> Dealings:
-    """One pass over each kind of record (a character's dealings are rebuilt whenever a market event names it)."""
-    e = state(w)
+    """One pass over each kind of the records it is party to (a character's dealings are rebuilt whenever a market
+    event names it)."""
+    parties = _parties(w)
     trades, contracts, orders, escrows, paid = [], [], [], [], []
-    for t in e.trades.values():
+    for t in parties.open_records(agent, "trade"):
         if t["from"] == agent:
             escrows.append(escrow_holder(t["id"]))
-        elif t["to"] != agent:
-            continue
         trades.append(_shown(w, t, None, _public_trade))
-    for k in e.contracts.values():
+    for k in parties.open_records(agent, "contract"):
         if k["payer"] == agent:
             paid.append(escrow_holder(k["id"]))
-        elif k["deliverer"] != agent:
-            continue
         contracts.append(_shown(w, k, k["stage"], _public_contract))
     escrows += paid
-    for o in e.orders.values():
-        if o["agent"] == agent:
-            orders.append(_shown(w, o, o["qty"], _public_order))
-            escrows.append(escrow_holder(o["id"]))
+    for o in parties.open_records(agent, "order"):
+        orders.append(_shown(w, o, o["qty"], _public_order))
+        escrows.append(escrow_holder(o["id"]))
     return Dealings(trades, contracts, orders, escrows)
+
+
+_PARTY_FIELDS = {"trade": ("from", "to"), "contract": ("payer", "deliverer"), "order": ("agent",)}  # a record's parties
+
+
+def _parties(w: World) -> _Parties:
+    """The index of records by party, brought up to date with the records made since it was last asked."""
+    e = state(w)
+    held = w.caches.get("market_parties")
+    if held is None or held.state is not e:
+        held = w.caches["market_parties"] = _Parties(e)
+    elif held.made != e.next_id:
+        held.catch_up()
+    return held
+
+
+class _Parties:
+    """Under each character and kind, the ids of the records it is party to that were open when last looked at, in
+    the order the records were made (the order of the state's records: each is added with a new id, `record_id` of
+    the kind's count, and never changes parties). Records made since `made` (the counts of records made when it was
+    last brought up to date) are added by their ids; closed ones are dropped when next looked at. A character's
+    dealings read its few records, not every open one."""
+
+    __slots__ = ("state", "made", "ids")
+
+    def __init__(self, e: MarketState):
+        self.state, self.made, self.ids = e, dict(e.next_id), {}
+        for kind in KINDS:
+            for record in _records(e, kind).values():
+                self._add(kind, record)
+
+    def _add(self, kind: str, record: dict[str, Any]) -> None:
+        for role in _PARTY_FIELDS[kind]:
+            mine = self.ids.get(record[role])
+            if mine is None:
+                mine = self.ids[record[role]] = {k: [] for k in KINDS}
+            mine[kind].append(record["id"])
+
+    def catch_up(self) -> None:
+        e = self.state
+        for kind in KINDS:
+            records = _records(e, kind)
+            for n in range(self.made[kind] + 1, e.next_id[kind] + 1):
+                record = records.get(record_id(kind, n))
+                if record is not None:
+                    self._add(kind, record)
+        self.made = dict(e.next_id)
+
+    def open_records(self, agent: str, kind: str) -> list[dict[str, Any]]:
+        """The open records of a kind `agent` is party to, in the order they were made."""
+        mine = self.ids.get(agent)
+        ids = mine[kind] if mine is not None else None
+        if not ids:
+            return []
+        records = _records(self.state, kind)
+        found = [records[i] for i in ids if i in records]
+        if len(found) != len(ids):
+            ids[:] = [r["id"] for r in found]
+        return found
+
+
+def _records(e: MarketState, kind: str) -> dict[str, dict[str, Any]]:
+    return e.trades if kind == "trade" else e.contracts if kind == "contract" else e.orders
 
 
 RECORDS_KEPT = 1 << 12  # records as shown kept for reuse; beyond, they are forgotten and made again
@@ -809,49 +873,84 @@ class Market(Part[MarketState]):
         _tick_expiries(w)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        # The section is kept whole per character (read-only: shared by its observations) while no market event names
-        # it or no one (its records and defaults change with one), its reputation, attribute levels (which only rise)
-        # and the artworks stay, no structure changes (its wealth's structures), and its view square and the open
-        # orders stay. What it carries changing (`World.holdings`) asks for its wealth again. What its escrows and
-        # deposits hold changes only with items moved to or from it, a market event naming it (an escrow released to
-        # the other party), a structure removed or a set-up command (which counts as every part's event naming no
-        # one), so those counters cover it too.
-        me, changes, standing = c.id, w.part_changes, SOCIETY.state(w)
-        levels = standing.attributes.get(me)
-        key = (changes.get((self.name, me)), changes.get((self.name, None)), standing.reputation.get(me),
-               sum(levels.values()) if levels else 0, len(standing.artworks), w.builds, changes[CONSTRUCTION.name])
-        bounds = w.view_bounds(c.pos)
-        where, carried_at = (bounds, _orders_version(w)), w.holdings.get(me)
+        # The section is kept per character with the stamps it was built at (see `_KeptEconomy`): taken here, as
+        # cheaply as can be, since on most observations none changed.
+        me, changes, society = c.id, w.part_changes, w.states[SOCIETY.name]
         kept = w.caches.get("economy")
         if kept is None:
             kept = w.caches["economy"] = {}
         held = kept.get(me)
-        if held is None or held.key != key:
-            same_orders = held is not None and held.where == where
-            orders = held.section["market"] if same_orders else _orders_in_view(w, me, bounds)
-            held = kept[me] = _KeptEconomy(key, where, carried_at, _economy(w, me, orders))
-        else:  # a changed piece replaces the section (older observations keep the one they have)
-            if held.where != where:
-                orders = _orders_in_view(w, me, bounds)
-                if orders != held.section["market"]:
-                    held.section = {**held.section, "market": orders}
-                held.where = where
-            if held.carried_at != carried_at:
-                cents = wealth.wealth_cents(w, me)
-                if cents != held.section["wealth"]["cents"]:
-                    held.section = {**held.section, "wealth": {**held.section["wealth"], "cents": cents}}
-                held.carried_at = carried_at
+        if held is None:
+            held = kept[me] = _KeptEconomy(self.name, me)
+        levels = society.attributes.get(me)
+        standing = len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0
+        dealt = changes.get(held.named), changes.get(_NAMING_NONE)
+        holding = w.holdings.get(me), w.builds, changes[CONSTRUCTION.name]
+        where = c.pos, _orders_version(w)
+        if standing != held.standing or dealt != held.dealt or holding != held.holding or where != held.where:
+            held.refresh(w, c, standing, dealt, holding, where)
         obs["economy"] = held.section
 
 
+_NAMING_NONE = ("market", None)  # where `World.part_changes` counts the last market event naming no one
+
+
 class _KeptEconomy:
-    """A character's economy section with what it holds under: `key` for the whole, `where` (view square, orders)
-    for the orders in view, `carried_at` (its count in `World.holdings`) for its wealth."""
+    """A character's economy section (read-only: shared by its observations) and the stamps it was built at. Each
+    observation takes four stamps; when one changed, only the fields it covers are asked again, and a field that
+    differs replaces the section (older observations keep the one they have):
 
-    __slots__ = ("key", "where", "carried_at", "section")
+    - `standing`, the count of artworks and its reputation and sum of attribute levels (which only rise), covers its
+      `reputation`, `attributes` and `artworks`;
+    - `dealt`, the market events naming it or no one, covers its `trades`, `contracts`, `orders` and `defaults`: every
+      change of a record it is party to, and of its defaults, emits one naming it (see `dealings`), and a set-up
+      command counts as every part's event naming no one;
+    - its `wealth` is asked again when any of those or `holding` changed: what it carries (`World.holdings`), a
+      structure placed or removed (`World.builds`: who owns which) and construction's events (a structure's hit points
+      change only with one). What its escrows hold changes only with a market event naming it, and what its deposits
+      hold only with items moved to or from it, their storehouse removed or a set-up command, so these stamps cover
+      every term; `wealth_cents` then revalues only the terms whose own stamps moved (a structure placed elsewhere
+      costs its structures' term, not a rebuilt section);
+    - `where`, its tile and the open orders' version, covers the orders in view (`market`).
+    """
 
-    def __init__(self, key: tuple, where: tuple, carried_at: int | None, section: dict[str, Any]):
-        self.key, self.where, self.carried_at, self.section = key, where, carried_at, section
+    __slots__ = ("me", "named", "standing", "dealt", "holding", "where", "section")
+
+    def __init__(self, part: str, me: str):
+        self.me, self.named = me, (part, me)  # `named`: where `World.part_changes` counts market events naming it
+        self.standing = self.dealt = self.holding = self.where = None
+        self.section: dict[str, Any] | None = None
+
+    def refresh(self, w: World, c: Character, standing: tuple, dealt: tuple, holding: tuple, where: tuple) -> None:
+        """Bring the section up to these stamps."""
+        if self.section is None:
+            self.section = _economy(w, self.me, _orders_in_view(w, self.me, w.view_bounds(c.pos)))
+        else:
+            changed = self._changed(w, c, standing != self.standing, dealt != self.dealt, holding != self.holding,
+                                    where != self.where)
+            if changed:
+                self.section = {**self.section, **changed}
+        self.standing, self.dealt, self.holding, self.where = standing, dealt, holding, where
+
+    def _changed(self, w: World, c: Character, standing: bool, dealt: bool, holding: bool, where: bool) -> dict[str, Any]:
+        """The fields of the section asked again for the stamps that changed, where they differ."""
+        me, section, changed = self.me, self.section, {}
+        if standing:
+            changed["reputation"] = reputation_of(w, me)
+            changed["attributes"], changed["artworks"] = _standing(w, me)
+        if dealt:
+            mine = dealings(w, me)
+            changed["defaults"] = state(w).defaults.get(me, 0)
+            changed["trades"], changed["contracts"], changed["orders"] = mine.trades, mine.contracts, mine.orders
+        if standing or dealt or holding:
+            cents = wealth.wealth_cents(w, me)
+            if cents != section["wealth"]["cents"]:
+                changed["wealth"] = {**section["wealth"], "cents": cents}
+        if where:
+            orders = _orders_in_view(w, me, w.view_bounds(c.pos))
+            if orders != section["market"]:
+                changed["market"] = orders
+        return changed
 
 
 def _orders_version(w: World) -> int:
