@@ -354,8 +354,10 @@ def _villager_ready(w: World, c: Character) -> str | None:
     """`_villager`'s refusal of every villager while none stands within the character's reach."""
     if not w.scenario.npcs:
         return "unknown_npc"
-    pos, reach, distance = c.pos, w.needs.reach, w.distance
-    return None if any(distance(pos, p) <= reach for _, p in village(w).villagers.values()) else "out_of_range"
+    reach, width = w.needs.reach, w.width
+    x, y = c.pos % width, c.pos // width  # the distance `_villager` measures, each axis within reach
+    return None if any(abs(p % width - x) <= reach and abs(p // width - y) <= reach
+                       for _, p in village(w).villagers.values()) else "out_of_range"
 
 
 def _open_shop(w: World, c: Character, npc: str) -> ShopSpec | Rejected:
@@ -606,9 +608,9 @@ class TurnIn:
         return None if log is not None and log.active else "unknown_quest"
 
     @staticmethod
-    def check(w: World, c: Character, a: QuestArgs) -> Plan | Rejected:
+    def check(w: World, c: Character, a: dict[str, Any]) -> Plan | Rejected:
         plan = cost(w, "turn_in")
-        q = _turn_in_plan(w, c, a.quest, w.tick + plan.duration)
+        q = _turn_in_plan(w, c, a["quest"], w.tick + plan.duration)
         return q if isinstance(q, Rejected) else plan
 
     @staticmethod
