@@ -68,16 +68,17 @@ class LegalRandomAgent:
         self.observed[view.agent] = view.tick
         seen = _ids(obs)
         tries = 0
-        actions, schemas, draw = view.actions, view.schemas, rng.random
+        actions, schemas, draw, ready, refusal = view.actions, view.schemas, rng.random, view.ready, view.refusal
+        count = len(actions)
         for _ in range(DRAWS):
-            name = actions[int(draw() * len(actions))]
-            if view.ready(name) is not None:  # refused whatever its arguments
+            name = actions[int(draw() * count)]
+            if ready(name) is not None:  # refused whatever its arguments
                 continue
             args = self.arguments(schemas.get(name, {}), obs, seen, rng)
             if args is None:  # it needs an id the observation does not list: the world would refuse it
                 continue
             self.candidates += 1
-            if view.refusal(name, args) is None:
+            if refusal(name, args) is None:
                 self.passed += 1
                 return name, args
             tries += 1

@@ -8,7 +8,7 @@ from collections import deque
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from wildhold.content import Content
 from wildhold.world import systems
@@ -558,8 +558,7 @@ class World:
         if not isinstance(args, dict):
             return Rejected("bad_arguments", f"{action}: arguments must be an object.")
         sent = None
-        names, required = _fields(spec.args)
-        if names.issuperset(args) and required.issubset(args):
+        if spec.fields.issuperset(args) and spec.required.issubset(args):
             sent = exact_args(spec.args, args)
         elif not explain:
             return UNEXPLAINED["bad_arguments"]
@@ -610,18 +609,6 @@ class World:
 
 # The core's refusals as `refusal_code` returns them: the code is the answer, so no sentence is built.
 UNEXPLAINED = {code: Rejected(code, "") for code in ("bad_arguments", "busy", "not_enough_energy")}
-
-_FIELDS: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
-
-
-def _fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
-    """The argument names an action's model takes and those it needs, read once per model."""
-    got = _FIELDS.get(model)
-    if got is None:
-        fields = model.model_fields
-        got = _FIELDS[model] = (frozenset(fields), frozenset(n for n, f in fields.items() if f.is_required()))
-    return got
-
 
 def _as_sent(args: dict[str, Any]) -> bytes | None:
     """Arguments as JSON bytes, every nested value included (what a check read), or None when they are not JSON."""

@@ -79,6 +79,14 @@ class ActionDef:
     timing: str = "fixed"
     # How the rules document states its time and cost, when `timing` is none of the common ways.
     cost_rule: Callable[[int, int], dict[str, Any]] | None = None
+    # The argument names the model takes and those it needs: arguments outside them are refused before any model.
+    fields: frozenset[str] = field(init=False)
+    required: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        model = self.args.model_fields
+        object.__setattr__(self, "fields", frozenset(model))
+        object.__setattr__(self, "required", frozenset(n for n, f in model.items() if f.is_required()))
 
     def json_schema(self) -> dict[str, Any]:
         return self.args.model_json_schema()

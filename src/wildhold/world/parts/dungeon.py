@@ -925,7 +925,7 @@ class DungeonPart(Part[DungeonState]):
         return c.id in state(w).inside
 
     def confines(self, w: World, c: Character, action: str) -> str | None:
-        if c.id not in state(w).inside or action in DUNGEON_ACTIONS or action in w.content.dungeon.usable_inside:
+        if c.id not in self.state(w).inside or action in DUNGEON_ACTIONS or action in w.content.dungeon.usable_inside:
             return None
         return f"You are inside the dungeon: {action} is not possible here; leave_dungeon first."
 
