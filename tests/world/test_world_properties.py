@@ -10,18 +10,22 @@ from dataclasses import dataclass
 from functools import cache
 from random import Random
 from typing import Any
+from unittest import mock
 
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from play_support import play_legal_random
 from pydantic import ValidationError
 
+from wildhold.agents.sampled import LegalRandomAgent, _ids
 from wildhold.content import default_content
 from wildhold.world.actions import DIRECTIONS, REGISTRY, registry
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EVENT_TYPES, GENESIS, validate_event, verify_chain
 from wildhold.world.observe import observe
 from wildhold.world.serialize import dumps, loads, state_hash
+from wildhold.world import world as world_module
 from wildhold.world.world import GROUND, World
 
 CONTENT = default_content()
@@ -665,29 +669,16 @@ def test_a_lax_argument_test_is_caught(monkeypatch):
 def _played_worlds() -> tuple[World, ...]:
     """Worlds in varied states, the characters idle or busy, beside structures, trades and orders: the default
     scenario after a few ticks of the legal random policy, whose submissions pass the check the examples put."""
-    from wildhold.agents.client import LocalClient
-    from wildhold.agents.sampled import LegalRandomAgent
-
     worlds = []
     for seed, ticks in ((1, 0), (2, 25), (3, 70)):
         w = World(CONTENT, "default", seed)
-        agents = [w.join(f"p{i}") for i in range(8)]
-        client, policy = LocalClient(w), LegalRandomAgent(CONTENT)
-        for _ in range(ticks):
-            for a in agents:
-                if client.idle(a):
-                    client.decide(a, policy)
-            w.step()
+        play_legal_random(w, [w.join(f"p{i}") for i in range(8)], ticks)
         worlds.append(w)
     return tuple(worlds)
 
 
 def _without_shortcut(w: World, agent: str, action: str, args: dict[str, Any], explain: bool):
     """`_check` as it answers when every argument builds its model (`exact_args` never answers)."""
-    from unittest import mock
-
-    from wildhold.world import world as world_module
-
     with mock.patch.object(world_module, "exact_args", lambda model, args: None):
         return w._check(agent, action, args, explain)
 
@@ -711,8 +702,6 @@ def _candidates(draw) -> tuple[World, str, str, dict[str, Any]]:
     """A played world, one of its characters, an action and arguments: drawn as the legal random policy draws
     them from the character's observation (most pass, or are refused on the state), or of every JSON type, now and
     then with a field too many."""
-    from wildhold.agents.sampled import LegalRandomAgent, _ids
-
     w = draw(st.sampled_from(_played_worlds()))
     agent = draw(st.sampled_from(sorted(w.chars)))
     if draw(st.booleans()):

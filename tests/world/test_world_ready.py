@@ -13,8 +13,8 @@ from typing import Any, Callable
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from play_support import play_legal_random
 
-from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import ID_SOURCES, LegalRandomAgent, _ids
 from wildhold.world.actions import REGISTRY
 from wildhold.world.actions.registry import any_in_reach, reach_tiles, shortfall, target
@@ -152,12 +152,7 @@ def test_an_action_whose_ready_code_refuses_is_refused_whatever_its_arguments(co
     for a in agents:  # some characters go where a precondition turns: beside a structure, a node, a villager
         if rng.random() < moved and (xy := _near_something(w, rng)) is not None:
             apply_setup(w, "move_character", {"agent": a, "x": xy[0], "y": xy[1]})
-    client, policy = LocalClient(w), LegalRandomAgent(content)
-    for _ in range(ticks):
-        for a in agents:
-            if client.idle(a):
-                client.decide(a, policy)
-        w.step()
+    play_legal_random(w, agents, ticks)
     for a in agents:
         assert_unready_refused(w, a, rng)
 
