@@ -177,9 +177,14 @@ class _Seen:
         it falls on holds an id other than the character's own, as observations list them: no list of ids is built.
         Otherwise it is drawn again from `get(field)`, which keeps the draw uniform over those ids."""
         listed = self.listed.get(field)
-        if listed is None:
-            lists = [node for path in ID_SOURCES.get(field, ()) if isinstance(node := self._node(path), list) and node]
-            listed = self.listed[field] = (lists, sum(len(node) for node in lists))
+        if listed is None:  # asked of most decisions, most often of lists that are empty: one plain loop
+            lists, total = [], 0
+            for path in ID_SOURCES.get(field, ()):
+                node = self._node(path)
+                if isinstance(node, list) and node:
+                    lists.append(node)
+                    total += len(node)
+            listed = self.listed[field] = (lists, total)
         lists, total = listed
         if not total:
             return None
