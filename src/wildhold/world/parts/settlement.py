@@ -354,10 +354,8 @@ def _villager_ready(w: World, c: Character) -> str | None:
     """`_villager`'s refusal of every villager while none stands within the character's reach."""
     if not w.scenario.npcs:
         return "unknown_npc"
-    reach, width = w.needs.reach, w.width
-    x, y = c.pos % width, c.pos // width  # the distance `_villager` measures, each axis within reach
-    return None if any(abs(p % width - x) <= reach and abs(p // width - y) <= reach
-                       for _, p in village(w).villagers.values()) else "out_of_range"
+    pos, reach, distance = c.pos, w.needs.reach, w.distance
+    return None if any(distance(pos, p) <= reach for _, p in village(w).villagers.values()) else "out_of_range"
 
 
 def _open_shop(w: World, c: Character, npc: str) -> ShopSpec | Rejected:
