@@ -8,19 +8,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from random import Random
 from typing import Any
+from unittest import mock
 
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from play_support import play_legal_random
 from pydantic import ValidationError
 
+from wildhold.agents.sampled import LegalRandomAgent, _ids
 from wildhold.content import default_content
 from wildhold.world.actions import DIRECTIONS, REGISTRY, registry
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EVENT_TYPES, GENESIS, validate_event, verify_chain
 from wildhold.world.observe import observe
 from wildhold.world.serialize import dumps, loads, state_hash
+from wildhold.world import world as world_module
 from wildhold.world.world import GROUND, World
 
 CONTENT = default_content()
@@ -595,13 +600,13 @@ def test_snapshot_round_trip_resumes_the_same_world(case, further):
 _SCALARS = st.one_of(st.integers(-3, 30), st.booleans(), st.floats(-2, 30, allow_nan=False), st.sampled_from(["", "5", "n", "sell", "hand", "wood", "hello"]),
                      st.none())
 _VALUES = st.one_of(_SCALARS, st.dictionaries(st.sampled_from(["wood", "stone", "5"]), _SCALARS, max_size=2), st.lists(_SCALARS, max_size=2))
-_PLANNED = sorted(name for name, spec in REGISTRY.items() if spec.check_args is not None)
+_ACTIONS = sorted(REGISTRY)
 
 
 @st.composite
 def _arguments(draw) -> tuple[str, dict[str, Any]]:
-    """An action written as a plan and arguments over its fields, of every JSON type, within and past its bounds."""
-    action = draw(st.sampled_from(_PLANNED))
+    """An action and arguments over its fields, of every JSON type, within and past its bounds."""
+    action = draw(st.sampled_from(_ACTIONS))
     fields = sorted(REGISTRY[action].args.model_fields)
     keys = draw(st.lists(st.sampled_from(fields), unique=True)) if fields else []
     return action, {k: draw(_VALUES) for k in keys}
@@ -658,3 +663,73 @@ def test_a_lax_argument_test_is_caught(monkeypatch):
     lax = [(name, lambda v: isinstance(v, int), default) for name, _, default in fields]
     monkeypatch.setitem(registry._EXACT, model, lax)
     assert exact_mismatch("wait", {"ticks": True}) is not None
+
+
+@cache
+def _played_worlds() -> tuple[World, ...]:
+    """Worlds in varied states, the characters idle or busy, beside structures, trades and orders: the default
+    scenario after a few ticks of the legal random policy, whose submissions pass the check the examples put."""
+    worlds = []
+    for seed, ticks in ((1, 0), (2, 25), (3, 70)):
+        w = World(CONTENT, "default", seed)
+        play_legal_random(w, [w.join(f"p{i}") for i in range(8)], ticks)
+        worlds.append(w)
+    return tuple(worlds)
+
+
+def _without_shortcut(w: World, agent: str, action: str, args: dict[str, Any], explain: bool):
+    """`_check` as it answers when every argument builds its model (`exact_args` never answers)."""
+    with mock.patch.object(world_module, "exact_args", lambda model, args: None):
+        return w._check(agent, action, args, explain)
+
+
+def check_mismatch(w: World, agent: str, action: str, args: dict[str, Any]) -> str | None:
+    """What differs between the check taken without a model (the action mask's, then reused by `submit`) and the
+    check that validates the model: the refusal code, or for an accepted action its arguments as the operation
+    records them (in order) and its plan. None: the same."""
+    for explain in (False, True):
+        fast, full = w._check(agent, action, args, explain), _without_shortcut(w, agent, action, args, explain)
+        if isinstance(full, Rejected) or isinstance(fast, Rejected):
+            if not (isinstance(fast, Rejected) and isinstance(full, Rejected) and fast.code == full.code):
+                return f"explain={explain}: {fast} != {full}"
+        elif list(fast[2].items()) != list(full[2].items()) or fast[3] != full[3]:
+            return f"explain={explain}: {fast[2:]} != {full[2:]}"
+    return None
+
+
+@st.composite
+def _candidates(draw) -> tuple[World, str, str, dict[str, Any]]:
+    """A played world, one of its characters, an action and arguments: drawn as the legal random policy draws
+    them from the character's observation (most pass, or are refused on the state), or of every JSON type, now and
+    then with a field too many."""
+    w = draw(st.sampled_from(_played_worlds()))
+    agent = draw(st.sampled_from(sorted(w.chars)))
+    if draw(st.booleans()):
+        action, args = draw(_arguments())
+        if draw(st.integers(0, 4)) == 0:  # now and then a field the action does not take
+            args["unknown"] = draw(_VALUES)
+        return w, agent, action, args
+    action = draw(st.sampled_from(_ACTIONS))
+    obs = observe(w, agent)
+    args = LegalRandomAgent(CONTENT).arguments(REGISTRY[action].json_schema(), obs, _ids(obs), Random(draw(st.integers(0, 2**16))))
+    return w, agent, action, args or {}
+
+
+@settings(PROPERTY_SETTINGS, max_examples=400)
+@given(_candidates())
+def test_a_check_without_the_model_answers_as_the_one_with_it(drawn):
+    """Over varied states and arguments, every action: the check that takes exact arguments as they are refuses
+    with the same code, or accepts with the same recorded arguments and plan, as the check that builds the model."""
+    assert check_mismatch(*drawn) is None
+
+
+def test_a_check_that_reads_a_default_wrongly_is_caught(monkeypatch):
+    """Were the empty table an offer_trade leaves out taken as something else, the property above would fail."""
+    w = _played_worlds()[0]  # no one busy yet
+    agent, other = sorted(w.chars)[:2]
+    args = {"to": other, "give": {}, "ticks": 5}  # wants nothing: refused as empty
+    assert check_mismatch(w, agent, "offer_trade", args) is None
+    model = REGISTRY["offer_trade"].args
+    wrong = [(name, fits, {"wood": 1} if default is dict else default) for name, fits, default in registry._exact_fields(model)]
+    monkeypatch.setitem(registry._EXACT, model, wrong)
+    assert check_mismatch(w, agent, "offer_trade", args) is not None

@@ -13,16 +13,17 @@ from typing import Any, Callable
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from play_support import play_legal_random
 
-from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import ID_SOURCES, LegalRandomAgent, _ids
 from wildhold.world.actions import REGISTRY
-from wildhold.world.actions.registry import reach_tiles, target
+from wildhold.world.actions.registry import any_in_reach, reach_tiles, shortfall, target
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.observe import observe
+from wildhold.world.parts import conflict, dungeon, farming, market
 from wildhold.world.parts.dungeon import inside_instance, living
 from wildhold.world.parts.farming import ANIMAL_HOLDER
-from wildhold.world.parts.settlement import shop_open, village
+from wildhold.world.parts.settlement import _villager, shop_open, village
 from wildhold.world.setup import apply_setup
 from wildhold.world.world import World
 
@@ -151,12 +152,7 @@ def test_an_action_whose_ready_code_refuses_is_refused_whatever_its_arguments(co
     for a in agents:  # some characters go where a precondition turns: beside a structure, a node, a villager
         if rng.random() < moved and (xy := _near_something(w, rng)) is not None:
             apply_setup(w, "move_character", {"agent": a, "x": xy[0], "y": xy[1]})
-    client, policy = LocalClient(w), LegalRandomAgent(content)
-    for _ in range(ticks):
-        for a in agents:
-            if client.idle(a):
-                client.decide(a, policy)
-        w.step()
+    play_legal_random(w, agents, ticks)
     for a in agents:
         assert_unready_refused(w, a, rng)
 
@@ -400,3 +396,75 @@ def _cleared(w: World, a: str) -> None:
         apply_setup(w, "set_needs", {"agent": a, "health": w.needs.max_health, "energy": w.needs.max_energy})
         _play(w, a, "strike", {"enemy": room[0].id})
     raise AssertionError("the room was never cleared")
+
+
+# ---- preconditions that build no sentence answer the code of the check's own helper ------------------------------
+
+
+def _code(got: Any) -> str | None:
+    return got.code if isinstance(got, Rejected) else None
+
+
+def _villager_code(w: World, c) -> str | None:
+    if not w.scenario.npcs:
+        return "unknown_npc"
+    return _code(next((None for npc in w.content.npcs if _villager(w, c, npc) is None), Rejected("out_of_range", "")))
+
+
+# For each precondition written apart from the helper its check calls (its code only, no sentence built, asked of
+# every action a policy draws), the refusal code of that helper: what the precondition must answer in every state.
+HELPER_CODES: dict[str, Callable[[World, Any], str | None]] = {
+    "attack": lambda w, c: _code(conflict._conflict_on(w)) or (None if conflict._others_in_reach(w, c) else "out_of_range"),
+    "attack_structure": lambda w, c: _code(conflict._conflict_on(w)) or (None if any_in_reach(w, c, w.structures) else "no_structure"),
+    **{action: lambda w, c: _code(dungeon._inside(w, c)) for action in ("advance", "activate_altar", "guard", "dodge",
+                                                                        "leave_dungeon", "strike")},
+    "enter_dungeon": lambda w, c: _code(dungeon._at_entrance(w, c)),
+    "till": lambda w, c: _code(farming._hoe_in_hand(w, c)),
+    "water": lambda w, c: _code(farming._can_in_hand(w, c)) or farming._plot_ready(w, c),
+    "create_artwork": lambda w, c: _code(shortfall(w, c, w.content.economy.artwork_materials, "An artwork")),
+    **{action: _villager_code for action in ("talk", "gift", "buy", "sell")},
+    "post_order": lambda w, c: None if any(market._stall_at(w, p) for p in reach_tiles(w, c)) else "no_market",
+    "train": lambda w, c: None if any((s := w.structures.get(p)) is not None and s.hp > 0
+                                      and w.content.structures[s.kind].part == "workshop" for p in reach_tiles(w, c)) else "no_workshop",
+}
+
+
+def assert_helper_codes(w: World) -> set[tuple[str, str | None]]:
+    """Every character's precondition of each action in HELPER_CODES answers its helper's code, the character where it
+    stands and on each tile within two of it (only where it stands is read: the edge of reach is crossed both ways);
+    returns the (action, code) pairs seen."""
+    seen = set()
+    for c in w.chars.values():
+        home = c.pos
+        x, y = w.xy(home)
+        for p in [home] + [q for dy in range(-2, 3) for dx in range(-2, 3) if (q := w.pos(x + dx, y + dy)) is not None]:
+            c.pos = p
+            for action, code in HELPER_CODES.items():
+                expected = code(w, c)
+                assert REGISTRY[action].ready(w, c) == expected, (action, c.id, w.xy(p))
+                seen.add((action, expected))
+        c.pos = home
+    return seen
+
+
+@pytest.mark.parametrize("staged", sorted(STAGES))
+def test_a_precondition_answers_the_code_of_its_checks_helper(content, staged: str):
+    """On the bare tile and in each staged state (inside the dungeon, beside a villager, a workshop, a stall, holding
+    a tool ...), for both characters."""
+    w, a, b, at = _world(content, "famine")
+    assert_helper_codes(w)
+    STAGES[staged](w, a, b, at)
+    assert_helper_codes(w)
+
+
+def test_the_staged_states_reach_each_answer_of_the_helpers(content):
+    """The states above reach, for each precondition compared, both a refusal and a pass: a comparison that could
+    never see one of them would prove nothing."""
+    seen = assert_helper_codes(_world(content, "default")[0])  # no conflict there
+    for staged in sorted(STAGES):
+        w, a, b, at = _world(content, "famine")
+        STAGES[staged](w, a, b, at)
+        seen |= assert_helper_codes(w)
+    for action in HELPER_CODES:
+        assert None in {code for name, code in seen if name == action}, action
+        assert {code for name, code in seen if name == action} - {None}, action

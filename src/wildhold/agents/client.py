@@ -33,22 +33,24 @@ class LocalClient:
         self.world = world
         self._submit = submit or world.submit
         self.actions, self.schemas = _served()
+        self._asks: dict[str, tuple[Any, ...]] = {}  # agent -> its character and a view's calls for it (see `view`)
 
     def idle(self, agent: str) -> bool:
         """Whether the agent's character has no operation running (so it may decide)."""
         return self.world.chars[agent].op is None
 
     def view(self, agent: str, policy: Policy) -> AgentView:
-        """The view `policy` decides on for `agent`: its memory as changes when the policy keeps a map."""
+        """The view `policy` decides on for `agent`: its memory as changes when the policy keeps a map. Its calls
+        into the world are made once per character (a view is made for every agent every tick)."""
         w = self.world
         c = w.chars[agent]
+        asks = self._asks.get(agent)
+        if asks is None or asks[0] is not c:
+            asks = self._asks[agent] = (c, lambda tick: observe(w, agent, memory_since=tick), functools.partial(status, w, c),
+                                        functools.partial(w.refusal_code, agent), functools.partial(w.ready_code, agent))
         since = getattr(policy, "memory_since", None)
-        return AgentView(
-            agent, w.tick, w.seed, lambda tick: observe(w, agent, memory_since=tick), lambda: status(w, c),
-            memory_since=since(agent) if since is not None else None, actions=self.actions, schemas=self.schemas,
-            _refusal=lambda action, args: w.refusal_code(agent, action, args),
-            _ready=lambda action: w.ready_code(agent, action),
-        )
+        return AgentView(agent, w.tick, w.seed, asks[1], asks[2], None, None, since(agent) if since is not None else None,
+                         self.actions, self.schemas, asks[3], asks[4])
 
     def decide(self, agent: str, policy: Policy) -> bool:
         """Let an idle agent's policy decide and submit its action; whether it acted."""

@@ -68,16 +68,17 @@ class LegalRandomAgent:
         self.observed[view.agent] = view.tick
         seen = _ids(obs)
         tries = 0
-        actions, schemas, draw = view.actions, view.schemas, rng.random
+        actions, schemas, draw, ready, refusal = view.actions, view.schemas, rng.random, view.ready, view.refusal
+        count = len(actions)
         for _ in range(DRAWS):
-            name = actions[int(draw() * len(actions))]
-            if view.ready(name) is not None:  # refused whatever its arguments
+            name = actions[int(draw() * count)]
+            if ready(name) is not None:  # refused whatever its arguments
                 continue
             args = self.arguments(schemas.get(name, {}), obs, seen, rng)
             if args is None:  # it needs an id the observation does not list: the world would refuse it
                 continue
             self.candidates += 1
-            if view.refusal(name, args) is None:
+            if refusal(name, args) is None:
                 self.passed += 1
                 return name, args
             tries += 1
@@ -90,7 +91,6 @@ class LegalRandomAgent:
         """A value for each required field and, half the time, each optional one; None when a required
         field names an id (ID_SOURCES) and the observation lists none to name."""
         me = obs["self"]
-        carried: list[str] | None = None
         out: dict[str, Any] = {}
         draw = rng.random  # every draw below is one uniform number: cheaper than choice and randint, as uniform
         for field, required, kind, spec in self._fields(schema):
@@ -99,9 +99,7 @@ class LegalRandomAgent:
             if kind == "enum" or kind == "pool":
                 out[field] = spec[int(draw() * len(spec))]
             elif kind == "item":
-                if carried is None:
-                    carried = sorted(me["inventory"])
-                items = carried or self.pools["item"]
+                items = seen.carried() or self.pools["item"]
                 out[field] = items[int(draw() * len(items))]
             elif kind == "id":
                 got = seen.pick(field, draw)
@@ -112,8 +110,7 @@ class LegalRandomAgent:
                 slots = sorted(me["equipment"]) or ["hand"]
                 out[field] = slots[int(draw() * len(slots))]
             elif kind == "goods":  # one unit of something carried
-                if carried is None:
-                    carried = sorted(me["inventory"])
+                carried = seen.carried()
                 out[field] = {carried[int(draw() * len(carried))]: 1} if carried else {}
             elif kind == "fixed":
                 out[field] = spec
@@ -158,8 +155,8 @@ class LegalRandomAgent:
 
 
 class _Seen:
-    """The ids the observation lists for each argument named in ID_SOURCES, less the character's own, read on
-    first ask (most candidates take no id), each path once however many arguments it fills."""
+    """The ids the observation lists for each argument named in ID_SOURCES, less the character's own, and the items it
+    carries: read on first ask (most candidates take no id), each path once however many arguments it fills."""
 
     def __init__(self, obs: dict[str, Any]):
         self.obs = obs
@@ -167,15 +164,27 @@ class _Seen:
         self.paths: dict[tuple[str, ...], list[str]] = {}
         self.fields: dict[str, list[str]] = {}
         self.listed: dict[str, tuple[list[list[Any]], int]] = {}  # field -> the lists at its paths, and their length
+        self._carried: list[str] | None = None
+
+    def carried(self) -> list[str]:
+        """The items the character carries, sorted: read once per observation however many arguments name one."""
+        if self._carried is None:
+            self._carried = sorted(self.obs["self"]["inventory"])
+        return self._carried
 
     def pick(self, field: str, draw: Any) -> str | None:
         """One of `get(field)` drawn uniformly (None: there is none), from one uniform number `draw()` when the entry
         it falls on holds an id other than the character's own, as observations list them: no list of ids is built.
         Otherwise it is drawn again from `get(field)`, which keeps the draw uniform over those ids."""
         listed = self.listed.get(field)
-        if listed is None:
-            lists = [node for path in ID_SOURCES.get(field, ()) if isinstance(node := self._node(path), list) and node]
-            listed = self.listed[field] = (lists, sum(len(node) for node in lists))
+        if listed is None:  # asked of most decisions, most often of lists that are empty: one plain loop
+            lists, total = [], 0
+            for path in ID_SOURCES.get(field, ()):
+                node = self._node(path)
+                if isinstance(node, list) and node:
+                    lists.append(node)
+                    total += len(node)
+            listed = self.listed[field] = (lists, total)
         lists, total = listed
         if not total:
             return None

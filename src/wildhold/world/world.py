@@ -8,7 +8,7 @@ from collections import deque
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from wildhold.content import Content
 from wildhold.world import systems
@@ -489,9 +489,9 @@ class World:
         if isinstance(result, Rejected):
             self.emit("action_rejected", agent=agent, action=action, code=result.code, message=result.message, issuer=issuer)
             return result
-        spec, c, parsed, plan = result
+        spec, c, sent, plan = result
         self.next_op += 1
-        op = Operation(f"op{self.next_op}", agent, action, json_args(parsed), self.tick, self.tick + plan.duration, plan.energy, plan.data)
+        op = Operation(f"op{self.next_op}", agent, action, sent, self.tick, self.tick + plan.duration, plan.energy, plan.data)
         self.emit("operation_started", agent=agent, op=op.id, action=action, args=op.args, ends=op.ends, issuer=issuer)
         if plan.duration == 0:
             systems.finish_operation(self, c, op)
@@ -555,6 +555,10 @@ class World:
         return passed[4] if _as_sent(args) == passed[3] else None
 
     def _check(self, agent: str, action: str, args: Any, explain: bool = True):
+        """A refusal, or (the action, the character, the arguments as JSON, the plan) for an action `submit` accepts.
+        Arguments that `exact_args` finds exactly of their fields' JSON types are taken as they are; only others build
+        the model (whose validation explains what is wrong). `explain=False` builds no sentence for the core's
+        refusals: the code is the answer."""
         c = self.chars.get(agent)
         if c is None:
             return Rejected("unknown_agent", f"No character has id {agent!r}.")
@@ -563,16 +567,14 @@ class World:
             return Rejected("unknown_action", f"There is no action {action!r}.{suggest(action)}")
         if not isinstance(args, dict):
             return Rejected("bad_arguments", f"{action}: arguments must be an object.")
-        exact = parsed = None
-        if not explain:
-            names, required = _fields(spec.args)
-            if not (names.issuperset(args) and required.issubset(args)):
-                return UNEXPLAINED["bad_arguments"]
-            if spec.check_args is not None:  # the model is built only for a check that passes
-                exact = exact_args(spec.args, args)
-        if exact is None:
+        sent = None
+        if spec.fields.issuperset(args) and spec.required.issubset(args):
+            sent = exact_args(spec.args, args)
+        elif not explain:
+            return UNEXPLAINED["bad_arguments"]
+        if sent is None:
             try:
-                parsed = spec.args.model_validate(args)
+                sent = json_args(spec.args.model_validate(args))
             except ValidationError as exc:
                 return Rejected("bad_arguments", f"{action}: " + describe_validation(exc)) if explain else UNEXPLAINED["bad_arguments"]
         if c.op is not None and not spec.while_busy:
@@ -584,14 +586,14 @@ class World:
             why = part.confines(self, c, action)
             if why:
                 return Rejected("held_in_place", why)
-        plan = spec.check(self, c, parsed) if exact is None else spec.check_args(self, c, exact)
+        plan = spec.check(self, c, sent)
         if isinstance(plan, Rejected):
             return plan
         if plan.energy > c.energy:
             if not explain:
                 return UNEXPLAINED["not_enough_energy"]
             return Rejected("not_enough_energy", f"{action} needs {plan.energy} energy and you have {c.energy}; eat, rest or sleep first.")
-        return spec, c, spec.args.model_validate(args) if parsed is None else parsed, plan
+        return spec, c, sent, plan
 
     SYSTEMS = (
         systems.advance_calendar,
@@ -617,18 +619,6 @@ class World:
 
 # The core's refusals as `refusal_code` returns them: the code is the answer, so no sentence is built.
 UNEXPLAINED = {code: Rejected(code, "") for code in ("bad_arguments", "busy", "not_enough_energy")}
-
-_FIELDS: dict[type, tuple[frozenset[str], frozenset[str]]] = {}
-
-
-def _fields(model: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
-    """The argument names an action's model takes and those it needs, read once per model."""
-    got = _FIELDS.get(model)
-    if got is None:
-        fields = model.model_fields
-        got = _FIELDS[model] = (frozenset(fields), frozenset(n for n, f in fields.items() if f.is_required()))
-    return got
-
 
 def _as_sent(args: dict[str, Any]) -> bytes | None:
     """Arguments as JSON bytes, every nested value included (what a check read), or None when they are not JSON."""

@@ -12,7 +12,6 @@ from wildhold.world.actions.registry import (
     DIRECTIONS,
     ActionArgs,
     Direction,
-    NoArgs,
     Plan,
     Target,
     any_in_reach,
@@ -151,19 +150,20 @@ class MoveTo:
         pass
 
     @staticmethod
-    def check(w: World, c: Character, a: Args) -> Plan | Rejected:
-        goal = w.pos(a.x, a.y)
+    def check(w: World, c: Character, a: dict[str, Any]) -> Plan | Rejected:
+        x, y = a["x"], a["y"]
+        goal = w.pos(x, y)
         if goal is None:
-            return Rejected("out_of_bounds", f"({a.x}, {a.y}) is outside the {w.width}x{w.height} map.")
+            return Rejected("out_of_bounds", f"({x}, {y}) is outside the {w.width}x{w.height} map.")
         if goal == c.pos:
             return Rejected("no_path", "You are already there.")
         if goal not in c.memory and w.distance(c.pos, goal) > w.needs.view_radius:
-            return Rejected("unknown_location", f"You have never seen ({a.x}, {a.y}); explore towards it first.")
+            return Rejected("unknown_location", f"You have never seen ({x}, {y}); explore towards it first.")
         if not known_walkable(w, c, goal):
-            return Rejected("not_walkable", f"({a.x}, {a.y}) cannot be walked on as far as you know.")
+            return Rejected("not_walkable", f"({x}, {y}) cannot be walked on as far as you know.")
         path = find_path(w, c, goal)
         if path is None:
-            return Rejected("no_path", f"No path over tiles you know reaches ({a.x}, {a.y}) within {w.needs.max_path_length} steps.")
+            return Rejected("no_path", f"No path over tiles you know reaches ({x}, {y}) within {w.needs.max_path_length} steps.")
         return cost(w, "move_to", {"path": path}, duration=len(path) * w.content.actions["move_to"].duration)
 
     @staticmethod
@@ -359,12 +359,12 @@ class Sleep:
         return None if _usable_bed(w, c) else "no_bed"
 
     @staticmethod
-    def check(w: World, c: Character, a: TicksArgs) -> Plan | Rejected:
-        if a.ticks > w.needs.max_sleep_ticks:
+    def check(w: World, c: Character, a: dict[str, Any]) -> Plan | Rejected:
+        if a["ticks"] > w.needs.max_sleep_ticks:
             return Rejected("bad_arguments", f"sleep: ticks must be at most {w.needs.max_sleep_ticks}.")
         if not _usable_bed(w, c):
             return Rejected("no_bed", "You are not standing on a bed you may use; place one or rest instead.")
-        return cost(w, "sleep", duration=a.ticks)
+        return cost(w, "sleep", duration=a["ticks"])
 
     @staticmethod
     def begin(w: World, c: Character, op: Operation) -> None:
@@ -389,10 +389,10 @@ class Rest:
     Args = TicksArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: TicksArgs) -> Plan | Rejected:
-        if a.ticks > w.needs.max_sleep_ticks:
+    def check(w: World, c: Character, a: dict[str, Any]) -> Plan | Rejected:
+        if a["ticks"] > w.needs.max_sleep_ticks:
             return Rejected("bad_arguments", f"rest: ticks must be at most {w.needs.max_sleep_ticks}.")
-        return cost(w, "rest", duration=a.ticks)
+        return cost(w, "rest", duration=a["ticks"])
 
     @staticmethod
     def progress(w: World, c: Character, op: Operation) -> Rejected | None:
@@ -412,10 +412,10 @@ class Wait:
     Args = WaitTicks
 
     @staticmethod
-    def check(w: World, c: Character, a: WaitTicks) -> Plan | Rejected:
-        if a.ticks > w.needs.max_wait_ticks:
+    def check(w: World, c: Character, a: dict[str, Any]) -> Plan | Rejected:
+        if a["ticks"] > w.needs.max_wait_ticks:
             return Rejected("bad_arguments", f"wait: ticks must be at most {w.needs.max_wait_ticks}.")
-        return cost(w, "wait", duration=a.ticks)
+        return cost(w, "wait", duration=a["ticks"])
 
     @staticmethod
     def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
@@ -584,7 +584,7 @@ class Cancel:
         return "nothing_to_cancel" if c.op is None else None
 
     @staticmethod
-    def check(w: World, c: Character, a: NoArgs) -> Plan | Rejected:
+    def check(w: World, c: Character, a: dict[str, Any]) -> Plan | Rejected:
         if c.op is None:
             return Rejected("nothing_to_cancel", "You are not doing anything.")
         return cost(w, "cancel")

@@ -53,7 +53,7 @@ class Plan:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-Check = Callable[["World", Character, Any], "Plan | Rejected"]
+Check = Callable[["World", Character, dict[str, Any]], "Plan | Rejected"]
 Finish = Callable[["World", Character, Operation], "dict | Rejected"]
 Progress = Callable[["World", Character, Operation], "Rejected | None"]
 Ready = Callable[["World", Character], "str | None"]
@@ -65,6 +65,8 @@ class ActionDef:
     args: type[ActionArgs]
     doc: str
     category: str
+    # Looks at the arguments as the model dumps them to JSON (`json_args`, or `exact_args` without the model), so
+    # that an action mask's check builds no model for arguments validation would take unchanged.
     check: Check
     finish: Finish
     progress: Progress | None = None
@@ -72,14 +74,19 @@ class ActionDef:
     # is nowhere within reach, say), or None when some argument may pass. It may answer None when unsure, never a
     # code for a state in which some argument passes: an action mask skips an unready action's arguments unasked.
     ready: Ready | None = None
-    # `check` over the arguments as the model dumps them to JSON (`json_args`), for actions written as a plan: an
-    # action mask's check skips building the model when `exact_args` says validating would accept them unchanged.
-    check_args: Callable[["World", Character, dict[str, Any]], "Plan | Rejected"] | None = None
     begin: Callable[["World", Character, Operation], None] | None = None
     while_busy: bool = False
     timing: str = "fixed"
     # How the rules document states its time and cost, when `timing` is none of the common ways.
     cost_rule: Callable[[int, int], dict[str, Any]] | None = None
+    # The argument names the model takes and those it needs: arguments outside them are refused before any model.
+    fields: frozenset[str] = field(init=False)
+    required: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        model = self.args.model_fields
+        object.__setattr__(self, "fields", frozenset(model))
+        object.__setattr__(self, "required", frozenset(n for n, f in model.items() if f.is_required()))
 
     def json_schema(self) -> dict[str, Any]:
         return self.args.model_json_schema()
@@ -95,20 +102,17 @@ def _planned(cls: type) -> tuple[Check, Finish]:
     unless the class says otherwise with `spend(w, args, planned) -> Plan`."""
     spend = getattr(cls, "spend", None)
 
-    def check_args(w: World, c: Character, args: dict[str, Any]) -> Plan | Rejected:
+    def check(w: World, c: Character, args: dict[str, Any]) -> Plan | Rejected:
         got = cls.plan(w, c, args)
         if isinstance(got, Rejected):
             return got
         return spend(w, args, got) if spend else cost(w, cls.name)
 
-    def check(w: World, c: Character, a: ActionArgs) -> Plan | Rejected:
-        return check_args(w, c, json_args(a))
-
     def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
         got = cls.plan(w, c, op.args)
         return got if isinstance(got, Rejected) else cls.apply(w, c, op, got)
 
-    return check, finish, check_args
+    return check, finish
 
 
 _PLAIN: dict[type, bool] = {}
@@ -145,7 +149,7 @@ def exact_args(model: type[ActionArgs], args: dict[str, Any]) -> dict[str, Any] 
         if value is _ABSENT:
             if default is _ABSENT:
                 return None
-            out[name] = default
+            out[name] = {} if default is dict else default  # a table whose default is made empty per model
         elif fits(value):
             out[name] = dict(value) if type(value) is dict else value
         else:
@@ -155,18 +159,24 @@ def exact_args(model: type[ActionArgs], args: dict[str, Any]) -> dict[str, Any] 
 
 def _exact_fields(model: type[ActionArgs]) -> list[tuple[str, Callable[[Any], bool], Any]] | None:
     """(name, whether a value is exactly of its type within its bounds, default or _ABSENT) for each field, or None
-    for a model with a field of another kind (an alias, a default made per model, a validator, another type)."""
+    for a model with a field of another kind (an alias, a default made per model other than an empty table, a
+    validated default, a validator, another type). The default `dict` stands for an empty table made per model."""
     decorators = model.__pydantic_decorators__
-    if (model.model_config.get("strict") is not True or decorators.validators or decorators.field_validators
-            or decorators.model_validators or decorators.root_validators):
+    if (model.model_config.get("strict") is not True or model.model_config.get("validate_default")
+            or decorators.validators or decorators.field_validators or decorators.model_validators
+            or decorators.root_validators):
         return None
     out = []
     for name, info in model.model_fields.items():
         fits = _exact_test(info.annotation, info.metadata)
-        if fits is None or info.alias is not None or info.default_factory is not None:
+        if fits is None or info.alias is not None or info.validate_default:
             return None
         if info.is_required():
             default = _ABSENT
+        elif info.default_factory is dict:
+            default = dict
+        elif info.default_factory is not None:
+            return None
         elif type(info.default) in (int, str, bool, type(None)):
             default = info.default
         else:
@@ -188,8 +198,18 @@ def _exact_test(annotation: Any, metadata: list[Any]) -> Callable[[Any], bool] |
     if origin is Annotated:
         return _exact_test(args[0], [*args[1:], *metadata])
     if annotation is int:
-        checks = {"Ge": lambda v, b: v >= b, "Gt": lambda v, b: v > b, "Le": lambda v, b: v <= b, "Lt": lambda v, b: v < b}
-        return lambda v: type(v) is int and all(checks[k](v, b) for k, b in bounds)
+        if any(type(b) is not int for _, b in bounds):
+            return None
+        # the bounds as one closed range: an integer is greater than b when it is at least b + 1
+        low = max([b for k, b in bounds if k == "Ge"] + [b + 1 for k, b in bounds if k == "Gt"], default=None)
+        high = min([b for k, b in bounds if k == "Le"] + [b - 1 for k, b in bounds if k == "Lt"], default=None)
+        if low is None and high is None:
+            return lambda v: type(v) is int
+        if high is None:
+            return lambda v: type(v) is int and v >= low
+        if low is None:
+            return lambda v: type(v) is int and v <= high
+        return lambda v: type(v) is int and low <= v <= high
     if bounds:
         return None
     if annotation is str:
@@ -226,12 +246,12 @@ def _plain(annotation: Any) -> bool:
 
 def add_action(cls: type) -> ActionDef:
     """Turn an action class (docstring, Args, and either check and finish or plan and apply, optional
-    progress) into a registry entry. The core's `ACTIONS` and each part's `actions` are the lists
+    progress; check and plan read the arguments as JSON, a dict) into a registry entry. The core's `ACTIONS` and each part's `actions` are the lists
     that name them."""
     name = cls.name
     if name in REGISTRY:
         raise ValueError(f"action {name!r} registered twice")
-    check, finish, check_args = _planned(cls) if hasattr(cls, "plan") else (cls.check, cls.finish, None)
+    check, finish = _planned(cls) if hasattr(cls, "plan") else (cls.check, cls.finish)
     spec = REGISTRY[name] = ActionDef(
         name=name,
         args=getattr(cls, "Args", NoArgs),
@@ -245,7 +265,6 @@ def add_action(cls: type) -> ActionDef:
         while_busy=getattr(cls, "while_busy", False),
         timing=getattr(cls, "timing", "fixed"),
         cost_rule=getattr(cls, "cost_rule", None),
-        check_args=check_args,
     )
     return spec
 
@@ -284,11 +303,6 @@ def target(w: World, c: Character, x: int, y: int) -> int | Rejected:
         cx, cy = w.xy(c.pos)
         return Rejected("out_of_range", f"({x}, {y}) is {w.distance(c.pos, p)} tiles from you at ({cx}, {cy}); reach is {w.needs.reach}.")
     return p
-
-
-def code_of(got: Any) -> str | None:
-    """The code of a refusal, or None for anything else: a `ready` from the check's own helper."""
-    return got.code if isinstance(got, Rejected) else None
 
 
 def reach_tiles(w: World, c: Character) -> tuple[int, ...]:
@@ -339,8 +353,16 @@ def other_character(w: World, c: Character, agent: str) -> Character | Rejected:
     return other
 
 
+def carries(holder: Character, items: dict[str, int]) -> bool:
+    """Whether the character carries all of `items`: `shortfall` says what it lacks otherwise."""
+    inventory = holder.inventory
+    return all(inventory.get(i, 0) >= q for i, q in items.items())
+
+
 def shortfall(w: World, holder: Character, items: dict[str, int], what: str) -> Rejected | None:
     """None when the character carries all of `items`, else what `what` still needs."""
+    if carries(holder, items):
+        return None
     missing = {i: q - holder.inventory.get(i, 0) for i, q in sorted(items.items()) if holder.inventory.get(i, 0) < q}
     if missing:
         need = ", ".join(f"{q} more {i}" for i, q in missing.items())

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, any_in_reach, code_of, other_character, reach_tiles, target
+from wildhold.world.actions.registry import ActionArgs, Plan, any_in_reach, other_character, reach_tiles, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
@@ -91,7 +91,9 @@ class AttackStructure:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        return code_of(_conflict_on(w)) or (None if any_in_reach(w, c, w.structures) else "no_structure")
+        if not w.scenario.conflict:  # `_conflict_on`'s refusal, no sentence built: asked of every drawn action
+            return "conflict_off"
+        return None if any_in_reach(w, c, w.structures) else "no_structure"
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
@@ -137,7 +139,9 @@ class Attack:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        return code_of(_conflict_on(w)) or (None if _others_in_reach(w, c) else "out_of_range")
+        if not w.scenario.conflict:  # `_conflict_on`'s refusal, no sentence built: asked of every drawn action
+            return "conflict_off"
+        return None if _others_in_reach(w, c) else "out_of_range"
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Character | Rejected:

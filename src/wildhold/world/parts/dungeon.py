@@ -34,7 +34,7 @@ from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import EnemyMoveSpec
-from wildhold.world.actions.registry import ActionArgs, code_of, require_item
+from wildhold.world.actions.registry import ActionArgs, require_item
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
@@ -517,8 +517,11 @@ def _inside(w: World, c: Character) -> Instance | Rejected:
 
 
 def _inside_ready(w: World, c: Character) -> str | None:
-    """`_inside`'s refusal, which comes before anything an action inside the dungeon reads of its arguments."""
-    return code_of(_inside(w, c))
+    """`_inside`'s refusal, which comes before anything an action inside the dungeon reads of its arguments: its code
+    only (no sentence built), asked of every drawn action."""
+    if state(w).inside.get(c.id) is None:
+        return "not_in_dungeon"
+    return "knocked_down" if c.health <= 0 else None
 
 
 def _at_entrance(w: World, c: Character) -> Rejected | None:
@@ -545,7 +548,9 @@ class EnterDungeon:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        return code_of(_at_entrance(w, c))
+        if c.id in state(w).inside:  # `_at_entrance`'s refusal, no sentence built: asked of every drawn action
+            return "in_dungeon"
+        return "not_at_dungeon" if w.distance(c.pos, w.dungeon) > w.needs.reach else None
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
@@ -920,7 +925,7 @@ class DungeonPart(Part[DungeonState]):
         return c.id in state(w).inside
 
     def confines(self, w: World, c: Character, action: str) -> str | None:
-        if c.id not in state(w).inside or action in DUNGEON_ACTIONS or action in w.content.dungeon.usable_inside:
+        if c.id not in self.state(w).inside or action in DUNGEON_ACTIONS or action in w.content.dungeon.usable_inside:
             return None
         return f"You are inside the dungeon: {action} is not possible here; leave_dungeon first."
 

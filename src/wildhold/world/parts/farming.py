@@ -16,7 +16,7 @@ from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import AnimalSpec, CropSpec
-from wildhold.world.actions.registry import Target, any_in_reach, code_of, did_you_mean, require_item, target
+from wildhold.world.actions.registry import Target, any_in_reach, did_you_mean, require_item, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
@@ -122,8 +122,13 @@ def _covered(w: World, p: int) -> str | None:
     return f"a {n.kind}" if n is not None else None
 
 
+def _holds(c: Character, tool: str) -> bool:
+    """Whether the character holds the tool in hand: `_in_hand` refuses otherwise (a precondition asks it alone)."""
+    return c.equipment.get("hand") == tool
+
+
 def _in_hand(w: World, c: Character, tool: str, doing: str) -> Rejected | None:
-    if c.equipment.get("hand") == tool:
+    if _holds(c, tool):
         return None
     fix = f"equip your {tool} first" if c.inventory.get(tool) else f"you carry no {tool}"
     return Rejected("missing_tool", f"{doing} needs a {tool} equipped in hand; {fix}.")
@@ -227,7 +232,7 @@ class Till:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        return code_of(_hoe_in_hand(w, c))
+        return None if _holds(c, w.content.farming.till_tool) else "missing_tool"
 
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
@@ -330,7 +335,7 @@ class Water:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        return code_of(_can_in_hand(w, c)) or _plot_ready(w, c)
+        return _plot_ready(w, c) if _holds(c, w.content.farming.water_tool) else "missing_tool"
 
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:

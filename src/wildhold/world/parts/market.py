@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, PositiveInt
 
 from wildhold.world import wealth  # the module, not its names: the formula reads this part's escrows
-from wildhold.world.actions.registry import ActionArgs, did_you_mean, other_character, reach_tiles, shortfall, target
+from wildhold.world.actions.registry import ActionArgs, any_in_reach, did_you_mean, other_character, reach_tiles, shortfall, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
@@ -674,7 +674,8 @@ class PostOrder:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        return None if any(_stall_at(w, p) for p in reach_tiles(w, c)) else "no_market"
+        stalls = any_in_reach(w, c, w.structures) and any(_stall_at(w, p) for p in reach_tiles(w, c))  # a stall is a structure
+        return None if stalls else "no_market"
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:

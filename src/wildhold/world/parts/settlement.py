@@ -606,9 +606,9 @@ class TurnIn:
         return None if log is not None and log.active else "unknown_quest"
 
     @staticmethod
-    def check(w: World, c: Character, a: QuestArgs) -> Plan | Rejected:
+    def check(w: World, c: Character, a: dict[str, Any]) -> Plan | Rejected:
         plan = cost(w, "turn_in")
-        q = _turn_in_plan(w, c, a.quest, w.tick + plan.duration)
+        q = _turn_in_plan(w, c, a["quest"], w.tick + plan.duration)
         return q if isinstance(q, Rejected) else plan
 
     @staticmethod

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, code_of, did_you_mean, other_character, reach_tiles, shortfall
+from wildhold.world.actions.registry import ActionArgs, Plan, any_in_reach, carries, did_you_mean, other_character, reach_tiles, shortfall
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import table
@@ -159,7 +159,7 @@ def _text_ok(text: str, limit: int, what: str) -> Rejected | None:
 
 def _workshop_in_reach(w: World, c: Character) -> bool:
     structures, specs = w.structures, w.content.structures
-    return any((s := structures.get(p)) is not None and s.hp > 0 and specs[s.kind].part == "workshop"
+    return any_in_reach(w, c, structures) and any((s := structures.get(p)) is not None and s.hp > 0 and specs[s.kind].part == "workshop"
                for p in reach_tiles(w, c))
 
 
@@ -230,7 +230,7 @@ class CreateArtwork:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        return code_of(shortfall(w, c, w.content.economy.artwork_materials, "An artwork"))
+        return None if carries(c, w.content.economy.artwork_materials) else "missing_materials"
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:

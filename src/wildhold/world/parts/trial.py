@@ -577,7 +577,7 @@ class TrialInfo:
     Args = NoArgs
 
     @staticmethod
-    def check(w: World, c: Character, a: NoArgs) -> Plan | Rejected:
+    def check(w: World, c: Character, a: dict[str, Any]) -> Plan | Rejected:
         return cost(w, "trial_info")
 
     @staticmethod
