@@ -269,3 +269,22 @@ def test_legal_random_passing_over_unready_actions_plays_the_same_actions_in_law
     kinds = plays["ready"].keys() | plays["blind"].keys()
     distance = sum(abs(plays["ready"][k] - plays["blind"][k]) for k in kinds) / (2 * n)
     assert len(kinds) >= 8 and distance < 0.06, (distance, plays)
+
+
+def test_a_views_asks_answer_as_its_ready_and_refusal(content):
+    """`asks` gives the callables a policy calls in its candidate loop: they answer as the view's `ready` and
+    `refusal` (the world's codes), and a view whose client cannot ask answers None to both."""
+    w = World(content, "default", 4)
+    a = w.join("p")
+    client = LocalClient(w)
+    view = client.view(a, make_policy("legal_random", content))
+    ready, refusal = view.asks()
+    codes = [ready(action) for action in client.actions]
+    assert codes == [view.ready(action) for action in client.actions]
+    assert codes == [w.ready_code(a, action) for action in client.actions]
+    assert None in codes and set(codes) - {None}
+    for args in ({"ticks": 1}, {"ticks": 0}, {}, {"ticks": 1, "more": 2}):
+        assert refusal("rest", args) == view.refusal("rest", args) == w.refusal_code(a, "rest", args)
+    assert refusal("rest", {"ticks": 0}) == "bad_arguments"
+    blind_ready, blind_refusal = dataclasses.replace(view, _ready=None, _refusal=None).asks()
+    assert blind_ready("sleep") is None and blind_refusal("rest", {"ticks": 0}) is None

@@ -13,6 +13,7 @@ from typing import Any
 from unittest import mock
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from play_support import play_legal_random
@@ -655,12 +656,34 @@ def _masked_world() -> World:
     return w
 
 
+@settings(PROPERTY_SETTINGS, max_examples=200)
+@given(_arguments(), _VALUES)
+def test_arguments_naming_a_field_the_action_does_not_take_are_left_to_validation(drawn, extra):
+    """`exact_args` answers None when a field is unknown, whatever the others: the check asks it before it looks at
+    the arguments' names (validation refuses them)."""
+    action, args = drawn
+    args["unknown"] = extra
+    assert registry.exact_args(REGISTRY[action].args, args) is None
+    assert exact_mismatch(action, args) is None
+
+
+@pytest.mark.parametrize("table", [{"wood": 0}, {"wood": -1}, {"wood": True}, {"wood": "1"}, {"wood": 1.0}, {"wood": None},
+                                   {5: 1}, {"wood": 1, "stone": 0}, {"wood": 1, True: 1}])
+def test_a_table_validation_refuses_is_left_to_it(table):
+    """A table of items is taken without its model only when every key is a string and every quantity a positive
+    integer: one bad entry, wherever it stands, leaves the whole to validation."""
+    args = {"to": "a2", "give": {"stone": 2}, "want": table, "ticks": 5}
+    assert registry.exact_args(REGISTRY["offer_trade"].args, args) is None
+    assert registry.exact_args(REGISTRY["offer_trade"].args, {**args, "want": {"wood": 1, "stone": 3}}) is not None
+    assert exact_mismatch("offer_trade", args) is None
+
+
 def test_a_lax_argument_test_is_caught(monkeypatch):
     """Were an integer field to take true (a bool is an int to isinstance), the property above would fail."""
     monkeypatch.setattr(registry, "_EXACT", {REGISTRY["move"].args: None})
     model = REGISTRY["wait"].args
     fields = registry._exact_fields(model)
-    lax = [(name, lambda v: isinstance(v, int), default) for name, _, default in fields]
+    lax = [(name, None, lambda v: isinstance(v, int), default) for name, _, _, default in fields]
     monkeypatch.setitem(registry._EXACT, model, lax)
     assert exact_mismatch("wait", {"ticks": True}) is not None
 
@@ -730,6 +753,7 @@ def test_a_check_that_reads_a_default_wrongly_is_caught(monkeypatch):
     args = {"to": other, "give": {}, "ticks": 5}  # wants nothing: refused as empty
     assert check_mismatch(w, agent, "offer_trade", args) is None
     model = REGISTRY["offer_trade"].args
-    wrong = [(name, fits, {"wood": 1} if default is dict else default) for name, fits, default in registry._exact_fields(model)]
+    wrong = [(name, plain, fits, {"wood": 1} if default is dict else default)
+             for name, plain, fits, default in registry._exact_fields(model)]
     monkeypatch.setitem(registry._EXACT, model, wrong)
     assert check_mismatch(w, agent, "offer_trade", args) is not None

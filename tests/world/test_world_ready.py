@@ -347,6 +347,20 @@ def test_the_tiles_within_reach_are_those_target_accepts(content):
                     and not isinstance(target(w, c, *w.xy(q)), Rejected)} == near
 
 
+def test_worlds_of_other_sizes_keep_their_own_tiles_within_reach(content):
+    """A world keeps the table of tiles within reach it asks (a table made for another size names other rows' tiles):
+    worlds of two sizes asked in turn, on corners, edges and inner tiles, each answer their own."""
+    for scenario in ("tiny", "famine", "tiny", "famine"):
+        w = World(content, scenario, 1)
+        c = w.chars[w.join("a")]
+        r = w.needs.reach
+        for p in (0, w.width - 1, w.width + 1, w.width * w.height - 1, w.width * (w.height // 2) + 3):
+            c.pos = p
+            x, y = w.xy(p)
+            near = {w.pos(x + dx, y + dy) for dx in range(-r, r + 1) for dy in range(-r, r + 1)} - {None}
+            assert set(reach_tiles(w, c)) == near
+
+
 def test_every_argument_free_refusal_of_the_honest_load_is_declared():
     assert ARGUMENT_FREE <= set(DECLARED)
 

@@ -46,6 +46,11 @@ class AgentView:
         client cannot ask): a policy passes over such an action before drawing its arguments."""
         return self._ready(action) if self._ready is not None else None
 
+    def asks(self) -> tuple[Callable[[str], str | None], Callable[[str, dict[str, Any]], str | None]]:
+        """`ready` and `refusal` as the client's own callables (or ones that always say None): a policy that puts many
+        candidates to them calls these in its loop, a call less each."""
+        return self._ready or _no_code, self._refusal or _no_code
+
     def observation(self) -> dict[str, Any]:
         if self._obs is None:
             self._obs = self._observe(self.memory_since)
@@ -60,6 +65,11 @@ class AgentView:
         if self._rng is None:
             self._rng = random.Random(((self.seed * 1_000_003) + int(self.agent[1:])) * 1_000_003 + self.tick)
         return self._rng
+
+
+def _no_code(*_: Any) -> None:
+    """What a client that cannot ask answers: no refusal known."""
+    return None
 
 
 class Policy(Protocol):

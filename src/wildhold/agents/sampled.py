@@ -68,7 +68,8 @@ class LegalRandomAgent:
         self.observed[view.agent] = view.tick
         seen = _ids(obs)
         tries = 0
-        actions, schemas, draw, ready, refusal = view.actions, view.schemas, rng.random, view.ready, view.refusal
+        actions, schemas, draw = view.actions, view.schemas, rng.random
+        ready, refusal = view.asks()
         count = len(actions)
         for _ in range(DRAWS):
             name = actions[int(draw() * count)]
@@ -157,6 +158,8 @@ class LegalRandomAgent:
 class _Seen:
     """The ids the observation lists for each argument named in ID_SOURCES, less the character's own, and the items it
     carries: read on first ask (most candidates take no id), each path once however many arguments it fills."""
+
+    __slots__ = ("obs", "me", "paths", "fields", "listed", "_carried")  # one is made per decision
 
     def __init__(self, obs: dict[str, Any]):
         self.obs = obs

@@ -538,7 +538,8 @@ class World:
         for part in self._confining:
             if part.confines(self, c, action):
                 return "held_in_place"
-        return spec.ready(self, c) if spec.ready is not None else None
+        ready = spec.ready
+        return ready(self, c) if ready is not None else None
 
     def _moment(self) -> tuple[int, ...]:
         """What differs after any change of state: every change emits an event (a character moved without one is
@@ -567,10 +568,8 @@ class World:
             return Rejected("unknown_action", f"There is no action {action!r}.{suggest(action)}")
         if not isinstance(args, dict):
             return Rejected("bad_arguments", f"{action}: arguments must be an object.")
-        sent = None
-        if spec.fields.issuperset(args) and spec.required.issubset(args):
-            sent = exact_args(spec.args, args)
-        elif not explain:
+        sent = exact_args(spec.args, args)  # None also for arguments that name an unknown field or lack a needed one
+        if sent is None and not explain and not (spec.fields.issuperset(args) and spec.required.issubset(args)):
             return UNEXPLAINED["bad_arguments"]
         if sent is None:
             try:

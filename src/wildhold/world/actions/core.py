@@ -101,18 +101,24 @@ def neighbours(width: int, height: int) -> tuple[tuple[int, ...], ...]:
     )
 
 
-def find_path(w: World, c: Character, goal: int) -> list[int] | None:
-    """Shortest 8-way path over tiles the character knows, at most `max_path_length` steps.
+def find_path(w: World, c: Character, goal: int, passable: Callable[[int], bool] | None = None) -> list[int] | None:
+    """Shortest 8-way path over tiles the character knows, at most `max_path_length` steps; `passable` is
+    `passable_for(w, c)` when the caller has it already.
 
     Breadth-first, one ring of depth at a time, neighbours in `DIRECTIONS` order: the same
     world always gives the same path. A tile found impassable is not judged again from its
-    other sides, which on a coast or a wall is most of the work.
+    other sides, which on a coast or a wall is most of the work. A passable goal one step away is
+    the first ring's answer whatever its other tiles: it is answered without judging them (most
+    walks an action mask asks of are one step).
     """
     start = c.pos
     if start == goal:
         return []
     around = neighbours(w.width, w.height)
-    passable = passable_for(w, c)
+    if passable is None:
+        passable = passable_for(w, c)
+    if goal in around[start] and w.needs.max_path_length > 0:
+        return [goal] if passable(goal) else None  # an impassable goal is reached by no path at all
     parent = {start: start}
     impassable: set[int] = set()
     ring = [start]
@@ -159,9 +165,10 @@ class MoveTo:
             return Rejected("no_path", "You are already there.")
         if goal not in c.memory and w.distance(c.pos, goal) > w.needs.view_radius:
             return Rejected("unknown_location", f"You have never seen ({x}, {y}); explore towards it first.")
-        if not known_walkable(w, c, goal):
+        passable = passable_for(w, c)
+        if not passable(goal):
             return Rejected("not_walkable", f"({x}, {y}) cannot be walked on as far as you know.")
-        path = find_path(w, c, goal)
+        path = find_path(w, c, goal, passable)
         if path is None:
             return Rejected("no_path", f"No path over tiles you know reaches ({x}, {y}) within {w.needs.max_path_length} steps.")
         return cost(w, "move_to", {"path": path}, duration=len(path) * w.content.actions["move_to"].duration)

@@ -46,8 +46,11 @@ class Target(ActionArgs):
     y: int = Field(description="Target tile row (0 is the north edge).")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Plan:
+    """What an accepted action costs and what its finish needs. Not frozen: one is made for every check an action
+    mask passes, and a frozen one costs three times as much to make (nothing changes a plan once made)."""
+
     duration: int
     energy: int
     data: dict[str, Any] = field(default_factory=dict)
@@ -100,13 +103,13 @@ def _planned(cls: type) -> tuple[Check, Finish]:
     `apply(w, c, op, planned)`: the plan runs when the action is submitted and again when it completes,
     since the world may have changed in between. The time and energy are the action's content entry,
     unless the class says otherwise with `spend(w, args, planned) -> Plan`."""
-    spend = getattr(cls, "spend", None)
+    spend, plan, name = getattr(cls, "spend", None), cls.plan, cls.name
 
     def check(w: World, c: Character, args: dict[str, Any]) -> Plan | Rejected:
-        got = cls.plan(w, c, args)
+        got = plan(w, c, args)
         if isinstance(got, Rejected):
             return got
-        return spend(w, args, got) if spend else cost(w, cls.name)
+        return spend(w, args, got) if spend else cost(w, name)
 
     def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
         got = cls.plan(w, c, op.args)
@@ -130,35 +133,41 @@ def json_args(a: ActionArgs) -> dict[str, Any]:
 
 
 _ABSENT = object()
-_EXACT: dict[type, list[tuple[str, Callable[[Any], bool], Any]] | None] = {}
+_EXACT: dict[type, list[tuple[str, type | None, Callable[[Any], bool], Any]] | None] = {}
 
 
 def exact_args(model: type[ActionArgs], args: dict[str, Any]) -> dict[str, Any] | None:
     """`json_args(model.model_validate(args))` without building the model, when every argument is exactly of its
     field's JSON type (no subclass: true is not an int) within its bounds, so that strict validation would accept
-    each unchanged and fill in the same defaults; else None, and validation answers. The caller has checked that
-    `args` names only fields the model takes."""
+    each unchanged and fill in the same defaults; else None, and validation answers. Arguments that name a field
+    the model does not take, or leave out one it needs, answer None."""
     fields = _EXACT.get(model, _ABSENT)
     if fields is _ABSENT:
         fields = _EXACT[model] = _exact_fields(model)
     if fields is None:
         return None
     out: dict[str, Any] = {}
-    for name, fits, default in fields:
+    named = 0  # arguments that name a field: fewer than all of them when some field is unknown
+    for name, plain, fits, default in fields:
         value = args.get(name, _ABSENT)
         if value is _ABSENT:
             if default is _ABSENT:
                 return None
             out[name] = {} if default is dict else default  # a table whose default is made empty per model
-        elif fits(value):
+        elif value.__class__ is plain:  # a field that takes any value of one type (no test to call)
+            out[name] = value
+            named += 1
+        elif plain is None and fits(value):
             out[name] = dict(value) if type(value) is dict else value
+            named += 1
         else:
             return None
-    return out
+    return out if named == len(args) else None
 
 
-def _exact_fields(model: type[ActionArgs]) -> list[tuple[str, Callable[[Any], bool], Any]] | None:
-    """(name, whether a value is exactly of its type within its bounds, default or _ABSENT) for each field, or None
+def _exact_fields(model: type[ActionArgs]) -> list[tuple[str, type | None, Callable[[Any], bool], Any]] | None:
+    """(name, the one type its values need when that is all they need (int or str, unbounded) else None, whether a
+    value is exactly of its type within its bounds, default or _ABSENT) for each field, or None
     for a model with a field of another kind (an alias, a default made per model other than an empty table, a
     validated default, a validator, another type). The default `dict` stands for an empty table made per model."""
     decorators = model.__pydantic_decorators__
@@ -181,7 +190,8 @@ def _exact_fields(model: type[ActionArgs]) -> list[tuple[str, Callable[[Any], bo
             default = info.default
         else:
             return None
-        out.append((name, fits, default))
+        plain = info.annotation if info.annotation in (int, str) and not info.metadata else None
+        out.append((name, plain, fits, default))
     return out
 
 
@@ -224,8 +234,17 @@ def _exact_test(annotation: Any, metadata: list[Any]) -> Callable[[Any], bool] |
         item = _exact_test(args[1], [])
         if item is None:
             return None
-        return lambda v: type(v) is dict and all(type(k) is str and item(x) for k, x in v.items())
+        return lambda v: type(v) is dict and _table_fits(v, item)
     return None
+
+
+def _table_fits(table: dict[Any, Any], item: Callable[[Any], bool]) -> bool:
+    """Whether every key of a table is a string and every value passes `item`: a plain loop (tables hold an item or
+    two, for which a generator costs more than the tests)."""
+    for key, value in table.items():
+        if type(key) is not str or not item(value):
+            return False
+    return True
 
 
 def _plain(annotation: Any) -> bool:
@@ -308,7 +327,9 @@ def target(w: World, c: Character, x: int, y: int) -> int | Rejected:
 def reach_tiles(w: World, c: Character) -> tuple[int, ...]:
     """The tiles on the map within the character's reach (Chebyshev distance at most `reach`): those `target`
     accepts, and those a precondition looks over for what a check needs at its target tile."""
-    table = _reach_table(w.width, w.height, w.needs.reach)
+    table = w.caches.get("reach")
+    if table is None:  # kept on the world: asked by most preconditions, and the shared table's key is three numbers
+        table = w.caches["reach"] = _reach_table(w.width, w.height, w.needs.reach)
     tiles = table.get(c.pos)
     if tiles is None:
         width, r = w.width, w.needs.reach
