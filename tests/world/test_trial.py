@@ -294,6 +294,29 @@ def test_trial_info_changes_with_each_thing_it_reads(content):
     assert answer() != answers[-1]
 
 
+def test_characters_that_attained_nothing_share_one_trial_report_and_the_others_get_their_own(content):
+    """Characters with no stage, task or clear share the report of their key; one that attained a stage, or cleared
+    a tier, is answered from its own record (two clears of different tiers give different answers)."""
+    from wildhold.world.parts.trial import _report, trial_report
+
+    w = World(content, "tiny", 1)
+    a, b, c, d = (w.join(name) for name in ("one", "two", "three", "four"))
+    tracker = TRIAL.state(w)
+
+    def answer(agent: str) -> dict:
+        w.submit(agent, "trial_info", {})
+        done = [orjson.loads(p) for _, _, kind, p, _ in w.events.drain() if kind == "operation_completed"][-1]
+        assert done["data"]["result"] == orjson.loads(orjson.dumps(_report(w, tracker, agent)))
+        return done["data"]["result"]
+
+    assert answer(a) == answer(b) and trial_report(w, a) is trial_report(w, b)
+    low, high = sorted(set(tracker.tiers.values()))[:2]
+    tracker.chars[b]["stages"]["foothold"] = {"tick": w.tick, "evidence": [5]}
+    tracker.chars[c]["clears"].append([low, w.tick, 13, 14, 15, 0, 0])
+    tracker.chars[d]["clears"].append([high, w.tick, 13, 14, 15, 0, 0])
+    assert len({orjson.dumps(answer(agent)) for agent in (a, b, c, d)}) == 4
+
+
 def test_a_snapshot_carries_the_trial_and_resumes_identically(content):
     w = World(content, "tiny", 2)
     a = w.join("settler")

@@ -530,7 +530,8 @@ class TrialStageAttained(Ev):
 def trial_report(w: World, agent: str) -> dict[str, Any]:
     """What trial_info answers: each stage with its criteria, what holds now, and the progress. Kept per
     character until `TrialTracker.report_key` changes (trial_info is asked often and its answer rarely
-    changes); the answer is shared, so it is read only (it goes into an event)."""
+    changes); the answer is shared, so it is read only (it goes into an event). Characters that have attained
+    nothing share the report of their key (kept under it): all of them, early in a match."""
     tracker = TRIAL.state(w)
     ch, key = tracker.chars[agent], tracker.report_key(agent, w.tick)
     kept = w.caches.get("trial_reports")
@@ -539,7 +540,12 @@ def trial_report(w: World, agent: str) -> dict[str, Any]:
     held = kept.get(agent)
     if held is not None and held[0] is ch and held[1] == key:  # the same tracker's record, nothing read changed
         return held[2]
-    report = _report(w, tracker, agent)
+    if any(key[:3]):
+        report = _report(w, tracker, agent)
+    else:  # nothing attained, no task, no clear: the key alone decides the report, so such characters share one
+        report = kept.get(key)
+        if report is None:
+            report = kept[key] = _report(w, tracker, agent)
     kept[agent] = (ch, key, report)
     return report
 
