@@ -585,7 +585,7 @@ def test_a_listener_that_fails_on_an_event_still_hears_the_later_ones(content):
 class Picky(Hearing):
     """A listener told only of the kinds in `PICKED`."""
 
-    def hears(self, w: World, kind: str) -> bool:
+    def hears(self, w: World, kind: str, data: dict) -> bool:
         return kind in PICKED
 
 
@@ -611,8 +611,10 @@ def test_the_trial_told_only_what_it_follows_records_what_it_records_told_everyt
     w, _, events = settle_for_a_day(content)
     assert any(e["kind"] == "trial_stage_attained" for e in events)
     assert 0 < len(told) < len(events)  # it was not told of every event
+    completed = [e for e in events if e["kind"] == "operation_completed"]
+    assert 0 < told.count("operation_completed") < len(completed)  # a craft's, not a rest's
     everything = len(told)
-    monkeypatch.setattr(type(TRIAL), "hears", lambda self, w, kind: True)
+    monkeypatch.setattr(type(TRIAL), "hears", lambda self, w, kind, data: True)
     told.clear()
     w_told_all, _, events_told_all = settle_for_a_day(content)
     assert len(told) > everything

@@ -182,7 +182,7 @@ class World:
                 self._unheard.append((seq, kind, data))
             else:  # most events no listener hears: asked first, they are spared the telling
                 for part in self.listeners:
-                    if part.hears(self, kind):
+                    if part.hears(self, kind, data):
                         self._tell_listeners(seq, kind, data)
                         break
         return seq
@@ -213,7 +213,7 @@ class World:
         try:
             while True:
                 for part in listeners:
-                    if part.hears(self, kind):
+                    if part.hears(self, kind, data):
                         part.on_event(self, seq, kind, data)
                 if not unheard:
                     return

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 STAGES: tuple[str, ...] = tuple(TRIAL_STAGES)
 _NOTHING: tuple = ()  # what most events complete
 TASKS = ("outfit", "shadow_king")
+MAKING = ("craft", "cook")  # the completed operations the trial reads (what was crafted or cooked)
 
 
 class Built(NamedTuple):
@@ -148,10 +149,15 @@ class TrialTracker(Saved):
 
     # ---- feeding ---------------------------------------------------------------------------
 
-    def follows(self, kind: str, tick: int) -> bool:
-        """Whether an event of this kind at this tick may complete a stage (one with a handler, or any once time alone
-        may have completed one): `feed` takes every other as nothing, so a world need not tell it of them."""
-        return kind in self._handlers or (self.due is not None and tick >= self.due)
+    def follows(self, kind: str, tick: int, data: dict[str, Any]) -> bool:
+        """Whether this event at this tick may complete a stage (one with a handler, but of the completed operations
+        only a craft or a cook, or any once time alone may have completed one): `feed` takes every other as nothing,
+        so a world need not tell it of them (operations complete every tick, few of them crafts)."""
+        if self.due is not None and tick >= self.due:
+            return True
+        if kind == "operation_completed":
+            return data["action"] in MAKING
+        return kind in self._handlers
 
     def feed(self, seq: int, tick: int, kind: str, data: dict[str, Any]) -> Sequence[tuple[str, str, dict[str, Any]]]:
         """Take one event; return the stages it completes, in joining then stage order."""
@@ -309,7 +315,7 @@ class TrialTracker(Saved):
 
     def _completed(self, seq: int, tick: int, d: dict[str, Any]) -> list[str]:
         ch = self._char(d)
-        if ch is None or d["action"] not in ("craft", "cook"):
+        if ch is None or d["action"] not in MAKING:
             return []
         recipe = d["result"].get("recipe")
         changed = False
@@ -602,8 +608,8 @@ class TrialPart(Part[TrialTracker]):
     def new_state(self, w: World) -> TrialTracker:
         return TrialTracker(w.content, w.width, w.height)
 
-    def hears(self, w: World, kind: str) -> bool:
-        return w.states[self.name].follows(kind, w.tick)
+    def hears(self, w: World, kind: str, data: dict[str, Any]) -> bool:
+        return w.states[self.name].follows(kind, w.tick, data)
 
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
         for agent, stage, record in w.states[self.name].feed(seq, w.tick, kind, data):  # (`state`, inline: every event)
