@@ -611,14 +611,29 @@ def test_the_trial_told_only_what_it_follows_records_what_it_records_told_everyt
     w, _, events = settle_for_a_day(content)
     assert any(e["kind"] == "trial_stage_attained" for e in events)
     assert 0 < len(told) < len(events)  # it was not told of every event
-    completed = [e for e in events if e["kind"] == "operation_completed"]
-    assert 0 < told.count("operation_completed") < len(completed)  # a craft's, not a rest's
+    completed, needs = (sum(e["kind"] == kind for e in events) for kind in ("operation_completed", "needs"))
+    assert 0 < told.count("operation_completed") < completed  # a craft's, not a rest's
+    assert told.count("needs") < needs  # a blow's, not hunger's
     everything = len(told)
     monkeypatch.setattr(type(TRIAL), "hears", lambda self, w, kind, data: True)
     told.clear()
     w_told_all, _, events_told_all = settle_for_a_day(content)
     assert len(told) > everything
     assert events_told_all == events and w_told_all.events.head == w.events.head
+
+
+def test_a_blow_at_night_spoils_a_clean_night_and_hunger_does_not(content):
+    """The trial is told of a change of needs that lowers health (not of one that leaves it as it was)."""
+    w = World(content, "tiny", 1)
+    hurt, hungry = w.join("hurt"), w.join("hungry")
+    w.emit("night_started", day=1)
+    for agent, cause, blow in ((hurt, "attack:wolf", 5), (hungry, "hunger", 0)):
+        c = w.chars[agent]
+        w.set_needs(c, cause, c.health - blow, c.energy, c.satiety - 1)
+    w.emit("night_ended", day=1)
+    chars = TRIAL.state(w).chars
+    assert chars[hurt]["clean_night"] is None and chars[hungry]["clean_night"] is not None
+    assert chars[hurt]["health"] == w.chars[hurt].health
 
 
 def test_once_time_alone_completes_a_stage_the_next_event_of_any_kind_records_it(content):

@@ -150,13 +150,17 @@ class TrialTracker(Saved):
     # ---- feeding ---------------------------------------------------------------------------
 
     def follows(self, kind: str, tick: int, data: dict[str, Any]) -> bool:
-        """Whether this event at this tick may complete a stage (one with a handler, but of the completed operations
-        only a craft or a cook, or any once time alone may have completed one): `feed` takes every other as nothing,
-        so a world need not tell it of them (operations complete every tick, few of them crafts)."""
+        """Whether this event at this tick may change what the tracker records (one with a handler, but of the
+        completed operations only a craft or a cook, of the needs only a change of health; any once time alone may
+        have completed a stage): `feed` takes every other as nothing, so a world need not tell it of them
+        (operations complete and needs change every tick, few of them crafts or blows)."""
         if self.due is not None and tick >= self.due:
             return True
         if kind == "operation_completed":
             return data["action"] in MAKING
+        if kind == "needs":
+            ch = self._char(data)
+            return ch is not None and data["health"] != ch["health"]
         return kind in self._handlers
 
     def feed(self, seq: int, tick: int, kind: str, data: dict[str, Any]) -> Sequence[tuple[str, str, dict[str, Any]]]:
