@@ -294,6 +294,29 @@ def test_trial_info_changes_with_each_thing_it_reads(content):
     assert answer() != answers[-1]
 
 
+def test_characters_that_attained_nothing_share_one_trial_report_and_the_others_get_their_own(content):
+    """Characters with no stage, task or clear share the report of their key; one that attained a stage, or cleared
+    a tier, is answered from its own record (two clears of different tiers give different answers)."""
+    from wildhold.world.parts.trial import _report, trial_report
+
+    w = World(content, "tiny", 1)
+    a, b, c, d = (w.join(name) for name in ("one", "two", "three", "four"))
+    tracker = TRIAL.state(w)
+
+    def answer(agent: str) -> dict:
+        w.submit(agent, "trial_info", {})
+        done = [orjson.loads(p) for _, _, kind, p, _ in w.events.drain() if kind == "operation_completed"][-1]
+        assert done["data"]["result"] == orjson.loads(orjson.dumps(_report(w, tracker, agent)))
+        return done["data"]["result"]
+
+    assert answer(a) == answer(b) and trial_report(w, a) is trial_report(w, b)
+    low, high = sorted(set(tracker.tiers.values()))[:2]
+    tracker.chars[b]["stages"]["foothold"] = {"tick": w.tick, "evidence": [5]}
+    tracker.chars[c]["clears"].append([low, w.tick, 13, 14, 15, 0, 0])
+    tracker.chars[d]["clears"].append([high, w.tick, 13, 14, 15, 0, 0])
+    assert len({orjson.dumps(answer(agent)) for agent in (a, b, c, d)}) == 4
+
+
 def test_a_snapshot_carries_the_trial_and_resumes_identically(content):
     w = World(content, "tiny", 2)
     a = w.join("settler")
@@ -562,7 +585,7 @@ def test_a_listener_that_fails_on_an_event_still_hears_the_later_ones(content):
 class Picky(Hearing):
     """A listener told only of the kinds in `PICKED`."""
 
-    def hears(self, w: World, kind: str) -> bool:
+    def hears(self, w: World, kind: str, data: dict) -> bool:
         return kind in PICKED
 
 
@@ -588,12 +611,29 @@ def test_the_trial_told_only_what_it_follows_records_what_it_records_told_everyt
     w, _, events = settle_for_a_day(content)
     assert any(e["kind"] == "trial_stage_attained" for e in events)
     assert 0 < len(told) < len(events)  # it was not told of every event
+    completed, needs = (sum(e["kind"] == kind for e in events) for kind in ("operation_completed", "needs"))
+    assert 0 < told.count("operation_completed") < completed  # a craft's, not a rest's
+    assert told.count("needs") < needs  # a blow's, not hunger's
     everything = len(told)
-    monkeypatch.setattr(type(TRIAL), "hears", lambda self, w, kind: True)
+    monkeypatch.setattr(type(TRIAL), "hears", lambda self, w, kind, data: True)
     told.clear()
     w_told_all, _, events_told_all = settle_for_a_day(content)
     assert len(told) > everything
     assert events_told_all == events and w_told_all.events.head == w.events.head
+
+
+def test_a_blow_at_night_spoils_a_clean_night_and_hunger_does_not(content):
+    """The trial is told of a change of needs that lowers health (not of one that leaves it as it was)."""
+    w = World(content, "tiny", 1)
+    hurt, hungry = w.join("hurt"), w.join("hungry")
+    w.emit("night_started", day=1)
+    for agent, cause, blow in ((hurt, "attack:wolf", 5), (hungry, "hunger", 0)):
+        c = w.chars[agent]
+        w.set_needs(c, cause, c.health - blow, c.energy, c.satiety - 1)
+    w.emit("night_ended", day=1)
+    chars = TRIAL.state(w).chars
+    assert chars[hurt]["clean_night"] is None and chars[hungry]["clean_night"] is not None
+    assert chars[hurt]["health"] == w.chars[hurt].health
 
 
 def test_once_time_alone_completes_a_stage_the_next_event_of_any_kind_records_it(content):

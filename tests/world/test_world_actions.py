@@ -148,6 +148,25 @@ def test_move_to_a_remembered_tile_walks_there_one_tile_per_tick(content):
     assert done and done[0]["data"]["result"]["steps"] == steps
 
 
+def test_each_step_remembers_exactly_the_tiles_that_left_the_view(content):
+    """Stepping off one tile by each way, and by each way near the map's corner, records the tiles in view before
+    the step and not after it, row by row, as they are now."""
+    w, (a,) = make(content, agents=1)
+    c, r = w.chars[a], content.needs.view_radius
+
+    def in_view(p: int) -> set[int]:
+        return {q for q in range(w.width * w.height) if w.distance(p, q) <= r}
+
+    for start in (c.pos, w.pos(1, 1)):
+        for dx, dy in ((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy):
+            x, y = w.xy(start)
+            w.relocate(c, start, event=False)
+            c.memory.clear()
+            w.relocate(c, w.pos(x + dx, y + dy), event=False)
+            assert list(c.memory) == sorted(in_view(start) - in_view(c.pos))
+            assert all(seen == w.tile_snapshot(p) for p, seen in c.memory.items())
+
+
 def test_memory_keeps_a_tile_as_it_was_last_seen(content):
     w, (a, b) = make(content, agents=2)
     bush = walk_next_to(w, a, node_of(w, "berry_bush"))

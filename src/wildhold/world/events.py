@@ -45,7 +45,8 @@ class EventLog:
 
     def emit(self, tick: int, kind: str, data: dict[str, Any]) -> int:
         self.seq = seq = self.seq + 1
-        self.pending.append((seq, tick, kind, orjson.dumps({"seq": seq, "tick": tick, "kind": kind, "data": data}, option=SORTED), ""))
+        # Keys put in their sorted order, which orjson sorts a little faster (the bytes are the same).
+        self.pending.append((seq, tick, kind, orjson.dumps({"data": data, "kind": kind, "seq": seq, "tick": tick}, option=SORTED), ""))
         return seq
 
     def _link_pending(self) -> None:

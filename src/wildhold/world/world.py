@@ -182,7 +182,7 @@ class World:
                 self._unheard.append((seq, kind, data))
             else:  # most events no listener hears: asked first, they are spared the telling
                 for part in self.listeners:
-                    if part.hears(self, kind):
+                    if part.hears(self, kind, data):
                         self._tell_listeners(seq, kind, data)
                         break
         return seq
@@ -213,7 +213,7 @@ class World:
         try:
             while True:
                 for part in listeners:
-                    if part.hears(self, kind):
+                    if part.hears(self, kind, data):
                         part.on_event(self, seq, kind, data)
                 if not unheard:
                     return
@@ -402,19 +402,14 @@ class World:
         # computed once per move rather than once per row: this runs on every step of every walk.
         kept_row_spans = (range(x0, min(x1, nx0 - 1) + 1), range(max(x0, nx1 + 1), x1 + 1))
         whole_row_spans = (range(x0, x1 + 1),)
-        # `tile_snapshot` is asked only of tiles that hold something: the others take the tick's bare snapshot.
         w, mem, snap = self.width, c.memory, self.tile_snapshot
-        nodes, structures, ground, bare = self.nodes, self.structures, self.ground, None
         for y in range(y0, y1 + 1):
             row = y * w
             for span in kept_row_spans if ny0 <= y <= ny1 else whole_row_spans:
                 for x in span:
                     p = row + x
                     mem.pop(p, None)
-                    if nodes.get(p) is None and structures.get(p) is None and not ground.get(p):
-                        mem[p] = bare or (bare := snap(p))
-                    else:
-                        mem[p] = snap(p)
+                    mem[p] = snap(p)  # most tiles a walk leaves in a settlement hold something: asked at once
 
     def relocate(self, c: Character, new: int, event: bool = True) -> None:
         """Move a character; the only writer of `occupants` and of positions."""

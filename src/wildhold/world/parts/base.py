@@ -130,9 +130,9 @@ class Part(Generic[S]):
         order; an event a listener emits reaches the listeners after the one they are hearing. It must
         not change state other parts read."""
 
-    def hears(self, w: World, kind: str) -> bool:
-        """Whether a listener is told of an event of this kind now, asked when it would be told: every kind
-        unless it says otherwise. One that answers False must be one for which `on_event` would do nothing."""
+    def hears(self, w: World, kind: str, data: dict[str, Any]) -> bool:
+        """Whether a listener is told of this event now, asked when it would be told: every event unless it says
+        otherwise. One that answers False must be one for which `on_event` would do nothing."""
         return True
 
 

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 STAGES: tuple[str, ...] = tuple(TRIAL_STAGES)
 _NOTHING: tuple = ()  # what most events complete
 TASKS = ("outfit", "shadow_king")
+MAKING = ("craft", "cook")  # the completed operations the trial reads (what was crafted or cooked)
 
 
 class Built(NamedTuple):
@@ -148,10 +149,19 @@ class TrialTracker(Saved):
 
     # ---- feeding ---------------------------------------------------------------------------
 
-    def follows(self, kind: str, tick: int) -> bool:
-        """Whether an event of this kind at this tick may complete a stage (one with a handler, or any once time alone
-        may have completed one): `feed` takes every other as nothing, so a world need not tell it of them."""
-        return kind in self._handlers or (self.due is not None and tick >= self.due)
+    def follows(self, kind: str, tick: int, data: dict[str, Any]) -> bool:
+        """Whether this event at this tick may change what the tracker records (one with a handler, but of the
+        completed operations only a craft or a cook, of the needs only a change of health; any once time alone may
+        have completed a stage): `feed` takes every other as nothing, so a world need not tell it of them
+        (operations complete and needs change every tick, few of them crafts or blows)."""
+        if self.due is not None and tick >= self.due:
+            return True
+        if kind == "operation_completed":
+            return data["action"] in MAKING
+        if kind == "needs":
+            ch = self._char(data)
+            return ch is not None and data["health"] != ch["health"]
+        return kind in self._handlers
 
     def feed(self, seq: int, tick: int, kind: str, data: dict[str, Any]) -> Sequence[tuple[str, str, dict[str, Any]]]:
         """Take one event; return the stages it completes, in joining then stage order."""
@@ -309,7 +319,7 @@ class TrialTracker(Saved):
 
     def _completed(self, seq: int, tick: int, d: dict[str, Any]) -> list[str]:
         ch = self._char(d)
-        if ch is None or d["action"] not in ("craft", "cook"):
+        if ch is None or d["action"] not in MAKING:
             return []
         recipe = d["result"].get("recipe")
         changed = False
@@ -530,7 +540,8 @@ class TrialStageAttained(Ev):
 def trial_report(w: World, agent: str) -> dict[str, Any]:
     """What trial_info answers: each stage with its criteria, what holds now, and the progress. Kept per
     character until `TrialTracker.report_key` changes (trial_info is asked often and its answer rarely
-    changes); the answer is shared, so it is read only (it goes into an event)."""
+    changes); the answer is shared, so it is read only (it goes into an event). Characters that have attained
+    nothing share the report of their key (kept under it): all of them, early in a match."""
     tracker = TRIAL.state(w)
     ch, key = tracker.chars[agent], tracker.report_key(agent, w.tick)
     kept = w.caches.get("trial_reports")
@@ -539,7 +550,12 @@ def trial_report(w: World, agent: str) -> dict[str, Any]:
     held = kept.get(agent)
     if held is not None and held[0] is ch and held[1] == key:  # the same tracker's record, nothing read changed
         return held[2]
-    report = _report(w, tracker, agent)
+    if any(key[:3]):
+        report = _report(w, tracker, agent)
+    else:  # nothing attained, no task, no clear: the key alone decides the report, so such characters share one
+        report = kept.get(key)
+        if report is None:
+            report = kept[key] = _report(w, tracker, agent)
     kept[agent] = (ch, key, report)
     return report
 
@@ -596,8 +612,8 @@ class TrialPart(Part[TrialTracker]):
     def new_state(self, w: World) -> TrialTracker:
         return TrialTracker(w.content, w.width, w.height)
 
-    def hears(self, w: World, kind: str) -> bool:
-        return w.states[self.name].follows(kind, w.tick)
+    def hears(self, w: World, kind: str, data: dict[str, Any]) -> bool:
+        return w.states[self.name].follows(kind, w.tick, data)
 
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
         for agent, stage, record in w.states[self.name].feed(seq, w.tick, kind, data):  # (`state`, inline: every event)
