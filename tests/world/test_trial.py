@@ -317,6 +317,27 @@ def test_characters_that_attained_nothing_share_one_trial_report_and_the_others_
     assert len({orjson.dumps(answer(agent)) for agent in (a, b, c, d)}) == 4
 
 
+def test_trial_info_completion_holds_the_report_serialised_as_any_event_data_is(content):
+    """The completion event carries the kept report's JSON as made once: its bytes are those of the event with the
+    report itself as its result, keys sorted at every depth, before and after the report changes."""
+    from wildhold.world.events import SORTED
+    from wildhold.world.parts.trial import trial_report
+
+    w = World(content, "tiny", 1)
+    a = w.join("one")
+    w.events.drain()
+    for change in (None, {"tick": w.tick, "evidence": [3]}):
+        if change is not None:
+            TRIAL.state(w).chars[a]["stages"]["foothold"] = change
+        w.submit(a, "trial_info", {})
+        seq, tick, kind, payload, _ = w.events.drain()[-1]
+        data = orjson.loads(payload)["data"]
+        data["result"] = trial_report(w, a)
+        assert kind == "operation_completed"
+        assert payload == orjson.dumps({"data": data, "kind": kind, "seq": seq, "tick": tick}, option=SORTED)
+        assert data["result"]["stages"][0]["attained_tick"] == (None if change is None else w.tick)
+
+
 def test_a_snapshot_carries_the_trial_and_resumes_identically(content):
     w = World(content, "tiny", 2)
     a = w.join("settler")
