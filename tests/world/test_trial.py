@@ -620,6 +620,30 @@ def test_a_listener_is_told_only_the_events_it_hears_in_order(content):
     assert "trial_stage_attained" in told and w.heard == told
 
 
+class SaysWhatItHears(Picky):
+    """A picky listener that says the kinds it may hear (`Part.listening`), and notes each kind it is asked of."""
+
+    def init(self, w: World) -> None:
+        super().init(w)
+        w.asked = set()
+
+    def listening(self, w: World) -> tuple[frozenset[str], int | None]:
+        return frozenset(PICKED), None
+
+    def hears(self, w: World, kind: str, data: dict) -> bool:
+        w.asked.add(kind)
+        return super().hears(w, kind, data)
+
+
+def test_a_listener_that_says_what_it_hears_is_asked_of_nothing_else_and_told_the_same(content):
+    with listening(SaysWhatItHears(lambda w, seq, kind: kind)):
+        w, a, events = settle_for_a_day(content)
+    told = [e["kind"] for e in events if e["kind"] in PICKED]
+    assert "trial_stage_attained" in told and w.heard == told
+    # asked of the kinds it listens for, and of those the trial is told of as they are told (every listener is asked)
+    assert set(PICKED) <= w.asked and "operation_started" in {e["kind"] for e in events} and "operation_started" not in w.asked
+
+
 def test_the_trial_told_only_what_it_follows_records_what_it_records_told_everything(content, monkeypatch):
     told: list[str] = []
     plain = type(TRIAL).on_event
@@ -637,6 +661,7 @@ def test_the_trial_told_only_what_it_follows_records_what_it_records_told_everyt
     assert told.count("needs") < needs  # a blow's, not hunger's
     everything = len(told)
     monkeypatch.setattr(type(TRIAL), "hears", lambda self, w, kind, data: True)
+    monkeypatch.setattr(type(TRIAL), "listening", lambda self, w: None)  # asked of every kind
     told.clear()
     w_told_all, _, events_told_all = settle_for_a_day(content)
     assert len(told) > everything

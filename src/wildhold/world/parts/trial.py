@@ -631,6 +631,11 @@ class TrialPart(Part[TrialTracker]):
     def hears(self, w: World, kind: str, data: dict[str, Any]) -> bool:
         return w.states[self.name].follows(kind, w.tick, data)
 
+    def listening(self, w: World) -> tuple[frozenset[str], int | None]:
+        """The kinds it has handlers for, and every kind from the tick time alone may complete a stage (`follows`)."""
+        tracker = w.states[self.name]
+        return frozenset(tracker._handlers), tracker.due
+
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
         for agent, stage, record in w.states[self.name].feed(seq, w.tick, kind, data):  # (`state`, inline: every event)
             w.emit("trial_stage_attained", agent=agent, stage=stage, number=STAGES.index(stage) + 1,
