@@ -317,6 +317,27 @@ def test_characters_that_attained_nothing_share_one_trial_report_and_the_others_
     assert len({orjson.dumps(answer(agent)) for agent in (a, b, c, d)}) == 4
 
 
+def test_trial_info_completion_holds_the_report_serialised_as_any_event_data_is(content):
+    """The completion event carries the kept report's JSON as made once: its bytes are those of the event with the
+    report itself as its result, keys sorted at every depth, before and after the report changes."""
+    from wildhold.world.events import SORTED
+    from wildhold.world.parts.trial import trial_report
+
+    w = World(content, "tiny", 1)
+    a = w.join("one")
+    w.events.drain()
+    for change in (None, {"tick": w.tick, "evidence": [3]}):
+        if change is not None:
+            TRIAL.state(w).chars[a]["stages"]["foothold"] = change
+        w.submit(a, "trial_info", {})
+        seq, tick, kind, payload, _ = w.events.drain()[-1]
+        data = orjson.loads(payload)["data"]
+        data["result"] = trial_report(w, a)
+        assert kind == "operation_completed"
+        assert payload == orjson.dumps({"data": data, "kind": kind, "seq": seq, "tick": tick}, option=SORTED)
+        assert data["result"]["stages"][0]["attained_tick"] == (None if change is None else w.tick)
+
+
 def test_a_snapshot_carries_the_trial_and_resumes_identically(content):
     w = World(content, "tiny", 2)
     a = w.join("settler")
@@ -599,6 +620,30 @@ def test_a_listener_is_told_only_the_events_it_hears_in_order(content):
     assert "trial_stage_attained" in told and w.heard == told
 
 
+class SaysWhatItHears(Picky):
+    """A picky listener that says the kinds it may hear (`Part.listening`), and notes each kind it is asked of."""
+
+    def init(self, w: World) -> None:
+        super().init(w)
+        w.asked = set()
+
+    def listening(self, w: World) -> tuple[frozenset[str], int | None]:
+        return frozenset(PICKED), None
+
+    def hears(self, w: World, kind: str, data: dict) -> bool:
+        w.asked.add(kind)
+        return super().hears(w, kind, data)
+
+
+def test_a_listener_that_says_what_it_hears_is_asked_of_nothing_else_and_told_the_same(content):
+    with listening(SaysWhatItHears(lambda w, seq, kind: kind)):
+        w, a, events = settle_for_a_day(content)
+    told = [e["kind"] for e in events if e["kind"] in PICKED]
+    assert "trial_stage_attained" in told and w.heard == told
+    # asked of the kinds it listens for, and of those the trial is told of as they are told (every listener is asked)
+    assert set(PICKED) <= w.asked and "operation_started" in {e["kind"] for e in events} and "operation_started" not in w.asked
+
+
 def test_the_trial_told_only_what_it_follows_records_what_it_records_told_everything(content, monkeypatch):
     told: list[str] = []
     plain = type(TRIAL).on_event
@@ -616,6 +661,7 @@ def test_the_trial_told_only_what_it_follows_records_what_it_records_told_everyt
     assert told.count("needs") < needs  # a blow's, not hunger's
     everything = len(told)
     monkeypatch.setattr(type(TRIAL), "hears", lambda self, w, kind, data: True)
+    monkeypatch.setattr(type(TRIAL), "listening", lambda self, w: None)  # asked of every kind
     told.clear()
     w_told_all, _, events_told_all = settle_for_a_day(content)
     assert len(told) > everything

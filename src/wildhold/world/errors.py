@@ -53,9 +53,10 @@ class Rejected:
             raise ValueError(f"unregistered rejection code {self.code!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Accepted:
-    """An operation that was accepted and will complete or fail later with an event."""
+    """An operation that was accepted and will complete or fail later with an event. Not frozen (nothing changes
+    one once made): every accepted submission makes one, and a frozen one costs three times as much to make."""
 
     op: str
     action: str

@@ -52,6 +52,7 @@ class World:
         self._barring = tuple(part for part in PARTS if type(part).bars is not Part.bars)
         self._unheard: deque[tuple[int, str, dict[str, Any]]] = deque()  # events listeners have yet to see
         self._telling = False  # whether listeners are being told of an event (see `_tell_listeners`)
+        self._listening: tuple | None = None  # (listener, kinds, from tick) as each says it is `listening`, until told
         self._passed: tuple | None = None  # see `_passed_check`
         self.rngs: dict[str, random.Random] = {
             name: stream(seed, scenario, name) for name in ("spawn", "creatures", "weather")
@@ -180,12 +181,23 @@ class World:
         if self.listeners:
             if self._telling:  # an outer call is telling them: it reaches this event after the current one
                 self._unheard.append((seq, kind, data))
-            else:  # most events no listener hears: asked first, they are spared the telling
-                for part in self.listeners:
-                    if part.hears(self, kind, data):
+            else:  # most events no listener hears: asked first (if of a kind it may hear), they are spared the telling
+                tick = self.tick
+                for part, kinds, every_kind_from in self._listening or self._listen():
+                    if ((kinds is None or kind in kinds or (every_kind_from is not None and tick >= every_kind_from))
+                            and part.hears(self, kind, data)):
                         self._tell_listeners(seq, kind, data)
                         break
         return seq
+
+    def _listen(self) -> tuple[tuple[Part, frozenset[str] | None, int | None], ...]:
+        """Each listener with the kinds it may hear and the tick from which it may hear any (see `Part.listening`)."""
+        listening = []
+        for part in self.listeners:
+            kinds, every_kind_from = part.listening(self) or (None, None)
+            listening.append((part, kinds, every_kind_from))
+        self._listening = tuple(listening)
+        return self._listening
 
     def _count_change(self, owner: str, data: dict[str, Any]) -> None:
         """One more event of part `owner` (of every part: a set-up command): see `part_changes`."""
@@ -215,6 +227,7 @@ class World:
                 for part in listeners:
                     if part.hears(self, kind, data):
                         part.on_event(self, seq, kind, data)
+                        self._listening = None  # what it listens for may have changed
                 if not unheard:
                     return
                 seq, kind, data = unheard.popleft()

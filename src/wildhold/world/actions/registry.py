@@ -57,7 +57,9 @@ class Plan:
 
 
 Check = Callable[["World", Character, dict[str, Any]], "Plan | Rejected"]
-Finish = Callable[["World", Character, Operation], "dict | Rejected"]
+# A finish returns the completion event's result, or that result as canonical JSON already made (an orjson.Fragment,
+# keys sorted at every depth: a large answer kept between calls), or a refusal.
+Finish = Callable[["World", Character, Operation], "dict | orjson.Fragment | Rejected"]
 Progress = Callable[["World", Character, Operation], "Rejected | None"]
 Ready = Callable[["World", Character], "str | None"]
 

@@ -135,6 +135,14 @@ class Part(Generic[S]):
         otherwise. One that answers False must be one for which `on_event` would do nothing."""
         return True
 
+    def listening(self, w: World) -> tuple[frozenset[str], int | None] | None:
+        """What `hears` may answer True for as the listener's state stands: (the kinds it may hear, the tick from
+        which it may hear any kind, or None), or None for every kind. The world asks `hears` of no other event unless
+        another listener is told of it, and asks this again after telling a listener an event (the only time its
+        state changes) and in a world loaded from a snapshot: most events are of kinds no listener follows, and are
+        spared the question."""
+        return None
+
 
 def section_of(part: Part) -> str:
     return part.section or part.name

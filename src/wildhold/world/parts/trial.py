@@ -43,11 +43,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
+import orjson
+
 from wildhold.content import Content
 from wildhold.content.models import TRIAL_STAGES
 from wildhold.world.actions.registry import NoArgs, Plan, cost
 from wildhold.world.errors import Rejected
-from wildhold.world.events import Ev
+from wildhold.world.events import SORTED, Ev
 from wildhold.world.parts.base import Part, Saved, saved
 from wildhold.world.parts.construction import find_home
 from wildhold.world.state import Character, Operation
@@ -542,6 +544,20 @@ def trial_report(w: World, agent: str) -> dict[str, Any]:
     character until `TrialTracker.report_key` changes (trial_info is asked often and its answer rarely
     changes); the answer is shared, so it is read only (it goes into an event). Characters that have attained
     nothing share the report of their key (kept under it): all of them, early in a match."""
+    return _kept_report(w, agent)[0]
+
+
+def trial_report_json(w: World, agent: str) -> orjson.Fragment:
+    """`trial_report` as the canonical JSON an event holds (keys sorted at every depth), made once per kept report:
+    trial_info's completion event carries it as it is, sparing the serialisation of a few kilobytes per answer."""
+    kept = _kept_report(w, agent)
+    if kept[1] is None:
+        kept[1] = orjson.Fragment(orjson.dumps(kept[0], option=SORTED))
+    return kept[1]
+
+
+def _kept_report(w: World, agent: str) -> list:
+    """[the report, its JSON or None until asked] as `trial_report` keeps it for this character now."""
     tracker = TRIAL.state(w)
     ch, key = tracker.chars[agent], tracker.report_key(agent, w.tick)
     kept = w.caches.get("trial_reports")
@@ -551,11 +567,11 @@ def trial_report(w: World, agent: str) -> dict[str, Any]:
     if held is not None and held[0] is ch and held[1] == key:  # the same tracker's record, nothing read changed
         return held[2]
     if any(key[:3]):
-        report = _report(w, tracker, agent)
+        report = [_report(w, tracker, agent), None]
     else:  # nothing attained, no task, no clear: the key alone decides the report, so such characters share one
         report = kept.get(key)
         if report is None:
-            report = kept[key] = _report(w, tracker, agent)
+            report = kept[key] = [_report(w, tracker, agent), None]
     kept[agent] = (ch, key, report)
     return report
 
@@ -597,8 +613,8 @@ class TrialInfo:
         return cost(w, "trial_info")
 
     @staticmethod
-    def finish(w: World, c: Character, op: Operation) -> dict | Rejected:
-        return trial_report(w, c.id)
+    def finish(w: World, c: Character, op: Operation) -> orjson.Fragment:
+        return trial_report_json(w, c.id)
 
 
 class TrialPart(Part[TrialTracker]):
@@ -614,6 +630,11 @@ class TrialPart(Part[TrialTracker]):
 
     def hears(self, w: World, kind: str, data: dict[str, Any]) -> bool:
         return w.states[self.name].follows(kind, w.tick, data)
+
+    def listening(self, w: World) -> tuple[frozenset[str], int | None]:
+        """The kinds it has handlers for, and every kind from the tick time alone may complete a stage (`follows`)."""
+        tracker = w.states[self.name]
+        return frozenset(tracker._handlers), tracker.due
 
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
         for agent, stage, record in w.states[self.name].feed(seq, w.tick, kind, data):  # (`state`, inline: every event)
