@@ -65,7 +65,7 @@ class LegalRandomAgent:
         return rng
 
     def decide(self, view: AgentView) -> Decision:
-        rng, obs = self.stream(view), view.observation()
+        rng, obs = self.streams.get(view.agent) or self.stream(view), view.observation()
         self.observed[view.agent] = view.tick
         me, seen = obs["self"], _Seen(obs)
         tries = 0
@@ -103,8 +103,12 @@ class LegalRandomAgent:
         for field, required, kind, spec in fields:
             if not (required or draw() < 0.5):
                 continue
-            if kind == "enum" or kind == "pool":
-                out[field] = spec[int(draw() * len(spec))]
+            if kind == "range":
+                low, high = spec
+                out[field] = low + int(draw() * (high - low + 1))
+            elif kind == "tile":  # its number is drawn and set aside: the tile is drawn near the character below
+                draw()
+                out[field] = None
             elif kind == "id":
                 got = seen.pick(field, draw)
                 if got is None and required:
@@ -113,15 +117,14 @@ class LegalRandomAgent:
             elif kind == "item":
                 items = seen.carried() or self.pools["item"]
                 out[field] = items[int(draw() * len(items))]
-            elif kind == "range":
-                low, high = spec
-                out[field] = low + int(draw() * (high - low + 1))
-            elif kind == "slot":
-                slots = sorted(me["equipment"]) or ["hand"]
-                out[field] = slots[int(draw() * len(slots))]
+            elif kind == "enum" or kind == "pool":
+                out[field] = spec[int(draw() * len(spec))]
             elif kind == "goods":  # one unit of something carried
                 carried = seen.carried()
                 out[field] = {carried[int(draw() * len(carried))]: 1} if carried else {}
+            elif kind == "slot":
+                slots = sorted(me["equipment"]) or ["hand"]
+                out[field] = slots[int(draw() * len(slots))]
             else:  # "fixed"
                 out[field] = spec
         if "x" in out and "y" in out:
@@ -143,8 +146,11 @@ class LegalRandomAgent:
         held = self.compiled.get(id(schema))
         if held is None or held[0] is not schema:
             required = set(schema.get("required", ()))
-            held = self.compiled[id(schema)] = (schema, tuple((field, field in required, *self.draw(field, spec))
-                                                              for field, spec in schema.get("properties", {}).items()))
+            fields = [(field, field in required, *self.draw(field, spec)) for field, spec in schema.get("properties", {}).items()]
+            if {"x", "y"} <= required:  # always drawn again near the character: their own numbers are set aside
+                fields = [(f, True, "tile", None) if f in ("x", "y") and kind == "range" else (f, r, kind, spec)
+                          for f, r, kind, spec in fields]
+            held = self.compiled[id(schema)] = (schema, tuple(fields))
         return held[1]
 
     def draw(self, field: str, spec: dict[str, Any]) -> tuple[str, Any]:

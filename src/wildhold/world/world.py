@@ -513,7 +513,7 @@ class World:
         does not take, or leave out one it needs, are refused before the argument model is built, and the
         core's refusals build no sentence."""
         args = {} if args is None else args
-        result = self._check(agent, action, args, explain=False)
+        result = self._check(agent, action, args, False)
         if isinstance(result, Rejected):
             return result.code
         as_sent = _as_sent(args)
