@@ -170,6 +170,7 @@ def test_an_action_mask_sees_the_character_held_from_entering_to_leaving(content
     assert w.ready_code(a, "move") is None
     act(w, a, "enter_dungeon", {"tier": 1})
     assert (w.ready_code(a, "move"), w.refusal_code(a, "move", {"direction": "s"})) == ("held_in_place", "held_in_place")
+    assert w.check(a, "move", {"direction": "s"}).message.startswith("You are inside the dungeon")
     assert w.ready_code(a, "leave_dungeon") is None  # the dungeon's own actions stay open
     loaded = loads(content, dumps(w))
     assert loaded.ready_code(a, "drop") == loaded.refusal_code(a, "drop", {"item": "berries"}) == "held_in_place"

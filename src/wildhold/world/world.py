@@ -51,7 +51,7 @@ class World:
         self._confining = tuple(part for part in PARTS if type(part).confines is not Part.confines)
         # Whom they may hold in place, asked again only after one of their events (see `_confined_now`): a check asks of
         # every candidate, and almost every character is held by none.
-        self._confining_stamp = itemgetter(*(part.name for part in self._confining)) if self._confining else _NEVER_CHANGES
+        self._confining_stamp = itemgetter(*(part.name for part in self._confining)) if self._confining else _never_changes
         self._confined: tuple[Any, frozenset[str]] = (None, frozenset())
         self._sheltering = tuple(part for part in PARTS if type(part).shelters is not Part.shelters)
         self._barring = tuple(part for part in PARTS if type(part).bars is not Part.bars)
@@ -630,7 +630,7 @@ class World:
         return math.ceil(qty * self.needs.knockdown_drop_fraction)
 
 
-def _NEVER_CHANGES(changes: dict[Any, int]) -> int:
+def _never_changes(changes: dict[Any, int]) -> int:
     """The stamp of whom no part holds in place, in a world without a part that confines: it never changes."""
     return 0
 
