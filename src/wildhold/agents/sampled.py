@@ -8,6 +8,7 @@ It is the honest load for the engine benchmark (and the random baseline of the R
 from __future__ import annotations
 
 import random
+from math import floor
 from typing import Any, Callable
 
 from wildhold.agents.base import AgentView, Decision
@@ -74,7 +75,7 @@ class LegalRandomAgent:
         ready, refusal = view.asks()
         count = len(actions)
         for _ in range(DRAWS):
-            name = actions[int(draw() * count)]
+            name = actions[floor(draw() * count)]
             if ready(name) is not None:  # refused whatever its arguments
                 continue
             args = self._draw(fields_of.get(name, ()), me, seen, draw)
@@ -98,14 +99,14 @@ class LegalRandomAgent:
     def _draw(self, fields: tuple[tuple[str, bool, str, Any], ...], me: dict[str, Any], seen: _Seen,
               draw: Callable[[], float]) -> dict[str, Any] | None:
         """`arguments` from a schema's fields as `_fields` reads them, the character's status and its stream's
-        `random`: every draw below is one uniform number (cheaper than choice and randint, as uniform)."""
+        `random`: every draw below is one uniform number, floored (cheaper than choice, randint or int, as uniform)."""
         out: dict[str, Any] = {}
         for field, required, kind, spec in fields:
             if not (required or draw() < 0.5):
                 continue
             if kind == "range":
                 low, high = spec
-                out[field] = low + int(draw() * (high - low + 1))
+                out[field] = low + floor(draw() * (high - low + 1))
             elif kind == "tile":  # its number is drawn and set aside: the tile is drawn near the character below
                 draw()
                 out[field] = None
@@ -116,20 +117,20 @@ class LegalRandomAgent:
                 out[field] = "" if got is None else got
             elif kind == "item":
                 items = seen.carried() or self.pools["item"]
-                out[field] = items[int(draw() * len(items))]
+                out[field] = items[floor(draw() * len(items))]
             elif kind == "enum" or kind == "pool":
-                out[field] = spec[int(draw() * len(spec))]
+                out[field] = spec[floor(draw() * len(spec))]
             elif kind == "goods":  # one unit of something carried
                 carried = seen.carried()
-                out[field] = {carried[int(draw() * len(carried))]: 1} if carried else {}
+                out[field] = {carried[floor(draw() * len(carried))]: 1} if carried else {}
             elif kind == "slot":
                 slots = sorted(me["equipment"]) or ["hand"]
-                out[field] = slots[int(draw() * len(slots))]
+                out[field] = slots[floor(draw() * len(slots))]
             else:  # "fixed"
                 out[field] = spec
         if "x" in out and "y" in out:
             span = 2 * NEAR + 1
-            out["x"], out["y"] = me["x"] - NEAR + int(draw() * span), me["y"] - NEAR + int(draw() * span)
+            out["x"], out["y"] = me["x"] - NEAR + floor(draw() * span), me["y"] - NEAR + floor(draw() * span)
         return out
 
     def _fields_by_action(self, schemas: dict[str, dict[str, Any]]) -> dict[str, tuple[tuple[str, bool, str, Any], ...]]:
@@ -211,7 +212,7 @@ class _Seen:
         lists, total = listed
         if not total:
             return None
-        i = int(draw() * total)
+        i = floor(draw() * total)
         for node in lists:
             if i < len(node):
                 entry = node[i]
@@ -220,7 +221,7 @@ class _Seen:
         if isinstance(entry, dict) and isinstance(got := entry.get("id"), str) and got != self.me:
             return got
         ids = self.get(field, ())
-        return ids[int(draw() * len(ids))] if ids else None
+        return ids[floor(draw() * len(ids))] if ids else None
 
     def _node(self, path: tuple[str, ...]) -> Any:
         node: Any = self.obs
