@@ -538,7 +538,7 @@ class World:
         held = self._confined
         if held[0] != self._confining_stamp(self.part_changes):
             held = self._confined_now()
-        if c.id in held[1] and any(part.confines(self, c, action) for part in self._confining):
+        if agent in held[1] and any(part.confines(self, c, action) for part in self._confining):
             return "held_in_place"
         ready = spec.ready
         return ready(self, c) if ready is not None else None
@@ -594,7 +594,7 @@ class World:
         held = self._confined
         if held[0] != self._confining_stamp(self.part_changes):
             held = self._confined_now()
-        if c.id in held[1]:
+        if agent in held[1]:
             for part in self._confining:
                 why = part.confines(self, c, action)
                 if why:
