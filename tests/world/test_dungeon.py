@@ -163,6 +163,28 @@ def test_inside_the_character_is_sheltered_and_cannot_walk(content):
     assert isinstance(w.submit(a, "wait", {"ticks": 1}), Accepted)
 
 
+def test_an_action_mask_sees_the_character_held_from_entering_to_leaving(content):
+    """`ready_code` and the check answer held_in_place from the tick the character enters until it leaves, alive or
+    carried out, and in a world loaded while it is inside: the world keeps whom the dungeon holds between its events."""
+    w, a = hero(content, seed=4)
+    assert w.ready_code(a, "move") is None
+    act(w, a, "enter_dungeon", {"tier": 1})
+    assert (w.ready_code(a, "move"), w.refusal_code(a, "move", {"direction": "s"})) == ("held_in_place", "held_in_place")
+    assert w.check(a, "move", {"direction": "s"}).message.startswith("You are inside the dungeon")
+    assert w.ready_code(a, "leave_dungeon") is None  # the dungeon's own actions stay open
+    loaded = loads(content, dumps(w))
+    assert loaded.ready_code(a, "drop") == loaded.refusal_code(a, "drop", {"item": "berries"}) == "held_in_place"
+    act(w, a, "leave_dungeon")
+    assert w.ready_code(a, "move") is None and w.refusal_code(a, "move", {"direction": "s"}) != "held_in_place"
+    act(loaded, a, "leave_dungeon")
+    assert loaded.ready_code(a, "drop") is None
+    act(w, a, "enter_dungeon", {"tier": 1})
+    assert w.ready_code(a, "move") == "held_in_place"
+    apply_setup(w, "set_needs", {"agent": a, "health": 0})
+    w.step()  # knocked down: carried out
+    assert w.ready_code(a, "move") is None
+
+
 def test_leaving_alive_discards_the_instance_and_the_next_entry_is_fresh(content):
     w, a = hero(content)
     act(w, a, "enter_dungeon", {"tier": 1})

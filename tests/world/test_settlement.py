@@ -255,6 +255,22 @@ def _befriend(w: World, agent: str, npc: str, item: str, days: int, first_day: i
     return events
 
 
+def test_a_locked_recipe_names_every_villager_whose_friendship_opens_it(content):
+    """Each recipe an unlock lists is locked until its level with that villager, and the refusal says with whom; a
+    recipe no unlock lists is never locked."""
+    w, (a,) = make(content)
+    opens = {}
+    for name, npc in content.npcs.items():
+        for u in npc.unlocks:
+            for recipe in u.recipes:
+                opens.setdefault(recipe, []).append(f"level {u.level} with {name} (yours: 0)")
+    assert opens, "the content unlocks no recipe"
+    for recipe in content.recipes:
+        why = SETTLEMENT.recipe_locked(w, w.chars[a], recipe)
+        assert why == (f"{recipe} opens at friendship {' or '.join(opens[recipe])}. Talk with villagers daily, bring gifts"
+                       " and finish their quests." if recipe in opens else None)
+
+
 def test_friendship_level_unlocks_a_locked_recipe(content):
     bram = content.npcs["bram"]
     unlock = next(u for u in bram.unlocks if "iron_pickaxe" in u.recipes)

@@ -688,6 +688,16 @@ def test_a_lax_argument_test_is_caught(monkeypatch):
     assert exact_mismatch("wait", {"ticks": True}) is not None
 
 
+def test_a_lax_plain_argument_test_is_caught(monkeypatch):
+    """Most actions need only a string or an integer per field, which `exact_args` tells by the value's type alone:
+    were it to take true for an integer there, the property above would fail."""
+    model = REGISTRY["say"].args
+    assert registry.exact_args(model, {"text": "hi"}) == {"text": "hi"}  # (the first read fills the plain test)
+    assert registry._PLAIN_EXACT[model] == (("text", str),)
+    monkeypatch.setitem(registry._PLAIN_EXACT, model, (("text", bool),))
+    assert exact_mismatch("say", {"text": True}) is not None
+
+
 @cache
 def _played_worlds() -> tuple[World, ...]:
     """Worlds in varied states, the characters idle or busy, beside structures, trades and orders: the default

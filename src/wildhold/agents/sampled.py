@@ -8,7 +8,8 @@ It is the honest load for the engine benchmark (and the random baseline of the R
 from __future__ import annotations
 
 import random
-from typing import Any
+from math import floor
+from typing import Any, Callable
 
 from wildhold.agents.base import AgentView, Decision
 from wildhold.content import Content
@@ -43,7 +44,8 @@ class LegalRandomAgent:
         self.candidates = self.passed = 0
         self.observed: dict[str, int] = {}  # agent -> tick of its last observation
         self.streams: dict[str, random.Random] = {}  # agent -> its random stream
-        self.compiled: dict[int, tuple[dict[str, Any], list[tuple[str, bool, str, Any]]]] = {}  # see `_fields`
+        self.compiled: dict[int, tuple[dict[str, Any], tuple[tuple[str, bool, str, Any], ...]]] = {}  # see `_fields`
+        self.by_action: tuple[dict[str, Any], dict[str, tuple[tuple[str, bool, str, Any], ...]]] | None = None
 
     def memory_since(self, agent: str) -> int | None:
         """Only the memory changed since this agent's last observation: the policy reads none of it, but
@@ -64,18 +66,19 @@ class LegalRandomAgent:
         return rng
 
     def decide(self, view: AgentView) -> Decision:
-        rng, obs = self.stream(view), view.observation()
+        rng, obs = self.streams.get(view.agent) or self.stream(view), view.observation()
         self.observed[view.agent] = view.tick
-        seen = _ids(obs)
+        me, seen = obs["self"], _Seen(obs)
         tries = 0
-        actions, schemas, draw = view.actions, view.schemas, rng.random
+        actions, draw = view.actions, rng.random
+        fields_of = self._fields_by_action(view.schemas)
         ready, refusal = view.asks()
         count = len(actions)
         for _ in range(DRAWS):
-            name = actions[int(draw() * count)]
+            name = actions[floor(draw() * count)]
             if ready(name) is not None:  # refused whatever its arguments
                 continue
-            args = self.arguments(schemas.get(name, {}), obs, seen, rng)
+            args = self._draw(fields_of.get(name, ()), me, seen, draw)
             if args is None:  # it needs an id the observation does not list: the world would refuse it
                 continue
             self.candidates += 1
@@ -91,46 +94,64 @@ class LegalRandomAgent:
                   rng: random.Random) -> dict[str, Any] | None:
         """A value for each required field and, half the time, each optional one; None when a required
         field names an id (ID_SOURCES) and the observation lists none to name."""
-        me = obs["self"]
+        return self._draw(self._fields(schema), obs["self"], seen, rng.random)
+
+    def _draw(self, fields: tuple[tuple[str, bool, str, Any], ...], me: dict[str, Any], seen: _Seen,
+              draw: Callable[[], float]) -> dict[str, Any] | None:
+        """`arguments` from a schema's fields as `_fields` reads them, the character's status and its stream's
+        `random`: every draw below is one uniform number, floored (cheaper than choice, randint or int, as uniform)."""
         out: dict[str, Any] = {}
-        draw = rng.random  # every draw below is one uniform number: cheaper than choice and randint, as uniform
-        for field, required, kind, spec in self._fields(schema):
+        for field, required, kind, spec in fields:
             if not (required or draw() < 0.5):
                 continue
-            if kind == "enum" or kind == "pool":
-                out[field] = spec[int(draw() * len(spec))]
-            elif kind == "item":
-                items = seen.carried() or self.pools["item"]
-                out[field] = items[int(draw() * len(items))]
+            if kind == "range":
+                low, high = spec
+                out[field] = low + floor(draw() * (high - low + 1))
+            elif kind == "tile":  # its number is drawn and set aside: the tile is drawn near the character below
+                draw()
+                out[field] = None
             elif kind == "id":
                 got = seen.pick(field, draw)
                 if got is None and required:
                     return None
                 out[field] = "" if got is None else got
-            elif kind == "slot":
-                slots = sorted(me["equipment"]) or ["hand"]
-                out[field] = slots[int(draw() * len(slots))]
+            elif kind == "item":
+                items = seen.carried() or self.pools["item"]
+                out[field] = items[floor(draw() * len(items))]
+            elif kind == "enum" or kind == "pool":
+                out[field] = spec[floor(draw() * len(spec))]
             elif kind == "goods":  # one unit of something carried
                 carried = seen.carried()
-                out[field] = {carried[int(draw() * len(carried))]: 1} if carried else {}
-            elif kind == "fixed":
+                out[field] = {carried[floor(draw() * len(carried))]: 1} if carried else {}
+            elif kind == "slot":
+                slots = sorted(me["equipment"]) or ["hand"]
+                out[field] = slots[floor(draw() * len(slots))]
+            else:  # "fixed"
                 out[field] = spec
-            else:
-                low, high = spec
-                out[field] = low + int(draw() * (high - low + 1))
         if "x" in out and "y" in out:
             span = 2 * NEAR + 1
-            out["x"], out["y"] = me["x"] - NEAR + int(draw() * span), me["y"] - NEAR + int(draw() * span)
+            out["x"], out["y"] = me["x"] - NEAR + floor(draw() * span), me["y"] - NEAR + floor(draw() * span)
         return out
 
-    def _fields(self, schema: dict[str, Any]) -> list[tuple[str, bool, str, Any]]:
+    def _fields_by_action(self, schemas: dict[str, dict[str, Any]]) -> dict[str, tuple[tuple[str, bool, str, Any], ...]]:
+        """`_fields` of every action's schema, read once per table of schemas (a client hands the same one to
+        every view)."""
+        held = self.by_action
+        if held is None or held[0] is not schemas:
+            held = self.by_action = (schemas, {name: self._fields(schema) for name, schema in schemas.items()})
+        return held[1]
+
+    def _fields(self, schema: dict[str, Any]) -> tuple[tuple[str, bool, str, Any], ...]:
         """(field, required, how its value is drawn, what it is drawn from) for each field of an argument
         schema, in order: read once per schema."""
         held = self.compiled.get(id(schema))
         if held is None or held[0] is not schema:
             required = set(schema.get("required", ()))
-            held = self.compiled[id(schema)] = (schema, [(field, field in required, *self.draw(field, spec))
-                                                         for field, spec in schema.get("properties", {}).items()])
+            fields = [(field, field in required, *self.draw(field, spec)) for field, spec in schema.get("properties", {}).items()]
+            if {"x", "y"} <= required:  # always drawn again near the character: their own numbers are set aside
+                fields = [(f, True, "tile", None) if f in ("x", "y") and kind == "range" else (f, r, kind, spec)
+                          for f, r, kind, spec in fields]
+            held = self.compiled[id(schema)] = (schema, tuple(fields))
         return held[1]
 
     def draw(self, field: str, spec: dict[str, Any]) -> tuple[str, Any]:
@@ -191,7 +212,7 @@ class _Seen:
         lists, total = listed
         if not total:
             return None
-        i = int(draw() * total)
+        i = floor(draw() * total)
         for node in lists:
             if i < len(node):
                 entry = node[i]
@@ -200,7 +221,7 @@ class _Seen:
         if isinstance(entry, dict) and isinstance(got := entry.get("id"), str) and got != self.me:
             return got
         ids = self.get(field, ())
-        return ids[int(draw() * len(ids))] if ids else None
+        return ids[floor(draw() * len(ids))] if ids else None
 
     def _node(self, path: tuple[str, ...]) -> Any:
         node: Any = self.obs

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -48,6 +49,10 @@ class World:
         self.listeners = tuple(part for part in PARTS if type(part).on_event is not Part.on_event)
         # Likewise the parts that may confine, shelter or bar a character: asked on every check and step.
         self._confining = tuple(part for part in PARTS if type(part).confines is not Part.confines)
+        # Whom they may hold in place, asked again only after one of their events (see `_confined_now`): a check asks of
+        # every candidate, and almost every character is held by none.
+        self._confining_stamp = itemgetter(*(part.name for part in self._confining)) if self._confining else _never_changes
+        self._confined: tuple[Any, frozenset[str]] = (None, frozenset())
         self._sheltering = tuple(part for part in PARTS if type(part).shelters is not Part.shelters)
         self._barring = tuple(part for part in PARTS if type(part).bars is not Part.bars)
         self._unheard: deque[tuple[int, str, dict[str, Any]]] = deque()  # events listeners have yet to see
@@ -521,7 +526,7 @@ class World:
         does not take, or leave out one it needs, are refused before the argument model is built, and the
         core's refusals build no sentence."""
         args = {} if args is None else args
-        result = self._check(agent, action, args, explain=False)
+        result = self._check(agent, action, args, False)
         if isinstance(result, Rejected):
             return result.code
         as_sent = _as_sent(args)
@@ -543,11 +548,21 @@ class World:
             return "unknown_action"
         if c.op is not None and not spec.while_busy:
             return "busy"
-        for part in self._confining:
-            if part.confines(self, c, action):
-                return "held_in_place"
+        held = self._confined
+        if held[0] != self._confining_stamp(self.part_changes):
+            held = self._confined_now()
+        if agent in held[1] and any(part.confines(self, c, action) for part in self._confining):
+            return "held_in_place"
         ready = spec.ready
         return ready(self, c) if ready is not None else None
+
+    def _confined_now(self) -> tuple[Any, frozenset[str]]:
+        """The ids of the characters a part may hold in place (`Part.confined`), with the count of those parts'
+        events they were read at: every change of a part's state emits one of its events (`part_changes`), so
+        they hold while the count stays."""
+        self._confined = (self._confining_stamp(self.part_changes),
+                          frozenset(cid for part in self._confining for cid in part.confined(self)))
+        return self._confined
 
     def _moment(self) -> tuple[int, ...]:
         """What differs after any change of state: every change emits an event (a character moved without one is
@@ -589,10 +604,14 @@ class World:
                 return UNEXPLAINED["busy"]
             op = self.ops[c.op]
             return Rejected("busy", f"Still doing {op.action} ({op.id}) until tick {op.ends}; wait for it or cancel it.")
-        for part in self._confining:
-            why = part.confines(self, c, action)
-            if why:
-                return Rejected("held_in_place", why)
+        held = self._confined
+        if held[0] != self._confining_stamp(self.part_changes):
+            held = self._confined_now()
+        if agent in held[1]:
+            for part in self._confining:
+                why = part.confines(self, c, action)
+                if why:
+                    return Rejected("held_in_place", why)
         plan = spec.check(self, c, sent)
         if isinstance(plan, Rejected):
             return plan
@@ -622,6 +641,11 @@ class World:
     def knockdown_drop(self, qty: int) -> int:
         """Units of a stack left behind on a knockdown (rounded up)."""
         return math.ceil(qty * self.needs.knockdown_drop_fraction)
+
+
+def _never_changes(changes: dict[Any, int]) -> int:
+    """The stamp of whom no part holds in place, in a world without a part that confines: it never changes."""
+    return 0
 
 
 # The core's refusals as `refusal_code` returns them: the code is the answer, so no sentence is built.

@@ -136,6 +136,7 @@ def json_args(a: ActionArgs) -> dict[str, Any]:
 
 _ABSENT = object()
 _EXACT: dict[type, list[tuple[str, type | None, Callable[[Any], bool], Any]] | None] = {}
+_PLAIN_EXACT: dict[type, tuple[tuple[str, type], ...] | None] = {}  # see `_plain_required`
 
 
 def exact_args(model: type[ActionArgs], args: dict[str, Any]) -> dict[str, Any] | None:
@@ -143,12 +144,24 @@ def exact_args(model: type[ActionArgs], args: dict[str, Any]) -> dict[str, Any] 
     field's JSON type (no subclass: true is not an int) within its bounds, so that strict validation would accept
     each unchanged and fill in the same defaults; else None, and validation answers. Arguments that name a field
     the model does not take, or leave out one it needs, answer None."""
+    kinds = _PLAIN_EXACT.get(model, _ABSENT)
+    if kinds is not None and kinds is not _ABSENT:  # most actions: a string or an integer each field needs
+        if len(args) != len(kinds):
+            return None
+        out: dict[str, Any] = {}
+        for name, kind in kinds:
+            value = args.get(name, _ABSENT)
+            if value.__class__ is not kind:
+                return None
+            out[name] = value
+        return out
     fields = _EXACT.get(model, _ABSENT)
     if fields is _ABSENT:
         fields = _EXACT[model] = _exact_fields(model)
+        _PLAIN_EXACT[model] = _plain_required(fields)
     if fields is None:
         return None
-    out: dict[str, Any] = {}
+    out = {}
     named = 0  # arguments that name a field: fewer than all of them when some field is unknown
     for name, plain, fits, default in fields:
         value = args.get(name, _ABSENT)
@@ -165,6 +178,14 @@ def exact_args(model: type[ActionArgs], args: dict[str, Any]) -> dict[str, Any] 
         else:
             return None
     return out if named == len(args) else None
+
+
+def _plain_required(fields: list[tuple[str, type | None, Callable[[Any], bool], Any]] | None) -> tuple[tuple[str, type], ...] | None:
+    """(name, type) of each field when every one is needed and takes any value of one type (an unbounded int or str):
+    `exact_args` then only compares the names' count and each value's type. None for other models."""
+    if fields is None or any(plain is None or default is not _ABSENT for _, plain, _, default in fields):
+        return None
+    return tuple((name, plain) for name, plain, _, _ in fields)
 
 
 def _exact_fields(model: type[ActionArgs]) -> list[tuple[str, type | None, Callable[[Any], bool], Any]] | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
     from wildhold.content import Content
@@ -120,8 +120,14 @@ class Part(Generic[S]):
         """The character's health reached 0 and it is about to drop items and respawn."""
 
     def confines(self, w: World, c: Character, action: str) -> str | None:
-        """Why this part does not let the character take `action` where it is now (inside the dungeon), or None."""
+        """Why this part does not let the character take `action` where it is now (inside the dungeon), or None.
+        A part that says why also says whom (`confined`): the world asks this only of them."""
         return None
+
+    def confined(self, w: World) -> Iterable[str]:
+        """The ids of the characters `confines` may answer for now (it answers None for every other). The world
+        keeps them until one of this part's events: every change of whom it holds must emit one."""
+        raise NotImplementedError(f"part {self.name!r} confines characters and must say whom (`confined`)")
 
     def on_event(self, w: World, seq: int, kind: str, data: dict[str, Any]) -> None:
         """Every event it `hears`, just after it is logged (a part that follows the record: the trial).

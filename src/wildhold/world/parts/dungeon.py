@@ -28,7 +28,7 @@ it. An instance is fresh while no knocked-down character has been in it; leaving
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from pydantic import Field
 
@@ -928,6 +928,9 @@ class DungeonPart(Part[DungeonState]):
         if c.id not in self.state(w).inside or action in DUNGEON_ACTIONS or action in w.content.dungeon.usable_inside:
             return None
         return f"You are inside the dungeon: {action} is not possible here; leave_dungeon first."
+
+    def confined(self, w: World) -> Iterable[str]:
+        return self.state(w).inside  # entering and leaving emit dungeon_entered and dungeon_left
 
     def before_knockdown(self, w: World, c: Character) -> None:
         inst = inside_instance(w, c.id)

@@ -91,8 +91,16 @@ def crop_for_seed(w: World, seed: str) -> str | None:
     return next((name for name, spec in w.content.crops.items() if spec.seed == seed), None)
 
 
-def animal_for_item(w: World, item: str) -> str | None:
-    return next((name for name, spec in w.content.animals.items() if spec.item == item), None)
+def _animal_items(w: World) -> tuple[dict[str, str], str]:
+    """Item -> the first animal (in content order) it is, and the animal items as a refusal names them: read once per
+    world from its content (an action mask puts settle_animal to the check with whatever item is carried)."""
+    held = w.caches.get("animal_items")
+    if held is None:
+        kinds: dict[str, str] = {}
+        for name, spec in w.content.animals.items():
+            kinds.setdefault(spec.item, name)
+        held = w.caches["animal_items"] = (kinds, ", ".join(a.item for a in w.content.animals.values()))
+    return held
 
 
 def animal_structure(w: World, spec: AnimalSpec) -> str:
@@ -441,9 +449,9 @@ def _settle_plan(w: World, c: Character, item: str, x: int, y: int) -> tuple[int
     bad = require_item(w, c, item)
     if bad:
         return bad
-    kind = animal_for_item(w, item)
+    kinds, animals = _animal_items(w)
+    kind = kinds.get(item)
     if kind is None:
-        animals = ", ".join(a.item for a in w.content.animals.values())
         return Rejected("not_an_animal", f"{item} is not an animal; animals are {animals}.")
     p = target(w, c, x, y)
     if isinstance(p, Rejected):

@@ -272,6 +272,19 @@ def level_of(w: World, points: int) -> int:
     return min(points // s.points_per_level, s.max_level)
 
 
+def _unlocked_by(w: World) -> dict[str, list[tuple[str, int]]]:
+    """Recipe -> (villager, friendship level) for each unlock that opens it, in content order: read once per world
+    (a check asks it of every craft and cook)."""
+    held = w.caches.get("recipe_unlocks")
+    if held is None:
+        held = w.caches["recipe_unlocks"] = {}
+        for name, npc in w.content.npcs.items():
+            for u in npc.unlocks:
+                for recipe in dict.fromkeys(u.recipes):  # an unlock names its villager once per recipe
+                    held.setdefault(recipe, []).append((name, u.level))
+    return held
+
+
 def friendship(w: World, agent: str, npc: str) -> tuple[int, int]:
     """(points, level) of a character with a villager."""
     points = village(w).friendship.get((agent, npc), 0)
@@ -893,7 +906,7 @@ class Settlement(Part[Village]):
     def recipe_locked(self, w: World, c: Character, recipe: str) -> str | None:
         if not w.scenario.npcs:
             return None
-        needs = [(name, u.level) for name, npc in w.content.npcs.items() for u in npc.unlocks if recipe in u.recipes]
+        needs = _unlocked_by(w).get(recipe)
         if not needs or any(friendship(w, c.id, name)[1] >= level for name, level in needs):
             return None
         said = " or ".join(f"level {level} with {name} (yours: {friendship(w, c.id, name)[1]})" for name, level in needs)
