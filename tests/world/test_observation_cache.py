@@ -16,12 +16,12 @@ import pytest
 from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import LegalRandomAgent
 from wildhold.world.errors import Accepted
-from wildhold.world.observe import observe
+from wildhold.world.observe import PATCHED_MOST, observe
 from wildhold.world.parts import market, settlement, society
 from wildhold.world.parts.dungeon import dungeon_status
 from wildhold.world.parts.society import change_reputation
 from wildhold.world.setup import apply_setup
-from wildhold.world.world import SETUP_EVENT, World
+from wildhold.world.world import SETUP_EVENT, TOUCHES_KEPT, World
 
 pytestmark = pytest.mark.slow(seconds=6)
 
@@ -73,6 +73,25 @@ def test_a_crowd_sees_the_same_as_from_nothing(content):
     assert first_difference(w, ids, 40, content) is None
 
 
+@pytest.mark.parametrize("touches", [1, PATCHED_MOST + 1, TOUCHES_KEPT + 1],
+                         ids=["patched", "more than are patched", "more than are logged"])
+def test_tiles_touched_between_observations_are_seen_as_from_nothing(content, touches):
+    """Stones dropped one by one beside a character, then picked up: its view's tiles, kept and patched at the
+    tiles touched since (or built again after many touches), are as from nothing each time."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    x, y = w.xy(w.chars[a].pos)
+    pile = f"ground@{w.pos(x + 1, y)}"
+    built(w, a)
+    for _ in range(touches):
+        w.give(pile, "stone", 1, "test")
+    assert built(w, a) == fresh(w, a)
+    w.take(pile, "stone", touches, "test")
+    assert built(w, a) == fresh(w, a)
+    assert w.touched_since(w.touches - 2) == [w.pos(x + 1, y)] * 2
+    assert (w.touched_since(0) is None) == (w.touches > TOUCHES_KEPT)
+
+
 def _uncounted_part(part: str):
     def apply(w: World) -> None:
         w._owner_of = {kind: owner for kind, owner in w._owner_of.items() if owner != part}
@@ -87,10 +106,14 @@ def _unheld(w: World) -> None:
     w._held = lambda holder: None
 
 
+def _untold_tiles(w: World) -> None:
+    w.touched_since = lambda count: None if count < 0 else []
+
+
 @pytest.mark.parametrize("forget", [_uncounted_part("market"), _uncounted_part("settlement"),
-                                    _unmoved, _unheld],
+                                    _unmoved, _unheld, _untold_tiles],
                          ids=["market events", "settlement events", "characters entering blocks",
-                              "items carried"])
+                              "items carried", "tiles touched"])
 def test_a_change_the_builder_is_not_told_of_is_caught(content, forget):
     """With one kind of change left uncounted, some observation differs from one built from nothing:
     the comparison above would catch a stamp that is not bumped."""

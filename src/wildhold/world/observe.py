@@ -149,12 +149,17 @@ def _statics(w: World) -> tuple[list[str], dict[str, str]]:
     return got
 
 
-class _Square:
-    """What was built for one view square: its glyph rows (terrain never changes), its tiles and the
-    characters in it, each with the stamp it was built at (the latest stamp of the blocks under the square:
-    a block's stamp only grows, to the newest count, so the latest changes whenever one of them does)."""
+PATCHED_MOST = 32  # the most touches since a square's tiles were built that they are patched with (see `_view_square`)
 
-    __slots__ = ("blocks", "rows", "tiles_at", "tiles", "people_at", "people")
+
+class _Square:
+    """What was built for one view square: its glyph rows (terrain never changes), its tiles with the count of
+    touches they are up to date with and the tile of each (a few tiles change in a tick, so the tiles are patched
+    at those: see `World.touched_since`), and the characters in it with the stamp they were built at (the latest stamp
+    of the blocks under the square: a block's stamp only grows, to the newest count, so the latest changes whenever
+    one of them does)."""
+
+    __slots__ = ("blocks", "rows", "tiles_at", "tiles", "tiles_on", "people_at", "people")
 
     def __init__(self, w: World, bounds: tuple[int, int, int, int]):
         x0, x1, y0, y1 = bounds
@@ -165,6 +170,7 @@ class _Square:
         self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
         self.tiles_at = self.people_at = -1
         self.tiles: list[dict[str, Any]] = []
+        self.tiles_on: list[int] = []
         self.people: tuple[list[dict[str, Any]], list[str]] = ([], [])
 
 
@@ -178,28 +184,88 @@ def _square(w: World, bounds: tuple[int, int, int, int]) -> _Square:
     return held
 
 
+def _changed_in(w: World, at: int, bounds: tuple[int, int, int, int]) -> list[int] | None:
+    """The tiles of this square touched after count `at`, each once and in order, or None when so many were
+    touched (or so long ago) that the square is better built again."""
+    held = w.caches.get("touched_since")
+    if held is None or held[0] != at or held[1] != w.touches:  # found once for all the squares built at `at`
+        since = w.touched_since(at)
+        width = w.width
+        found = None if since is None or len(since) > PATCHED_MOST else [(p, p % width, p // width) for p in sorted(set(since))]
+        held = w.caches["touched_since"] = (at, w.touches, found)
+    found = held[2]
+    if found is None:
+        return None
+    x0, x1, y0, y1 = bounds
+    return [p for p, x, y in found if x0 <= x <= x1 and y0 <= y <= y1]
+
+
 def _view_square(w: World, square: _Square, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
     """The glyph rows and the tiles holding something (node, structure, items) of one view square, row by row:
-    kept for the square until a tile in a block under it changes (see `World.chunk_stamps`)."""
-    stamps = w.chunk_touched or w.chunk_stamps()
-    at = max([stamps[k] for k in square.blocks])
-    if at != square.tiles_at:
-        square.tiles, square.tiles_at = _tiles_in(w, bounds), at
+    kept for the square and patched at the tiles changed since (see `World.touched_since`)."""
+    now = w.touches
+    if square.tiles_at != now:
+        changed = _changed_in(w, square.tiles_at, bounds)
+        if changed is None:
+            square.tiles, square.tiles_on = _tiles_in(w, bounds)
+        elif changed:
+            square.tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
+        square.tiles_at = now
     return square.rows, square.tiles
 
 
-def _tiles_in(w: World, bounds: tuple[int, int, int, int]) -> list[dict[str, Any]]:
-    """The tiles holding something in a view square, row by row.
+def _patched_tiles(w: World, tiles: list[dict[str, Any]], on: list[int], changed: list[int]) -> tuple[list[dict[str, Any]], list[int]]:
+    """A square's tiles (and the tile of each) with these tiles as they are now: copies, since observations
+    already given hold the old ones."""
+    tiles, on = tiles[:], on[:]
+    fresh = _fresh_tiles(w)
+    for p in changed:
+        tile = fresh.get(p, False)
+        if tile is False:
+            y, x = divmod(p, w.width)
+            tile = fresh[p] = _tile_at(w, p, x, y)
+        i = bisect_left(on, p)
+        if i < len(on) and on[i] == p:
+            if tile is None:
+                del tiles[i], on[i]
+            else:
+                tiles[i] = tile
+        elif tile is not None:
+            tiles.insert(i, tile)
+            on.insert(i, p)
+    return tiles, on
+
+
+def _fresh_tiles(w: World) -> dict[int, dict[str, Any] | None]:
+    """The records of tiles changed, built at the current count of touches and shared by the squares over them."""
+    held = w.caches.get("fresh_tiles")
+    if held is None or held[0] != w.touches:
+        held = w.caches["fresh_tiles"] = (w.touches, {})
+    return held[1]
+
+
+def _tile_at(w: World, p: int, x: int, y: int) -> dict[str, Any] | None:
+    """The record of tile `p` at (x, y) in a view, or None when it holds nothing to show."""
+    if p in w.nodes or p in w.structures or p in w.ground:
+        tile = _add_features({"x": x, "y": y}, w.tile_snapshot(p))
+        if len(tile) > 2:
+            return tile
+    return None
+
+
+def _tiles_in(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The tiles holding something in a view square, row by row, and the tile of each.
 
     They come from blocks of the map, each built once until a tile in it changes and shared by every
     view square over it.
     """
     x0, x1, y0, y1 = bounds
-    stamps, across = w.chunk_stamps(), (w.width >> CHUNK_BITS) + 1
+    stamps, across, width = w.chunk_stamps(), (w.width >> CHUNK_BITS) + 1, w.width
     blocks = w.caches.get("blocks")
     if blocks is None:
         blocks = w.caches["blocks"] = {}
     tiles: list[dict[str, Any]] = []
+    on: list[int] = []
     columns = range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1)
     for y in range(y0, y1 + 1):
         cy = y >> CHUNK_BITS
@@ -210,28 +276,29 @@ def _tiles_in(w: World, bounds: tuple[int, int, int, int]) -> list[dict[str, Any
                 held = blocks[k] = (stamps[k], _block_tiles(w, cx, cy))
             row = held[1].get(y)
             if row is not None:
-                xs, found = row
-                tiles.extend(found[bisect_left(xs, x0):bisect_right(xs, x1)])
-    return tiles
+                ps, found = row
+                a, b = bisect_left(ps, y * width + x0), bisect_right(ps, y * width + x1)
+                tiles.extend(found[a:b])
+                on.extend(ps[a:b])
+    return tiles, on
 
 
 def _block_tiles(w: World, cx: int, cy: int) -> dict[int, tuple[list[int], list[dict[str, Any]]]]:
-    """The tiles holding something in one block of the map, by row: their columns and the tiles, in order."""
-    width, nodes, structures, ground = w.width, w.nodes, w.structures, w.ground
+    """The tiles holding something in one block of the map, by row: the tiles themselves and their records, in order."""
+    width = w.width
     x0, y0 = cx << CHUNK_BITS, cy << CHUNK_BITS
     x1, y1 = min(x0 + (1 << CHUNK_BITS), width), min(y0 + (1 << CHUNK_BITS), w.height)
     rows: dict[int, tuple[list[int], list[dict[str, Any]]]] = {}
     for y in range(y0, y1):
         row = y * width
-        xs, tiles = [], []
-        for p in range(row + x0, row + x1):
-            if p in nodes or p in structures or p in ground:
-                tile = _add_features({"x": p - row, "y": y}, w.tile_snapshot(p))
-                if len(tile) > 2:
-                    xs.append(p - row)
-                    tiles.append(tile)
+        ps, tiles = [], []
+        for x in range(x0, x1):
+            tile = _tile_at(w, row + x, x, y)
+            if tile is not None:
+                ps.append(row + x)
+                tiles.append(tile)
         if tiles:
-            rows[y] = (xs, tiles)
+            rows[y] = (ps, tiles)
     return rows
 
 
