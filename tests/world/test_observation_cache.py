@@ -21,6 +21,7 @@ from wildhold.world.parts import market, settlement, society
 from wildhold.world.parts.dungeon import dungeon_status
 from wildhold.world.parts.society import change_reputation
 from wildhold.world.setup import apply_setup
+from wildhold.world.state import Operation
 from wildhold.world.world import SETUP_EVENT, TOUCHES_KEPT, World
 
 pytestmark = pytest.mark.slow(seconds=6)
@@ -90,6 +91,40 @@ def test_tiles_touched_between_observations_are_seen_as_from_nothing(content, to
     assert built(w, a) == fresh(w, a)
     assert w.touched_since(w.touches - 2) == [w.pos(x + 1, y)] * 2
     assert (w.touched_since(0) is None) == (w.touches > TOUCHES_KEPT)
+
+
+def _equipped(w: World, agent: str) -> None:
+    apply_setup(w, "give_items", {"agent": agent, "item": "iron_sword", "qty": 1})
+    built(w, agent)
+    assert isinstance(w.submit(agent, "equip", {"item": "iron_sword"}), Accepted)
+    while w.chars[agent].op is not None:
+        w.step()
+
+
+def _sheltered(w: World, agent: str) -> None:
+    x, y = open_site(w, range(0, 1), range(0, 1), unsafe=True)
+    apply_setup(w, "move_character", {"agent": agent, "x": x, "y": y})
+    assert built(w, agent) and not w.is_sheltered(w.chars[agent])
+    apply_setup(w, "place_structure", {"x": x, "y": y, "structure": sorted(w.sheltering)[0]})
+
+
+def _set(field: str, value: Any):
+    def apply(w: World, agent: str) -> None:
+        setattr(w.chars[agent], field, value)
+    return apply
+
+
+@pytest.mark.parametrize("change", [_equipped, _sheltered, _set("asleep", True), _set("knockdowns", 1),
+                                    _set("bed", 0), _set("energy", 1), _set("op", "op0")],
+                         ids=["equipped", "sheltered", "asleep", "knocked down", "bed", "energy", "operation"])
+def test_the_characters_own_state_is_seen_as_from_nothing(content, change):
+    """The character's status, kept while what it shows is the same, follows each thing it shows."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    w.ops["op0"] = Operation("op0", a, "rest", {}, w.tick, w.tick + 5, 0)
+    before = built(w, a)
+    change(w, a)
+    assert built(w, a) == fresh(w, a) != before
 
 
 def _uncounted_part(part: str):

@@ -6,7 +6,6 @@ Nothing else reaches an agent: every face builds its observations here.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from itertools import takewhile
 from typing import TYPE_CHECKING, Any
 
 from wildhold.world.parts import PARTS
@@ -62,6 +61,21 @@ def _add_features(tile: dict[str, Any], snapshot: tuple) -> dict[str, Any]:
 
 
 def status(w: World, c: Character) -> dict[str, Any]:
+    """The character's own state. Kept per character while what it shows is the same: its place, needs, sleep,
+    knockdowns, bed, operation (never changed once started), shelter, what it carries (`World.holdings`) and wears
+    (compared as it is: equipping counts nowhere); about half the observations in a busy world find it so."""
+    sheltered = w.is_sheltered(c)
+    key = (c.pos, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered)
+    kept = w.caches.get("status")
+    if kept is None:
+        kept = w.caches["status"] = {}
+    held = kept.get(c.id)
+    if held is None or held[0] != key or held[1]["equipment"] != c.equipment:
+        held = kept[c.id] = (key, _status(w, c, sheltered))
+    return held[1]
+
+
+def _status(w: World, c: Character, sheltered: bool) -> dict[str, Any]:
     x, y = w.xy(c.pos)
     op = w.ops.get(c.op) if c.op else None
     return {
@@ -74,7 +88,7 @@ def status(w: World, c: Character) -> dict[str, Any]:
         "energy": c.energy,
         "satiety": c.satiety,
         "asleep": c.asleep,
-        "sheltered": w.is_sheltered(c),
+        "sheltered": sheltered,
         "inventory": dict(sorted(c.inventory.items())),
         "equipment": dict(sorted(c.equipment.items())),
         "bed": list(w.xy(c.bed)) if c.bed is not None else None,
@@ -155,11 +169,12 @@ PATCHED_MOST = 32  # the most touches since a square's tiles were built that the
 class _Square:
     """What was built for one view square: its glyph rows (terrain never changes), its tiles with the count of
     touches they are up to date with and the tile of each (a few tiles change in a tick, so the tiles are patched
-    at those: see `World.touched_since`), and the characters in it with the stamp they were built at (the latest stamp
-    of the blocks under the square: a block's stamp only grows, to the newest count, so the latest changes whenever
-    one of them does)."""
+    at those: see `World.touched_since`), and the characters in it with the stamp they were built at (the latest
+    stamp of the blocks under the square: a block's stamp only grows, to the newest count, so the latest changes
+    whenever one of them does) and the count of moves that stamp was last read at (no move since: no need to read
+    it again)."""
 
-    __slots__ = ("blocks", "rows", "tiles_at", "tiles", "tiles_on", "people_at", "people")
+    __slots__ = ("blocks", "rows", "tiles_at", "tiles", "tiles_on", "people_at", "people_moves", "people")
 
     def __init__(self, w: World, bounds: tuple[int, int, int, int]):
         x0, x1, y0, y1 = bounds
@@ -168,7 +183,7 @@ class _Square:
                             for cx in range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1))
         glyph_rows = _statics(w)[0]
         self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
-        self.tiles_at = self.people_at = -1
+        self.tiles_at = self.people_at = self.people_moves = -1
         self.tiles: list[dict[str, Any]] = []
         self.tiles_on: list[int] = []
         self.people: tuple[list[dict[str, Any]], list[str]] = ([], [])
@@ -306,10 +321,12 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
     """The other characters in a view square, row by row and by id on a tile. Everyone in a square is
     listed once per square until a character enters or leaves a block under it (see `World.chunk_moves`);
     characters sharing a square share the records."""
-    stamps = w.chunk_moved or w.chunk_moves()
-    at = max([stamps[k] for k in square.blocks])
-    if at != square.people_at:
-        square.people, square.people_at = _present(w, bounds), at
+    if square.people_moves != w.moves:  # someone moved since the square was last checked: was it under the square?
+        stamps = w.chunk_moved or w.chunk_moves()
+        at = max([stamps[k] for k in square.blocks])
+        if at != square.people_at:
+            square.people, square.people_at = _present(w, bounds), at
+        square.people_moves = w.moves
     records, ids = square.people
     try:
         i = ids.index(agent)
@@ -404,8 +421,13 @@ def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
     memory = c.memory
     if not memory or next(reversed(memory.values()))[0] < tick:
         return []  # nothing remembered since (the newest tile is older): most observations of a character standing still
-    recent = takewhile(lambda entry: entry[1][0] >= tick, reversed(memory.items()))
-    return _out_of_view(w, c, sorted(p for p, _ in recent))
+    recent = []
+    for p, snap in reversed(memory.items()):
+        if snap[0] < tick:
+            break
+        recent.append(p)
+    recent.sort()
+    return _out_of_view(w, c, recent)
 
 
 def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any]]:
