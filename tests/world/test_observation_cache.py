@@ -127,6 +127,18 @@ def test_the_characters_own_state_is_seen_as_from_nothing(content, change):
     assert built(w, a) == fresh(w, a) != before
 
 
+def test_characters_down_two_columns_are_seen_as_from_nothing(content):
+    """Squares over the same columns cut their characters from bands of rows they share: forty characters standing
+    down two columns of the map, over more rows than a band holds, each see the others above and below as from
+    nothing."""
+    w = World(content, "default", 3)
+    ids = [w.join(f"p{i}") for i in range(40)]
+    for i, agent in enumerate(ids):
+        w.relocate(w.chars[agent], w.pos(30 + i % 2, 10 + i))
+    for agent in ids:
+        assert built(w, agent, memory=False) == fresh(w, agent, memory=False), agent
+
+
 def _uncounted_part(part: str):
     def apply(w: World) -> None:
         w._owner_of = {kind: owner for kind, owner in w._owner_of.items() if owner != part}

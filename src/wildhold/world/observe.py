@@ -163,6 +163,7 @@ def _statics(w: World) -> tuple[list[str], dict[str, str]]:
     return got
 
 
+BAND_BITS = 5  # squares starting in the same 32 rows over the same columns share a band of characters (see `_present`)
 PATCHED_MOST = 32  # the most touches since a square's tiles were built that they are patched with (see `_view_square`)
 
 
@@ -337,14 +338,35 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
 
 def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
     """The record of every character in a view square, row by row and by id on a tile, and their ids in
-    the same order, read from the rows of the map's occupied tiles."""
+    the same order, read from the rows of the map's occupied tiles. At a count of moves, the first square over
+    some columns starting in some `BAND_BITS` rows reads its own rows; the next ones cut theirs from a band of
+    those columns over every row such a square may cover, built then: in a crowd many squares share their columns,
+    and a square read alone costs what it did."""
     x0, x1, y0, y1 = bounds
-    rows = w.caches.get("occupied_rows")
-    if rows is None or rows[0] != w.moves:  # once per move
-        rows = w.caches["occupied_rows"] = (w.moves, _occupied_rows(w))
+    held = w.caches.get("occupied_rows")
+    if held is None or held[0] != w.moves:  # once per move
+        held = w.caches["occupied_rows"] = (w.moves, _occupied_rows(w), {})
+    by_row, bands = held[1], held[2]
+    top = y0 >> BAND_BITS << BAND_BITS
+    key = (x0, x1, top)
+    band = bands.get(key, False)
+    if band is False:
+        bands[key] = None
+        return _rows_present(by_row, bounds)
+    if band is None:
+        rows = range(top, top + (1 << BAND_BITS) + 2 * w.needs.view_radius)
+        band = bands[key] = _band(by_row, x0, x1, rows)
+    ys, ids, records = band
+    a, b = bisect_left(ys, y0), bisect_right(ys, y1)
+    return records[a:b], ids[a:b]
+
+
+def _rows_present(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]],
+                  bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
+    """`_present` read from the square's own rows."""
+    x0, x1, y0, y1 = bounds
     records: list[dict[str, Any]] = []
     ids: list[str] = []
-    by_row = rows[1]
     for y in range(y0, y1 + 1):
         row = by_row.get(y)
         if row is not None:
@@ -355,9 +377,27 @@ def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str
     return records, ids
 
 
+def _band(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]], x0: int, x1: int,
+          rows: range) -> tuple[list[int], list[str], list[dict[str, Any]]]:
+    """The row, id and record of every character in columns x0 to x1 of these rows, row by row."""
+    ys: list[int] = []
+    ids: list[str] = []
+    records: list[dict[str, Any]] = []
+    for y in rows:
+        row = by_row.get(y)
+        if row is not None:
+            xs, row_ids, row_records = row
+            a, b = bisect_left(xs, x0), bisect_right(xs, x1)
+            if a < b:
+                ys.extend([y] * (b - a))
+                ids.extend(row_ids[a:b])
+                records.extend(row_records[a:b])
+    return ys, ids, records
+
+
 def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[str, Any]]]]:
-    """For each row of the map with a character on it: the column, id and record of each character on it,
-    by column and by id on a tile. A character's record is kept while it stands still."""
+    """For each row of the map with a character on it: the column, id and record of each character on
+    it, by column and by id on a tile. A character's record is kept while it stands still."""
     width, occupants, chars = w.width, w.occupants, w.chars
     records = w.caches.get("character_records")
     if records is None:
