@@ -115,8 +115,8 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     observations and may be shared by observations of the same world, never by the world's own state.
     """
     c = w.chars[agent]
-    bounds = w.view_bounds(c.pos)
-    square = _square(w, bounds)
+    square = _square_at(w, c.pos)
+    bounds = square.bounds
     rows, tiles = _view_square(w, square, bounds)
     x0, x1, y0, y1 = bounds
     creatures = []
@@ -132,7 +132,7 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
         "self": status(w, c),
         "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles,
                  "characters": _characters_in(w, square, bounds, agent), "creatures": creatures},
-        "legend": _statics(w)[1],
+        "legend": square.legend,
     }
     if memory:
         if memory_since is None:
@@ -168,26 +168,37 @@ PATCHED_MOST = 32  # the most touches since a square's tiles were built that the
 
 
 class _Square:
-    """What was built for one view square: its glyph rows (terrain never changes), its tiles with the count of
-    touches they are up to date with and the tile of each (a few tiles change in a tick, so the tiles are patched
-    at those: see `World.touched_since`), and the characters in it with the stamp they were built at (the latest
-    stamp of the blocks under the square: a block's stamp only grows, to the newest count, so the latest changes
-    whenever one of them does) and the count of moves that stamp was last read at (no move since: no need to read
-    it again)."""
+    """What was built for one view square: its bounds, glyph rows (terrain never changes) and legend, its tiles
+    with the count of touches they are up to date with and the tile of each (a few tiles change in a tick, so the
+    tiles are patched at those: see `World.touched_since`), and the characters in it with the stamp they were built
+    at (the latest stamp of the blocks under the square: a block's stamp only grows, to the newest count, so the
+    latest changes whenever one of them does) and the count of moves that stamp was last read at (no move since: no
+    need to read it again)."""
 
-    __slots__ = ("blocks", "rows", "tiles_at", "tiles", "tiles_on", "people_at", "people_moves", "people")
+    __slots__ = ("bounds", "blocks", "rows", "legend", "tiles_at", "tiles", "tiles_on", "people_at", "people_moves", "people")
 
     def __init__(self, w: World, bounds: tuple[int, int, int, int]):
-        x0, x1, y0, y1 = bounds
+        x0, x1, y0, y1 = self.bounds = bounds
         across = (w.width >> CHUNK_BITS) + 1
         self.blocks = tuple(cy * across + cx for cy in range(y0 >> CHUNK_BITS, (y1 >> CHUNK_BITS) + 1)
                             for cx in range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1))
-        glyph_rows = _statics(w)[0]
+        glyph_rows, self.legend = _statics(w)
         self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
         self.tiles_at = self.people_at = self.people_moves = -1
         self.tiles: list[dict[str, Any]] = []
         self.tiles_on: list[int] = []
         self.people: tuple[list[dict[str, Any]], list[str]] = ([], [])
+
+
+def _square_at(w: World, p: int) -> _Square:
+    """The view square around tile `p`: kept per tile, as its bounds are (`World.view_bounds`)."""
+    at = w.caches.get("square_at")
+    if at is None:
+        at = w.caches["square_at"] = {}
+    square = at.get(p)
+    if square is None:
+        square = at[p] = _square(w, w.view_bounds(p))
+    return square
 
 
 def _square(w: World, bounds: tuple[int, int, int, int]) -> _Square:
