@@ -344,7 +344,9 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
         i = ids.index(agent)
     except ValueError:
         return list(records)
-    return records[:i] + records[i + 1:]
+    others = records[:]
+    del others[i]
+    return others
 
 
 def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
