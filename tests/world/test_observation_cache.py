@@ -16,12 +16,13 @@ import pytest
 from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import LegalRandomAgent
 from wildhold.world.errors import Accepted
-from wildhold.world.observe import observe
+from wildhold.world.observe import PATCHED_MOST, observe
 from wildhold.world.parts import market, settlement, society
 from wildhold.world.parts.dungeon import dungeon_status
 from wildhold.world.parts.society import change_reputation
 from wildhold.world.setup import apply_setup
-from wildhold.world.world import SETUP_EVENT, World
+from wildhold.world.state import Operation
+from wildhold.world.world import SETUP_EVENT, TOUCHES_KEPT, World
 
 pytestmark = pytest.mark.slow(seconds=6)
 
@@ -73,6 +74,71 @@ def test_a_crowd_sees_the_same_as_from_nothing(content):
     assert first_difference(w, ids, 40, content) is None
 
 
+@pytest.mark.parametrize("touches", [1, PATCHED_MOST + 1, TOUCHES_KEPT + 1],
+                         ids=["patched", "more than are patched", "more than are logged"])
+def test_tiles_touched_between_observations_are_seen_as_from_nothing(content, touches):
+    """Stones dropped one by one beside a character, then picked up: its view's tiles, kept and patched at the
+    tiles touched since (or built again after many touches), are as from nothing each time."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    x, y = w.xy(w.chars[a].pos)
+    pile = f"ground@{w.pos(x + 1, y)}"
+    built(w, a)
+    for _ in range(touches):
+        w.give(pile, "stone", 1, "test")
+    assert built(w, a) == fresh(w, a)
+    w.take(pile, "stone", touches, "test")
+    assert built(w, a) == fresh(w, a)
+    assert w.touched_since(w.touches - 2) == [w.pos(x + 1, y)] * 2
+    assert (w.touched_since(0) is None) == (w.touches > TOUCHES_KEPT)
+
+
+def _equipped(w: World, agent: str) -> None:
+    apply_setup(w, "give_items", {"agent": agent, "item": "iron_sword", "qty": 1})
+    built(w, agent)
+    assert isinstance(w.submit(agent, "equip", {"item": "iron_sword"}), Accepted)
+    while w.chars[agent].op is not None:
+        w.step()
+
+
+def _sheltered(w: World, agent: str) -> None:
+    x, y = open_site(w, range(0, 1), range(0, 1), unsafe=True)
+    apply_setup(w, "move_character", {"agent": agent, "x": x, "y": y})
+    assert built(w, agent) and not w.is_sheltered(w.chars[agent])
+    apply_setup(w, "place_structure", {"x": x, "y": y, "structure": sorted(w.sheltering)[0]})
+
+
+def _set(field: str, value: Any):
+    def apply(w: World, agent: str) -> None:
+        setattr(w.chars[agent], field, value)
+    return apply
+
+
+@pytest.mark.parametrize("change", [_equipped, _sheltered, _set("asleep", True), _set("knockdowns", 1),
+                                    _set("bed", 0), _set("energy", 1), _set("op", "op0")],
+                         ids=["equipped", "sheltered", "asleep", "knocked down", "bed", "energy", "operation"])
+def test_the_characters_own_state_is_seen_as_from_nothing(content, change):
+    """The character's status, kept while what it shows is the same, follows each thing it shows."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    w.ops["op0"] = Operation("op0", a, "rest", {}, w.tick, w.tick + 5, 0)
+    before = built(w, a)
+    change(w, a)
+    assert built(w, a) == fresh(w, a) != before
+
+
+def test_characters_down_two_columns_are_seen_as_from_nothing(content):
+    """Squares over the same columns cut their characters from bands of rows they share: forty characters standing
+    down two columns of the map, over more rows than a band holds, each see the others above and below as from
+    nothing."""
+    w = World(content, "default", 3)
+    ids = [w.join(f"p{i}") for i in range(40)]
+    for i, agent in enumerate(ids):
+        w.relocate(w.chars[agent], w.pos(30 + i % 2, 10 + i))
+    for agent in ids:
+        assert built(w, agent, memory=False) == fresh(w, agent, memory=False), agent
+
+
 def _uncounted_part(part: str):
     def apply(w: World) -> None:
         w._owner_of = {kind: owner for kind, owner in w._owner_of.items() if owner != part}
@@ -87,10 +153,14 @@ def _unheld(w: World) -> None:
     w._held = lambda holder: None
 
 
+def _untold_tiles(w: World) -> None:
+    w.touched_since = lambda count: None if count < 0 else []
+
+
 @pytest.mark.parametrize("forget", [_uncounted_part("market"), _uncounted_part("settlement"),
-                                    _unmoved, _unheld],
+                                    _unmoved, _unheld, _untold_tiles],
                          ids=["market events", "settlement events", "characters entering blocks",
-                              "items carried"])
+                              "items carried", "tiles touched"])
 def test_a_change_the_builder_is_not_told_of_is_caught(content, forget):
     """With one kind of change left uncounted, some observation differs from one built from nothing:
     the comparison above would catch a stamp that is not bumped."""

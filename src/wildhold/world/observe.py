@@ -6,7 +6,6 @@ Nothing else reaches an agent: every face builds its observations here.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from itertools import takewhile
 from typing import TYPE_CHECKING, Any
 
 from wildhold.world.parts import PARTS
@@ -62,6 +61,21 @@ def _add_features(tile: dict[str, Any], snapshot: tuple) -> dict[str, Any]:
 
 
 def status(w: World, c: Character) -> dict[str, Any]:
+    """The character's own state. Kept per character while what it shows is the same: its place, needs, sleep,
+    knockdowns, bed, operation (never changed once started), shelter, what it carries (`World.holdings`) and wears
+    (compared as it is: equipping counts nowhere); about half the observations in a busy world find it so."""
+    sheltered = w.is_sheltered(c)
+    key = (c.pos, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered)
+    kept = w.caches.get("status")
+    if kept is None:
+        kept = w.caches["status"] = {}
+    held = kept.get(c.id)
+    if held is None or held[0] != key or held[1]["equipment"] != c.equipment:
+        held = kept[c.id] = (key, _status(w, c, sheltered))
+    return held[1]
+
+
+def _status(w: World, c: Character, sheltered: bool) -> dict[str, Any]:
     x, y = w.xy(c.pos)
     op = w.ops.get(c.op) if c.op else None
     return {
@@ -74,7 +88,7 @@ def status(w: World, c: Character) -> dict[str, Any]:
         "energy": c.energy,
         "satiety": c.satiety,
         "asleep": c.asleep,
-        "sheltered": w.is_sheltered(c),
+        "sheltered": sheltered,
         "inventory": dict(sorted(c.inventory.items())),
         "equipment": dict(sorted(c.equipment.items())),
         "bed": list(w.xy(c.bed)) if c.bed is not None else None,
@@ -101,8 +115,8 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     observations and may be shared by observations of the same world, never by the world's own state.
     """
     c = w.chars[agent]
-    bounds = w.view_bounds(c.pos)
-    square = _square(w, bounds)
+    square = _square_at(w, c.pos)
+    bounds = square.bounds
     rows, tiles = _view_square(w, square, bounds)
     x0, x1, y0, y1 = bounds
     creatures = []
@@ -118,7 +132,7 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
         "self": status(w, c),
         "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles,
                  "characters": _characters_in(w, square, bounds, agent), "creatures": creatures},
-        "legend": _statics(w)[1],
+        "legend": square.legend,
     }
     if memory:
         if memory_since is None:
@@ -149,23 +163,42 @@ def _statics(w: World) -> tuple[list[str], dict[str, str]]:
     return got
 
 
-class _Square:
-    """What was built for one view square: its glyph rows (terrain never changes), its tiles and the
-    characters in it, each with the stamp it was built at (the latest stamp of the blocks under the square:
-    a block's stamp only grows, to the newest count, so the latest changes whenever one of them does)."""
+BAND_BITS = 5  # squares starting in the same 32 rows over the same columns share a band of characters (see `_present`)
+PATCHED_MOST = 32  # the most touches since a square's tiles were built that they are patched with (see `_view_square`)
 
-    __slots__ = ("blocks", "rows", "tiles_at", "tiles", "people_at", "people")
+
+class _Square:
+    """What was built for one view square: its bounds, glyph rows (terrain never changes) and legend, its tiles
+    with the count of touches they are up to date with and the tile of each (a few tiles change in a tick, so the
+    tiles are patched at those: see `World.touched_since`), and the characters in it with the stamp they were built
+    at (the latest stamp of the blocks under the square: a block's stamp only grows, to the newest count, so the
+    latest changes whenever one of them does) and the count of moves that stamp was last read at (no move since: no
+    need to read it again)."""
+
+    __slots__ = ("bounds", "blocks", "rows", "legend", "tiles_at", "tiles", "tiles_on", "people_at", "people_moves", "people")
 
     def __init__(self, w: World, bounds: tuple[int, int, int, int]):
-        x0, x1, y0, y1 = bounds
+        x0, x1, y0, y1 = self.bounds = bounds
         across = (w.width >> CHUNK_BITS) + 1
         self.blocks = tuple(cy * across + cx for cy in range(y0 >> CHUNK_BITS, (y1 >> CHUNK_BITS) + 1)
                             for cx in range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1))
-        glyph_rows = _statics(w)[0]
+        glyph_rows, self.legend = _statics(w)
         self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
-        self.tiles_at = self.people_at = -1
+        self.tiles_at = self.people_at = self.people_moves = -1
         self.tiles: list[dict[str, Any]] = []
+        self.tiles_on: list[int] = []
         self.people: tuple[list[dict[str, Any]], list[str]] = ([], [])
+
+
+def _square_at(w: World, p: int) -> _Square:
+    """The view square around tile `p`: kept per tile, as its bounds are (`World.view_bounds`)."""
+    at = w.caches.get("square_at")
+    if at is None:
+        at = w.caches["square_at"] = {}
+    square = at.get(p)
+    if square is None:
+        square = at[p] = _square(w, w.view_bounds(p))
+    return square
 
 
 def _square(w: World, bounds: tuple[int, int, int, int]) -> _Square:
@@ -178,28 +211,88 @@ def _square(w: World, bounds: tuple[int, int, int, int]) -> _Square:
     return held
 
 
+def _changed_in(w: World, at: int, bounds: tuple[int, int, int, int]) -> list[int] | None:
+    """The tiles of this square touched after count `at`, each once and in order, or None when so many were
+    touched (or so long ago) that the square is better built again."""
+    held = w.caches.get("touched_since")
+    if held is None or held[0] != at or held[1] != w.touches:  # found once for all the squares built at `at`
+        since = w.touched_since(at)
+        width = w.width
+        found = None if since is None or len(since) > PATCHED_MOST else [(p, p % width, p // width) for p in sorted(set(since))]
+        held = w.caches["touched_since"] = (at, w.touches, found)
+    found = held[2]
+    if found is None:
+        return None
+    x0, x1, y0, y1 = bounds
+    return [p for p, x, y in found if x0 <= x <= x1 and y0 <= y <= y1]
+
+
 def _view_square(w: World, square: _Square, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
     """The glyph rows and the tiles holding something (node, structure, items) of one view square, row by row:
-    kept for the square until a tile in a block under it changes (see `World.chunk_stamps`)."""
-    stamps = w.chunk_touched or w.chunk_stamps()
-    at = max([stamps[k] for k in square.blocks])
-    if at != square.tiles_at:
-        square.tiles, square.tiles_at = _tiles_in(w, bounds), at
+    kept for the square and patched at the tiles changed since (see `World.touched_since`)."""
+    now = w.touches
+    if square.tiles_at != now:
+        changed = _changed_in(w, square.tiles_at, bounds)
+        if changed is None:
+            square.tiles, square.tiles_on = _tiles_in(w, bounds)
+        elif changed:
+            square.tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
+        square.tiles_at = now
     return square.rows, square.tiles
 
 
-def _tiles_in(w: World, bounds: tuple[int, int, int, int]) -> list[dict[str, Any]]:
-    """The tiles holding something in a view square, row by row.
+def _patched_tiles(w: World, tiles: list[dict[str, Any]], on: list[int], changed: list[int]) -> tuple[list[dict[str, Any]], list[int]]:
+    """A square's tiles (and the tile of each) with these tiles as they are now: copies, since observations
+    already given hold the old ones."""
+    tiles, on = tiles[:], on[:]
+    fresh = _fresh_tiles(w)
+    for p in changed:
+        tile = fresh.get(p, False)
+        if tile is False:
+            y, x = divmod(p, w.width)
+            tile = fresh[p] = _tile_at(w, p, x, y)
+        i = bisect_left(on, p)
+        if i < len(on) and on[i] == p:
+            if tile is None:
+                del tiles[i], on[i]
+            else:
+                tiles[i] = tile
+        elif tile is not None:
+            tiles.insert(i, tile)
+            on.insert(i, p)
+    return tiles, on
+
+
+def _fresh_tiles(w: World) -> dict[int, dict[str, Any] | None]:
+    """The records of tiles changed, built at the current count of touches and shared by the squares over them."""
+    held = w.caches.get("fresh_tiles")
+    if held is None or held[0] != w.touches:
+        held = w.caches["fresh_tiles"] = (w.touches, {})
+    return held[1]
+
+
+def _tile_at(w: World, p: int, x: int, y: int) -> dict[str, Any] | None:
+    """The record of tile `p` at (x, y) in a view, or None when it holds nothing to show."""
+    if p in w.nodes or p in w.structures or p in w.ground:
+        tile = _add_features({"x": x, "y": y}, w.tile_snapshot(p))
+        if len(tile) > 2:
+            return tile
+    return None
+
+
+def _tiles_in(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The tiles holding something in a view square, row by row, and the tile of each.
 
     They come from blocks of the map, each built once until a tile in it changes and shared by every
     view square over it.
     """
     x0, x1, y0, y1 = bounds
-    stamps, across = w.chunk_stamps(), (w.width >> CHUNK_BITS) + 1
+    stamps, across, width = w.chunk_stamps(), (w.width >> CHUNK_BITS) + 1, w.width
     blocks = w.caches.get("blocks")
     if blocks is None:
         blocks = w.caches["blocks"] = {}
     tiles: list[dict[str, Any]] = []
+    on: list[int] = []
     columns = range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1)
     for y in range(y0, y1 + 1):
         cy = y >> CHUNK_BITS
@@ -210,28 +303,29 @@ def _tiles_in(w: World, bounds: tuple[int, int, int, int]) -> list[dict[str, Any
                 held = blocks[k] = (stamps[k], _block_tiles(w, cx, cy))
             row = held[1].get(y)
             if row is not None:
-                xs, found = row
-                tiles.extend(found[bisect_left(xs, x0):bisect_right(xs, x1)])
-    return tiles
+                ps, found = row
+                a, b = bisect_left(ps, y * width + x0), bisect_right(ps, y * width + x1)
+                tiles.extend(found[a:b])
+                on.extend(ps[a:b])
+    return tiles, on
 
 
 def _block_tiles(w: World, cx: int, cy: int) -> dict[int, tuple[list[int], list[dict[str, Any]]]]:
-    """The tiles holding something in one block of the map, by row: their columns and the tiles, in order."""
-    width, nodes, structures, ground = w.width, w.nodes, w.structures, w.ground
+    """The tiles holding something in one block of the map, by row: the tiles themselves and their records, in order."""
+    width = w.width
     x0, y0 = cx << CHUNK_BITS, cy << CHUNK_BITS
     x1, y1 = min(x0 + (1 << CHUNK_BITS), width), min(y0 + (1 << CHUNK_BITS), w.height)
     rows: dict[int, tuple[list[int], list[dict[str, Any]]]] = {}
     for y in range(y0, y1):
         row = y * width
-        xs, tiles = [], []
-        for p in range(row + x0, row + x1):
-            if p in nodes or p in structures or p in ground:
-                tile = _add_features({"x": p - row, "y": y}, w.tile_snapshot(p))
-                if len(tile) > 2:
-                    xs.append(p - row)
-                    tiles.append(tile)
+        ps, tiles = [], []
+        for x in range(x0, x1):
+            tile = _tile_at(w, row + x, x, y)
+            if tile is not None:
+                ps.append(row + x)
+                tiles.append(tile)
         if tiles:
-            rows[y] = (xs, tiles)
+            rows[y] = (ps, tiles)
     return rows
 
 
@@ -239,28 +333,53 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
     """The other characters in a view square, row by row and by id on a tile. Everyone in a square is
     listed once per square until a character enters or leaves a block under it (see `World.chunk_moves`);
     characters sharing a square share the records."""
-    stamps = w.chunk_moved or w.chunk_moves()
-    at = max([stamps[k] for k in square.blocks])
-    if at != square.people_at:
-        square.people, square.people_at = _present(w, bounds), at
+    if square.people_moves != w.moves:  # someone moved since the square was last checked: was it under the square?
+        stamps = w.chunk_moved or w.chunk_moves()
+        at = max([stamps[k] for k in square.blocks])
+        if at != square.people_at:
+            square.people, square.people_at = _present(w, bounds), at
+        square.people_moves = w.moves
     records, ids = square.people
     try:
         i = ids.index(agent)
     except ValueError:
         return list(records)
-    return records[:i] + records[i + 1:]
+    others = records[:]
+    del others[i]
+    return others
 
 
 def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
     """The record of every character in a view square, row by row and by id on a tile, and their ids in
-    the same order, read from the rows of the map's occupied tiles."""
+    the same order, read from the rows of the map's occupied tiles. At a count of moves, the first square over
+    some columns starting in some `BAND_BITS` rows reads its own rows; the next ones cut theirs from a band of
+    those columns over every row such a square may cover, built then: in a crowd many squares share their columns,
+    and a square read alone costs what it did."""
     x0, x1, y0, y1 = bounds
-    rows = w.caches.get("occupied_rows")
-    if rows is None or rows[0] != w.moves:  # once per move
-        rows = w.caches["occupied_rows"] = (w.moves, _occupied_rows(w))
+    held = w.caches.get("occupied_rows")
+    if held is None or held[0] != w.moves:  # once per move
+        held = w.caches["occupied_rows"] = (w.moves, _occupied_rows(w), {})
+    by_row, bands = held[1], held[2]
+    top = y0 >> BAND_BITS << BAND_BITS
+    key = (x0, x1, top)
+    band = bands.get(key, False)
+    if band is False:
+        bands[key] = None
+        return _rows_present(by_row, bounds)
+    if band is None:
+        rows = range(top, top + (1 << BAND_BITS) + 2 * w.needs.view_radius)
+        band = bands[key] = _band(by_row, x0, x1, rows)
+    ys, ids, records = band
+    a, b = bisect_left(ys, y0), bisect_right(ys, y1)
+    return records[a:b], ids[a:b]
+
+
+def _rows_present(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]],
+                  bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
+    """`_present` read from the square's own rows."""
+    x0, x1, y0, y1 = bounds
     records: list[dict[str, Any]] = []
     ids: list[str] = []
-    by_row = rows[1]
     for y in range(y0, y1 + 1):
         row = by_row.get(y)
         if row is not None:
@@ -271,9 +390,27 @@ def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str
     return records, ids
 
 
+def _band(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]], x0: int, x1: int,
+          rows: range) -> tuple[list[int], list[str], list[dict[str, Any]]]:
+    """The row, id and record of every character in columns x0 to x1 of these rows, row by row."""
+    ys: list[int] = []
+    ids: list[str] = []
+    records: list[dict[str, Any]] = []
+    for y in rows:
+        row = by_row.get(y)
+        if row is not None:
+            xs, row_ids, row_records = row
+            a, b = bisect_left(xs, x0), bisect_right(xs, x1)
+            if a < b:
+                ys.extend([y] * (b - a))
+                ids.extend(row_ids[a:b])
+                records.extend(row_records[a:b])
+    return ys, ids, records
+
+
 def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[str, Any]]]]:
-    """For each row of the map with a character on it: the column, id and record of each character on it,
-    by column and by id on a tile. A character's record is kept while it stands still."""
+    """For each row of the map with a character on it: the column, id and record of each character on
+    it, by column and by id on a tile. A character's record is kept while it stands still."""
     width, occupants, chars = w.width, w.occupants, w.chars
     records = w.caches.get("character_records")
     if records is None:
@@ -337,8 +474,13 @@ def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
     memory = c.memory
     if not memory or next(reversed(memory.values()))[0] < tick:
         return []  # nothing remembered since (the newest tile is older): most observations of a character standing still
-    recent = takewhile(lambda entry: entry[1][0] >= tick, reversed(memory.items()))
-    return _out_of_view(w, c, sorted(p for p, _ in recent))
+    recent = []
+    for p, snap in reversed(memory.items()):
+        if snap[0] < tick:
+            break
+        recent.append(p)
+    recent.sort()
+    return _out_of_view(w, c, recent)
 
 
 def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any]]:

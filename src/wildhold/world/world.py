@@ -26,6 +26,7 @@ GROUND = "ground@"
 SETUP_EVENT = "setup"  # the event of a set-up command (see `wildhold.world.setup`)
 EVERY_PART = "*"  # what `part_changes` counts a set-up command as a change of
 CHUNK_BITS = 3  # tiles changes are tracked per 8 x 8 block (see `World.touched`)
+TOUCHES_KEPT = 4096  # the latest touches whose tiles `World.touched_since` can tell
 
 
 class World:
@@ -81,6 +82,8 @@ class World:
         self.builds = 0  # structures placed or removed so far: likewise for who owns which structure
         self.holdings: dict[str, int] = {}  # holder -> item changes of its own so far (`give`, `take`): likewise for what it holds
         self.chunk_touched: list[int] = []
+        self._touch_log: list[int] = []  # the tile of each of the latest touches, after the first `_touches_dropped`
+        self._touches_dropped = 0
         self._bounds: dict[int, tuple[int, int, int, int]] = {}  # see `view_bounds`
         self.chunk_moved: list[int] = []  # likewise, per block, the count of `moves` when a character last entered or left it
         self.caches: dict[str, Any] = {}  # derived data (observation pieces), rebuilt on demand, never saved
@@ -269,8 +272,20 @@ class World:
     def touched(self, p: int) -> None:
         """Tile `p` now holds something else (a node, a structure, items): see `chunk_touched`."""
         self.touches += 1
+        log = self._touch_log
+        log.append(p)
+        if len(log) > TOUCHES_KEPT:
+            del log[:TOUCHES_KEPT // 2]
+            self._touches_dropped += TOUCHES_KEPT // 2
         if self.chunk_touched:
             self.chunk_touched[self.chunk_of(p)] = self.touches
+
+    def touched_since(self, count: int) -> list[int] | None:
+        """The tiles touched after the first `count` touches, in order (repeats included), or None when that is
+        further back than the log keeps: a few tiles change in a tick, so what was built from them at some count
+        is patched at those instead of rebuilt."""
+        start = count - self._touches_dropped
+        return self._touch_log[start:] if start >= 0 else None
 
     def chunk_stamps(self) -> list[int]:
         """For each block of tiles (row by row, `(width >> CHUNK_BITS) + 1` across), the count of touches
