@@ -96,22 +96,43 @@ def dealings(w: World, agent: str) -> Dealings:
 
 def _dealings(w: World, agent: str) -> Dealings:
     """One pass over each kind of the records it is party to (a character's dealings are rebuilt whenever a market
-    event names it)."""
-    parties = _parties(w)
-    trades, contracts, orders, escrows, paid = [], [], [], [], []
-    for t in parties.open_records(agent, "trade"):
-        if t["from"] == agent:
-            escrows.append(escrow_holder(t["id"]))
-        trades.append(_shown(w, t, None, _public_trade))
-    for k in parties.open_records(agent, "contract"):
-        if k["payer"] == agent:
-            paid.append(escrow_holder(k["id"]))
-        contracts.append(_shown(w, k, k["stage"], _public_contract))
-    escrows += paid
-    for o in parties.open_records(agent, "order"):
-        orders.append(_shown(w, o, o["qty"], _public_order))
-        escrows.append(escrow_holder(o["id"]))
+    event names it); most characters are party to none."""
+    mine = _parties(w).mine.get(agent)
+    if mine is None:
+        return Dealings([], [], [], [])
+    e = state(w)
+    trade_entries, contract_entries, order_entries = mine
+    trades = _open_shown(trade_entries, e.trades, None, _public_trade) if trade_entries else []
+    contracts = _open_shown(contract_entries, e.contracts, "stage", _public_contract) if contract_entries else []
+    orders = _open_shown(order_entries, e.orders, "qty", _public_order) if order_entries else []
+    escrows = [ESCROW + t["id"] for t in trades if t["from"] == agent]
+    if contracts:
+        escrows += [ESCROW + k["id"] for k in contracts if k["payer"] == agent]
+    if orders:
+        escrows += [ESCROW + o["id"] for o in orders]
     return Dealings(trades, contracts, orders, escrows)
+
+
+_UNSHOWN = object()  # the version of an entry not shown yet: equal to no version
+
+
+def _open_shown(entries: list[list], records: dict[str, dict[str, Any]], changing: str | None, public: Any) -> list[dict[str, Any]]:
+    """The entries' records still open, as observations show them, in order; closed ones are dropped from `entries`.
+
+    A record as shown is a fresh copy, its item tables copied too (an observation never aliases what the world
+    mutates), made again only when `changing` (a contract's stage, an order's quantity: the only fields changed in
+    place) differs from the version the entry holds, and shared by both parties' observations (read-only)."""
+    shown = []
+    for entry in entries:
+        record = records.get(entry[0])
+        if record is not None:
+            version = None if changing is None else record[changing]
+            if entry[1] != version:
+                entry[1], entry[2] = version, _copied(public(record))
+            shown.append(entry[2])
+    if len(shown) != len(entries):
+        entries[:] = [entry for entry in entries if entry[0] in records]
+    return shown
 
 
 _PARTY_FIELDS = {"trade": ("from", "to"), "contract": ("payer", "deliverer"), "order": ("agent",)}  # a record's parties
@@ -129,26 +150,30 @@ def _parties(w: World) -> _Parties:
 
 
 class _Parties:
-    """Under each character and kind, the ids of the records it is party to that were open when last looked at, in
-    the order the records were made (the order of the state's records: each is added with a new id, `record_id` of
-    the kind's count, and never changes parties). Records made since `made` (the counts of records made when it was
-    last brought up to date) are added by their ids; closed ones are dropped when next looked at. A character's
-    dealings read its few records, not every open one."""
+    """Under each character, for each kind (in the order of `KINDS`), the entries of the records it is party to that
+    were open when last looked at, in the order the records were made (the order of the state's records: each is
+    added with a new id, `record_id` of the kind's count, and never changes parties). An entry, [id, version, record
+    as shown], is shared by the record's parties (see `_open_shown`). Records made since `made` (the counts of
+    records made when it was last brought up to date) are added by their ids; closed ones are dropped when next
+    looked at. A character's dealings read its few records, not every open one."""
 
-    __slots__ = ("state", "made", "ids")
+    __slots__ = ("state", "made", "mine")
 
     def __init__(self, e: MarketState):
-        self.state, self.made, self.ids = e, dict(e.next_id), {}
+        self.state, self.made = e, dict(e.next_id)
+        self.mine: dict[str, tuple[list[list], list[list], list[list]]] = {}
         for kind in KINDS:
             for record in _records(e, kind).values():
                 self._add(kind, record)
 
     def _add(self, kind: str, record: dict[str, Any]) -> None:
+        entry = [record["id"], _UNSHOWN, None]
+        at = KINDS.index(kind)
         for role in _PARTY_FIELDS[kind]:
-            mine = self.ids.get(record[role])
-            if mine is None:
-                mine = self.ids[record[role]] = {k: [] for k in KINDS}
-            mine[kind].append(record["id"])
+            lists = self.mine.get(record[role])
+            if lists is None:
+                lists = self.mine[record[role]] = ([], [], [])
+            lists[at].append(entry)
 
     def catch_up(self) -> None:
         e = self.state
@@ -160,37 +185,9 @@ class _Parties:
                     self._add(kind, record)
         self.made = dict(e.next_id)
 
-    def open_records(self, agent: str, kind: str) -> list[dict[str, Any]]:
-        """The open records of a kind `agent` is party to, in the order they were made."""
-        mine = self.ids.get(agent)
-        ids = mine[kind] if mine is not None else None
-        if not ids:
-            return []
-        records = _records(self.state, kind)
-        found = [records[i] for i in ids if i in records]
-        if len(found) != len(ids):
-            ids[:] = [r["id"] for r in found]
-        return found
-
 
 def _records(e: MarketState, kind: str) -> dict[str, dict[str, Any]]:
     return e.trades if kind == "trade" else e.contracts if kind == "contract" else e.orders
-
-
-RECORDS_KEPT = 1 << 12  # records as shown kept for reuse; beyond, they are forgotten and made again
-
-
-def _shown(w: World, record: dict[str, Any], version: Any, public: Any) -> dict[str, Any]:
-    """A record as observations show it: a fresh copy, its item tables copied too (an observation never aliases what
-    the world mutates), made once per record and `version` (a contract's stage, an order's quantity: the only fields
-    changed in place) and shared by both parties' observations (read-only)."""
-    kept = w.caches.get("market_records")
-    if kept is None or len(kept) > RECORDS_KEPT:
-        kept = w.caches["market_records"] = {}
-    held = kept.get(record["id"])  # ids are never reused in a world
-    if held is None or held[0] != version:
-        held = kept[record["id"]] = (version, _copied(public(record)))
-    return held[1]
 
 
 # ---- events --------------------------------------------------------------------------------
