@@ -871,8 +871,8 @@ class Market(Part[MarketState]):
         _tick_expiries(w)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        # The section is kept per character with the stamps it was built at (see `_KeptEconomy`): taken here, as
-        # cheaply as can be, since on most observations none changed.
+        # The section is kept per character with the stamps it was built at (see `_KeptEconomy`): taken here in one
+        # tuple, as cheaply as can be, since on most observations none changed.
         me, changes, society = c.id, w.part_changes, w.states[SOCIETY.name]
         kept = w.caches.get("economy")
         if kept is None:
@@ -881,12 +881,13 @@ class Market(Part[MarketState]):
         if held is None:
             held = kept[me] = _KeptEconomy(self.name, me)
         levels = society.attributes.get(me)
-        standing = len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0
-        dealt = changes.get(held.named), changes.get(_NAMING_NONE)
-        holding = w.holdings.get(me), w.builds, changes[CONSTRUCTION.name]
-        where = c.pos, _orders_version(w)
-        if standing != held.standing or dealt != held.dealt or holding != held.holding or where != held.where:
-            held.refresh(w, c, standing, dealt, holding, where)
+        seen = w.caches.get("orders_seen")
+        stamps = (len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0,
+                  changes.get(held.named), changes.get(_NAMING_NONE),
+                  w.holdings.get(me), w.builds, changes[CONSTRUCTION.name],
+                  c.pos, seen[2] if seen is not None and seen[0] == changes[self.name] else _orders_version(w))
+        if stamps != held.stamps:
+            held.refresh(w, c, stamps)
         obs["economy"] = held.section
 
 
@@ -895,8 +896,8 @@ _NAMING_NONE = ("market", None)  # where `World.part_changes` counts the last ma
 
 class _KeptEconomy:
     """A character's economy section (read-only: shared by its observations) and the stamps it was built at. Each
-    observation takes four stamps; when one changed, only the fields it covers are asked again, and a field that
-    differs replaces the section (older observations keep the one they have):
+    observation takes the stamps of four groups; when one changed, only the fields it covers are asked again, and a
+    field that differs replaces the section (older observations keep the one they have):
 
     - `standing`, the count of artworks and its reputation and sum of attribute levels (which only rise), covers its
       `reputation`, `attributes` and `artworks`;
@@ -910,25 +911,28 @@ class _KeptEconomy:
       every term; `wealth_cents` then revalues only the terms whose own stamps moved (a structure placed elsewhere
       costs its structures' term, not a rebuilt section);
     - `where`, its tile and the open orders' version, covers the orders in view (`market`).
+
+    The four groups stand in this order in `stamps`, at the slices of `_STANDING`, `_DEALT`, `_HOLDING` and `_WHERE`.
     """
 
-    __slots__ = ("me", "named", "standing", "dealt", "holding", "where", "section")
+    __slots__ = ("me", "named", "stamps", "section")
 
     def __init__(self, part: str, me: str):
         self.me, self.named = me, (part, me)  # `named`: where `World.part_changes` counts market events naming it
-        self.standing = self.dealt = self.holding = self.where = None
+        self.stamps: tuple | None = None
         self.section: dict[str, Any] | None = None
 
-    def refresh(self, w: World, c: Character, standing: tuple, dealt: tuple, holding: tuple, where: tuple) -> None:
+    def refresh(self, w: World, c: Character, stamps: tuple) -> None:
         """Bring the section up to these stamps."""
         if self.section is None:
             self.section = _economy(w, self.me, _orders_in_view(w, self.me, w.view_bounds(c.pos)))
         else:
-            changed = self._changed(w, c, standing != self.standing, dealt != self.dealt, holding != self.holding,
-                                    where != self.where)
+            old = self.stamps
+            changed = self._changed(w, c, stamps[_STANDING] != old[_STANDING], stamps[_DEALT] != old[_DEALT],
+                                    stamps[_HOLDING] != old[_HOLDING], stamps[_WHERE] != old[_WHERE])
             if changed:
                 self.section = {**self.section, **changed}
-        self.standing, self.dealt, self.holding, self.where = standing, dealt, holding, where
+        self.stamps = stamps
 
     def _changed(self, w: World, c: Character, standing: bool, dealt: bool, holding: bool, where: bool) -> dict[str, Any]:
         """The fields of the section asked again for the stamps that changed, where they differ."""
@@ -949,6 +953,9 @@ class _KeptEconomy:
             if orders != section["market"]:
                 changed["market"] = orders
         return changed
+
+
+_STANDING, _DEALT, _HOLDING, _WHERE = slice(0, 3), slice(3, 5), slice(5, 8), slice(8, 10)  # see `_KeptEconomy`
 
 
 def _orders_version(w: World) -> int:
