@@ -108,7 +108,7 @@ class _Valued:
         c = w.content
         carried_at = w.holdings.get(agent)
         if self.carried_at != carried_at:
-            self.carried_at, self.carried = carried_at, items_cents(c, w.chars[agent].inventory)
+            self.carried_at, self.carried = carried_at, _at_values(_values(w), w.chars[agent].inventory)
         built = w.builds, w.part_changes[CONSTRUCTION.name]
         if self.built != built:
             self.built, self.structures = built, sum(structure_cents(c, s.kind, s.hp) for s in w.structures_of(agent))
@@ -136,8 +136,22 @@ def _holders(w: World, agent: str) -> list[str]:
 def _holders_cents(w: World, holders: list[str]) -> int:
     """The escrowed and deposited terms of a wealth: what these containers hold, at the content's values (the sum of
     `wealth_terms`' two terms: a value is linear in the quantities, so per container or merged is the same)."""
-    c, containers = w.content, w.containers
-    return sum([items_cents(c, containers[h]) for h in holders if h in containers])
+    values, containers = _values(w), w.containers
+    return sum([_at_values(values, containers[h]) for h in holders if h in containers])
+
+
+def _values(w: World) -> dict[str, int]:
+    """Each item's value in cents: content, so read once per world into one table (`items_cents` reads each item's
+    record, and the formula is revalued on many observations)."""
+    values = w.caches.get("item_values")
+    if values is None:
+        values = w.caches["item_values"] = {name: item.value_cents for name, item in w.content.items.items()}
+    return values
+
+
+def _at_values(values: dict[str, int], items: Mapping[str, int]) -> int:
+    """`items_cents` over the table of `_values`: an item the content does not know is worth nothing."""
+    return sum([values[item] * qty for item, qty in items.items() if item in values])
 
 
 def rank_standard(values: dict[str, int]) -> dict[str, int]:
