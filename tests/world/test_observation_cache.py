@@ -350,6 +350,22 @@ def test_an_escrow_written_by_a_set_up_command_is_seen_in_its_owners_wealth_as_f
     assert built(w, a) == fresh(w, a)
 
 
+def test_posts_on_a_full_board_are_seen_as_from_nothing(content):
+    """The board's copies are kept while its last post stays: on a full board a new post drops the oldest, so its
+    length stays the same; every observation after one still equals one built from nothing."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    board = society.state(w).board
+    board.extend({"tick": w.tick, "from": a, "text": f"post {i}"} for i in range(content.social.board_max_posts))
+    for i in range(2):
+        built(w, a)
+        assert isinstance(w.submit(a, "post", {"text": f"more {i}"}), Accepted)
+        while w.chars[a].op is not None:
+            w.step()
+        assert len(board) == content.social.board_max_posts and board[-1]["text"] == f"more {i}"
+        assert built(w, a) == fresh(w, a)
+
+
 def test_a_raided_structure_is_seen_in_its_owners_wealth_as_from_nothing(content):
     """A structure's hit points count in its owner's wealth: a raid changes them with no event of the market."""
     w = World(content, "famine", 2)
