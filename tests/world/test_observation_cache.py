@@ -404,6 +404,38 @@ def test_a_market_change_counted_as_no_ones_is_seen_as_from_nothing(content):
     assert built(w, a) == fresh(w, a)
 
 
+def test_an_escrow_written_by_a_set_up_command_is_seen_in_its_owners_wealth_as_from_nothing(content):
+    """An escrow's items count in its owner's wealth, which is revalued after a market event naming it or no one: a
+    set-up command that put items into an open offer's escrow (no market event names its owner) is seen too."""
+    w = World(content, "default", 3)
+    a, b = w.join("a"), w.join("b")
+    apply_setup(w, "give_items", {"agent": a, "item": "wood", "qty": 2})
+    assert isinstance(w.submit(a, "offer_trade", {"to": b, "give": {"wood": 1}, "want": {"stone": 1}, "ticks": 50}), Accepted)
+    while w.chars[a].op is not None:
+        w.step()
+    built(w, a)
+    offer = next(iter(market.state(w).trades))
+    w.give(market.escrow_holder(offer), "wood", 3, "test")
+    w.emit(SETUP_EVENT, command="test", args={})
+    assert built(w, a) == fresh(w, a)
+
+
+def test_posts_on_a_full_board_are_seen_as_from_nothing(content):
+    """The board's copies are kept while its last post stays: on a full board a new post drops the oldest, so its
+    length stays the same; every observation after one still equals one built from nothing."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    board = society.state(w).board
+    board.extend({"tick": w.tick, "from": a, "text": f"post {i}"} for i in range(content.social.board_max_posts))
+    for i in range(2):
+        built(w, a)
+        assert isinstance(w.submit(a, "post", {"text": f"more {i}"}), Accepted)
+        while w.chars[a].op is not None:
+            w.step()
+        assert len(board) == content.social.board_max_posts and board[-1]["text"] == f"more {i}"
+        assert built(w, a) == fresh(w, a)
+
+
 def test_a_raided_structure_is_seen_in_its_owners_wealth_as_from_nothing(content):
     """A structure's hit points count in its owner's wealth: a raid changes them with no event of the market."""
     w = World(content, "famine", 2)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any
 
-from wildhold.world.parts import PARTS
+from wildhold.world.parts import PARTS, Part
 from wildhold.world.world import CHUNK_BITS
 
 if TYPE_CHECKING:
@@ -147,7 +147,10 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
 
 def observe_parts(w: World, c: Character, obs: dict[str, Any]) -> dict[str, Any]:
     """The parts' sections added to an observation of `c` built without them, at the same state of the world."""
-    for part in PARTS:
+    observers = w.caches.get("observers")
+    if observers is None:  # the parts that add something (as `World.listeners`: those of the world's making)
+        observers = w.caches["observers"] = tuple(part for part in PARTS if type(part).observe is not Part.observe)
+    for part in observers:
         part.observe(w, c, obs)
     return obs
 

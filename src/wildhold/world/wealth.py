@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 
 from wildhold.content import Content
 from wildhold.world.parts import market, society
-from wildhold.world.parts.construction import CONSTRUCTION, deposit_holders, deposits_of
+from wildhold.world.parts.construction import CONSTRUCTION, DEPOSIT, deposit_holders, deposits_of
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
@@ -89,29 +89,33 @@ class _Valued:
     - `carried`, what it carries: while `World.holdings` counts no change of it;
     - `structures`, its owned structures: while no structure is placed or removed (`World.builds`: who owns which)
       and no construction event is emitted (a structure's hit points change only with one: damaged or repaired);
-    - `holders`, its escrows and deposits: while no container changed (`World.stored`) or, when one did, while
-      which escrows and deposits it has and the sum of their `World.holdings` counters stay (`contents`): those only
-      grow, so for the same containers the sum changes whenever what one of them holds does, and which it has changes
-      only with items moved into or out of one (a container changed) or with an empty one, which counts for nothing;
+    - `holders`, its escrows and deposits: while no market event names it or no one and no deposit changed
+      (`escrowed`: which escrows it has and what they hold change only with a market event naming it, its deposits
+      only with `World.stored_in`'s count of deposits) or, when one did, while which escrows and deposits it has and
+      the sum of their `World.holdings` counters stay (`contents`): those only grow, so for the same containers the
+      sum changes whenever what one of them holds does, and which it has changes only with items moved into or out
+      of one or with an empty one, which counts for nothing;
     - reputation and attribute levels are read afresh each time (two lookups).
     The sum equals `sum(wealth_terms(w, agent).values())`: the same terms, valued by the same functions."""
 
-    __slots__ = ("carried_at", "carried", "built", "structures", "stored", "contents", "holders")
+    __slots__ = ("carried_at", "carried", "built", "structures", "escrowed", "contents", "holders")
 
     def __init__(self) -> None:
-        self.carried_at = self.built = self.stored = self.contents = _UNVALUED
+        self.carried_at = self.built = self.escrowed = self.contents = _UNVALUED
         self.carried = self.structures = self.holders = 0
 
     def cents(self, w: World, agent: str) -> int:
         c = w.content
         carried_at = w.holdings.get(agent)
         if self.carried_at != carried_at:
-            self.carried_at, self.carried = carried_at, items_cents(c, w.chars[agent].inventory)
+            self.carried_at, self.carried = carried_at, _at_values(_values(w), w.chars[agent].inventory)
         built = w.builds, w.part_changes[CONSTRUCTION.name]
         if self.built != built:
             self.built, self.structures = built, sum(structure_cents(c, s.kind, s.hp) for s in w.structures_of(agent))
-        if self.stored != w.stored:
-            self.stored = w.stored
+        changes = w.part_changes
+        escrowed = changes.get((market.MARKET.name, agent)), changes.get((market.MARKET.name, None)), w.stored_in.get(DEPOSIT)
+        if self.escrowed != escrowed:
+            self.escrowed = escrowed
             holders = _holders(w, agent)
             holdings = w.holdings
             contents = holders, sum([holdings.get(h, 0) for h in holders])
@@ -132,8 +136,22 @@ def _holders(w: World, agent: str) -> list[str]:
 def _holders_cents(w: World, holders: list[str]) -> int:
     """The escrowed and deposited terms of a wealth: what these containers hold, at the content's values (the sum of
     `wealth_terms`' two terms: a value is linear in the quantities, so per container or merged is the same)."""
-    c, containers = w.content, w.containers
-    return sum([items_cents(c, containers[h]) for h in holders if h in containers])
+    values, containers = _values(w), w.containers
+    return sum([_at_values(values, containers[h]) for h in holders if h in containers])
+
+
+def _values(w: World) -> dict[str, int]:
+    """Each item's value in cents: content, so read once per world into one table (`items_cents` reads each item's
+    record, and the formula is revalued on many observations)."""
+    values = w.caches.get("item_values")
+    if values is None:
+        values = w.caches["item_values"] = {name: item.value_cents for name, item in w.content.items.items()}
+    return values
+
+
+def _at_values(values: dict[str, int], items: Mapping[str, int]) -> int:
+    """`items_cents` over the table of `_values`: an item the content does not know is worth nothing."""
+    return sum([values[item] * qty for item, qty in items.items() if item in values])
 
 
 def rank_standard(values: dict[str, int]) -> dict[str, int]:

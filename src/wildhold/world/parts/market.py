@@ -96,22 +96,43 @@ def dealings(w: World, agent: str) -> Dealings:
 
 def _dealings(w: World, agent: str) -> Dealings:
     """One pass over each kind of the records it is party to (a character's dealings are rebuilt whenever a market
-    event names it)."""
-    parties = _parties(w)
-    trades, contracts, orders, escrows, paid = [], [], [], [], []
-    for t in parties.open_records(agent, "trade"):
-        if t["from"] == agent:
-            escrows.append(escrow_holder(t["id"]))
-        trades.append(_shown(w, t, None, _public_trade))
-    for k in parties.open_records(agent, "contract"):
-        if k["payer"] == agent:
-            paid.append(escrow_holder(k["id"]))
-        contracts.append(_shown(w, k, k["stage"], _public_contract))
-    escrows += paid
-    for o in parties.open_records(agent, "order"):
-        orders.append(_shown(w, o, o["qty"], _public_order))
-        escrows.append(escrow_holder(o["id"]))
+    event names it); most characters are party to none."""
+    mine = _parties(w).mine.get(agent)
+    if mine is None:
+        return Dealings([], [], [], [])
+    e = state(w)
+    trade_entries, contract_entries, order_entries = mine
+    trades = _open_shown(trade_entries, e.trades, None, _public_trade) if trade_entries else []
+    contracts = _open_shown(contract_entries, e.contracts, "stage", _public_contract) if contract_entries else []
+    orders = _open_shown(order_entries, e.orders, "qty", _public_order) if order_entries else []
+    escrows = [ESCROW + t["id"] for t in trades if t["from"] == agent]
+    if contracts:
+        escrows += [ESCROW + k["id"] for k in contracts if k["payer"] == agent]
+    if orders:
+        escrows += [ESCROW + o["id"] for o in orders]
     return Dealings(trades, contracts, orders, escrows)
+
+
+_UNSHOWN = object()  # the version of an entry not shown yet: equal to no version
+
+
+def _open_shown(entries: list[list], records: dict[str, dict[str, Any]], changing: str | None, public: Any) -> list[dict[str, Any]]:
+    """The entries' records still open, as observations show them, in order; closed ones are dropped from `entries`.
+
+    A record as shown is a fresh copy, its item tables copied too (an observation never aliases what the world
+    mutates), made again only when `changing` (a contract's stage, an order's quantity: the only fields changed in
+    place) differs from the version the entry holds, and shared by both parties' observations (read-only)."""
+    shown = []
+    for entry in entries:
+        record = records.get(entry[0])
+        if record is not None:
+            version = None if changing is None else record[changing]
+            if entry[1] != version:
+                entry[1], entry[2] = version, _copied(public(record))
+            shown.append(entry[2])
+    if len(shown) != len(entries):
+        entries[:] = [entry for entry in entries if entry[0] in records]
+    return shown
 
 
 _PARTY_FIELDS = {"trade": ("from", "to"), "contract": ("payer", "deliverer"), "order": ("agent",)}  # a record's parties
@@ -129,26 +150,30 @@ def _parties(w: World) -> _Parties:
 
 
 class _Parties:
-    """Under each character and kind, the ids of the records it is party to that were open when last looked at, in
-    the order the records were made (the order of the state's records: each is added with a new id, `record_id` of
-    the kind's count, and never changes parties). Records made since `made` (the counts of records made when it was
-    last brought up to date) are added by their ids; closed ones are dropped when next looked at. A character's
-    dealings read its few records, not every open one."""
+    """Under each character, for each kind (in the order of `KINDS`), the entries of the records it is party to that
+    were open when last looked at, in the order the records were made (the order of the state's records: each is
+    added with a new id, `record_id` of the kind's count, and never changes parties). An entry, [id, version, record
+    as shown], is shared by the record's parties (see `_open_shown`). Records made since `made` (the counts of
+    records made when it was last brought up to date) are added by their ids; closed ones are dropped when next
+    looked at. A character's dealings read its few records, not every open one."""
 
-    __slots__ = ("state", "made", "ids")
+    __slots__ = ("state", "made", "mine")
 
     def __init__(self, e: MarketState):
-        self.state, self.made, self.ids = e, dict(e.next_id), {}
+        self.state, self.made = e, dict(e.next_id)
+        self.mine: dict[str, tuple[list[list], list[list], list[list]]] = {}
         for kind in KINDS:
             for record in _records(e, kind).values():
                 self._add(kind, record)
 
     def _add(self, kind: str, record: dict[str, Any]) -> None:
+        entry = [record["id"], _UNSHOWN, None]
+        at = KINDS.index(kind)
         for role in _PARTY_FIELDS[kind]:
-            mine = self.ids.get(record[role])
-            if mine is None:
-                mine = self.ids[record[role]] = {k: [] for k in KINDS}
-            mine[kind].append(record["id"])
+            lists = self.mine.get(record[role])
+            if lists is None:
+                lists = self.mine[record[role]] = ([], [], [])
+            lists[at].append(entry)
 
     def catch_up(self) -> None:
         e = self.state
@@ -160,37 +185,9 @@ class _Parties:
                     self._add(kind, record)
         self.made = dict(e.next_id)
 
-    def open_records(self, agent: str, kind: str) -> list[dict[str, Any]]:
-        """The open records of a kind `agent` is party to, in the order they were made."""
-        mine = self.ids.get(agent)
-        ids = mine[kind] if mine is not None else None
-        if not ids:
-            return []
-        records = _records(self.state, kind)
-        found = [records[i] for i in ids if i in records]
-        if len(found) != len(ids):
-            ids[:] = [r["id"] for r in found]
-        return found
-
 
 def _records(e: MarketState, kind: str) -> dict[str, dict[str, Any]]:
     return e.trades if kind == "trade" else e.contracts if kind == "contract" else e.orders
-
-
-RECORDS_KEPT = 1 << 12  # records as shown kept for reuse; beyond, they are forgotten and made again
-
-
-def _shown(w: World, record: dict[str, Any], version: Any, public: Any) -> dict[str, Any]:
-    """A record as observations show it: a fresh copy, its item tables copied too (an observation never aliases what
-    the world mutates), made once per record and `version` (a contract's stage, an order's quantity: the only fields
-    changed in place) and shared by both parties' observations (read-only)."""
-    kept = w.caches.get("market_records")
-    if kept is None or len(kept) > RECORDS_KEPT:
-        kept = w.caches["market_records"] = {}
-    held = kept.get(record["id"])  # ids are never reused in a world
-    if held is None or held[0] != version:
-        held = kept[record["id"]] = (version, _copied(public(record)))
-    return held[1]
 
 
 # ---- events --------------------------------------------------------------------------------
@@ -874,8 +871,8 @@ class Market(Part[MarketState]):
         _tick_expiries(w)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        # The section is kept per character with the stamps it was built at (see `_KeptEconomy`): taken here, as
-        # cheaply as can be, since on most observations none changed.
+        # The section is kept per character with the stamps it was built at (see `_KeptEconomy`): taken here in one
+        # tuple, as cheaply as can be, since on most observations none changed.
         me, changes, society = c.id, w.part_changes, w.states[SOCIETY.name]
         kept = w.caches.get("economy")
         if kept is None:
@@ -884,12 +881,13 @@ class Market(Part[MarketState]):
         if held is None:
             held = kept[me] = _KeptEconomy(self.name, me)
         levels = society.attributes.get(me)
-        standing = len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0
-        dealt = changes.get(held.named), changes.get(_NAMING_NONE)
-        holding = w.holdings.get(me), w.builds, changes[CONSTRUCTION.name]
-        where = c.pos, _orders_version(w)
-        if standing != held.standing or dealt != held.dealt or holding != held.holding or where != held.where:
-            held.refresh(w, c, standing, dealt, holding, where)
+        seen = w.caches.get("orders_seen")
+        stamps = (len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0,
+                  changes.get(held.named), changes.get(_NAMING_NONE),
+                  w.holdings.get(me), w.builds, changes[CONSTRUCTION.name],
+                  c.pos, seen[2] if seen is not None and seen[0] == changes[self.name] else _orders_version(w))
+        if stamps != held.stamps:
+            held.refresh(w, c, stamps)
         obs["economy"] = held.section
 
 
@@ -898,8 +896,8 @@ _NAMING_NONE = ("market", None)  # where `World.part_changes` counts the last ma
 
 class _KeptEconomy:
     """A character's economy section (read-only: shared by its observations) and the stamps it was built at. Each
-    observation takes four stamps; when one changed, only the fields it covers are asked again, and a field that
-    differs replaces the section (older observations keep the one they have):
+    observation takes the stamps of four groups; when one changed, only the fields it covers are asked again, and a
+    field that differs replaces the section (older observations keep the one they have):
 
     - `standing`, the count of artworks and its reputation and sum of attribute levels (which only rise), covers its
       `reputation`, `attributes` and `artworks`;
@@ -913,25 +911,28 @@ class _KeptEconomy:
       every term; `wealth_cents` then revalues only the terms whose own stamps moved (a structure placed elsewhere
       costs its structures' term, not a rebuilt section);
     - `where`, its tile and the open orders' version, covers the orders in view (`market`).
+
+    The four groups stand in this order in `stamps`, at the slices of `_STANDING`, `_DEALT`, `_HOLDING` and `_WHERE`.
     """
 
-    __slots__ = ("me", "named", "standing", "dealt", "holding", "where", "section")
+    __slots__ = ("me", "named", "stamps", "section")
 
     def __init__(self, part: str, me: str):
         self.me, self.named = me, (part, me)  # `named`: where `World.part_changes` counts market events naming it
-        self.standing = self.dealt = self.holding = self.where = None
+        self.stamps: tuple | None = None
         self.section: dict[str, Any] | None = None
 
-    def refresh(self, w: World, c: Character, standing: tuple, dealt: tuple, holding: tuple, where: tuple) -> None:
+    def refresh(self, w: World, c: Character, stamps: tuple) -> None:
         """Bring the section up to these stamps."""
         if self.section is None:
             self.section = _economy(w, self.me, _orders_in_view(w, self.me, w.view_bounds(c.pos)))
         else:
-            changed = self._changed(w, c, standing != self.standing, dealt != self.dealt, holding != self.holding,
-                                    where != self.where)
+            old = self.stamps
+            changed = self._changed(w, c, stamps[_STANDING] != old[_STANDING], stamps[_DEALT] != old[_DEALT],
+                                    stamps[_HOLDING] != old[_HOLDING], stamps[_WHERE] != old[_WHERE])
             if changed:
                 self.section = {**self.section, **changed}
-        self.standing, self.dealt, self.holding, self.where = standing, dealt, holding, where
+        self.stamps = stamps
 
     def _changed(self, w: World, c: Character, standing: bool, dealt: bool, holding: bool, where: bool) -> dict[str, Any]:
         """The fields of the section asked again for the stamps that changed, where they differ."""
@@ -952,6 +953,9 @@ class _KeptEconomy:
             if orders != section["market"]:
                 changed["market"] = orders
         return changed
+
+
+_STANDING, _DEALT, _HOLDING, _WHERE = slice(0, 3), slice(3, 5), slice(5, 8), slice(8, 10)  # see `_KeptEconomy`
 
 
 def _orders_version(w: World) -> int:

@@ -926,13 +926,17 @@ class Settlement(Part[Village]):
         anyone, day = changes.get(_NO_ONE), tick // per_day
         if held is None or held.mine != changes.get(held.key) or held.anyone != anyone or held.day != day:
             held = kept[c.id] = _KeptVillage(w, c, anyone, day)
-        hour, bounds = tick // MINUTES_PER_HOUR, w.view_bounds(c.pos)  # hours since the first
-        if held.hour != hour or held.bounds != bounds:
-            held.villagers = _villagers_in_view(w, _villagers_now(w, anyone, hour), bounds, held.discounts)
-            held.hour, held.bounds = hour, bounds
+        hour, pos = tick // MINUTES_PER_HOUR, c.pos  # hours since the first
+        if held.hour != hour or held.pos != pos:  # its view square is looked up only once it moved
+            bounds = w.view_bounds(pos)
+            if held.hour != hour or held.bounds != bounds:
+                held.villagers = _villagers_in_view(w, _villagers_now(w, anyone, hour), bounds, held.discounts)
+                held.hour, held.bounds = hour, bounds
+            held.pos = pos
         stamp = changes[_NAME]
         if held.board_at != stamp:
-            held.board, held.board_at = _board_view(w, stamp), stamp
+            board = w.caches.get("quest_board")  # the board shared by every character (see `_board_view`)
+            held.board, held.board_at = board[1] if board is not None and board[0] == stamp else _board_view(w, stamp), stamp
         obs["villagers"] = held.villagers
         obs["quest_board"] = held.board
         obs["quest_log"], obs["friendship"] = held.quest_log, held.friendship
@@ -945,16 +949,18 @@ _NO_ONE = (_NAME, None)  # the key in `World.part_changes` of the village's even
 class _KeptVillage:
     """A character's village sections: its quest log and friendships (and its discount with each villager), kept
     while no event of the village names it (`key`) or no one and the day stays; the villagers in view, also while the
-    hour and its view square stay; the board (shared), while no event of the village is emitted (`board_at`)."""
+    hour and its view square stay (the square looked up only once it left `pos`); the board (shared), while no event
+    of the village is emitted (`board_at`)."""
 
-    __slots__ = ("key", "mine", "anyone", "day", "quest_log", "friendship", "discounts", "hour", "bounds", "villagers",
-                 "board_at", "board")
+    __slots__ = ("key", "mine", "anyone", "day", "quest_log", "friendship", "discounts", "hour", "pos", "bounds",
+                 "villagers", "board_at", "board")
 
     def __init__(self, w: World, c: Character, anyone: int | None, day: int):
         self.key = (_NAME, c.id)
         self.mine, self.anyone, self.day = w.part_changes.get(self.key), anyone, day
         self.quest_log, self.friendship, self.discounts = _own_sections(w, c)
         self.hour: int | None = None
+        self.pos: int | None = None
         self.bounds: tuple[int, int, int, int] | None = None
         self.villagers: list[dict[str, Any]] = []
         self.board_at: int | None = None

@@ -438,8 +438,11 @@ class Society(Part[SocietyState]):
         # deeply) is enough for an observation never to alias what the world mutates; one copy of a message serves the
         # observations of all its hearers. The lists of copies are never changed once made either, so observations
         # share them (read-only).
-        e = self.state(w)
-        obs["messages"] = {"inbox": _inbox_copies(w, e, c.id), "board": _copies(w, ("board",), e.board)}
+        e = w.states[self.name]
+        board, held = e.board, w.caches.get("board_copies")
+        if held is None or not board or board[-1] is not held[0] or len(board) != len(held[1]):
+            held = _board_copies(w, board, held)  # something new (or nothing on it): looked at only then
+        obs["messages"] = {"inbox": _inbox_copies(w, e, c.id), "board": held[1]}
 
 
 class _KeptInbox:
@@ -475,29 +478,22 @@ def _inbox_copies(w: World, e: SocietyState, agent: str) -> list[dict[str, Any]]
     return held.copies
 
 
-def _copies(w: World, key: tuple[str, ...], messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Copies of a message list (the board) for observations, each message copied once: messages
-    are only appended and dropped from the front, so the copies kept are brought up to date by dropping
-    and appending the same. The last original is kept beside them, so identity says where the new ones start."""
-    kept = w.caches.get("messages")
-    if kept is None:
-        kept = w.caches["messages"] = {}
-    held = kept.get(key)
-    if held is not None and messages:
+def _board_copies(w: World, board: list[dict[str, Any]], held: tuple | None) -> tuple:
+    """Copies of the board for observations, each message copied once, beside the last original: (last, copies),
+    kept in the world's caches (`held`, what was kept, or None). Messages are only appended and dropped from the
+    front, so the copies kept are brought up to date by dropping and appending the same; the last original says, by
+    identity, where the new ones start."""
+    if held is not None and board:
         last, copies = held
-        if messages[-1] is last and len(messages) == len(copies):
-            return copies  # nothing new (the last message is the same and nothing dropped)
-        for end in range(len(messages) - 2, -1, -1):
-            if messages[end] is last:
+        for end in range(len(board) - 2, -1, -1):
+            if board[end] is last:
                 dropped = len(copies) - (end + 1)
-                if dropped >= 0 and copies[dropped] == messages[0]:
-                    copies = copies[dropped:] + [dict(m) for m in messages[end + 1:]]
-                    kept[key] = (messages[-1], copies)
-                    return copies
+                if dropped >= 0 and copies[dropped] == board[0]:
+                    held = w.caches["board_copies"] = (board[-1], copies[dropped:] + [dict(m) for m in board[end + 1:]])
+                    return held
                 break
-    copies = [dict(m) for m in messages]
-    kept[key] = (messages[-1] if messages else None, copies)
-    return copies
+    held = w.caches["board_copies"] = (board[-1] if board else None, [dict(m) for m in board])
+    return held
 
 
 SOCIETY = Society()
