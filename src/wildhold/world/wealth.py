@@ -103,16 +103,18 @@ class _Valued:
     - reputation and attribute levels are read afresh each time (two lookups).
     The sum equals `sum(wealth_terms(w, agent).values())`: the same terms, valued by the same functions."""
 
-    __slots__ = ("agent", "carried_at", "carried", "built", "hit", "structures", "dealt",
-                 "deposited", "contents", "holders")
+    __slots__ = ("agent", "carried_at", "carried", "built", "hit", "structures", "dealt", "deposited", "deposits",
+                 "contents", "holders")
 
     def __init__(self, agent: str) -> None:
         self.agent = agent
         self.carried_at = self.built = self.hit = self.dealt = self.deposited = self.contents = _UNVALUED
         self.carried = self.structures = self.holders = 0
+        self.deposits: list[str] = []  # its deposits' holders, read when `deposited` last moved
 
-    def cents(self, w: World, dealt: tuple[int | None, int | None] | None = None) -> int:
-        """The wealth now; `dealt`, when the caller read it already, is the character's `market.dealt_stamp`."""
+    def cents(self, w: World, dealt: tuple[int | None, int | None] | None = None, escrows: list[str] | None = None) -> int:
+        """The wealth now; `dealt` and `escrows`, when the caller read them already, are the character's
+        `market.dealt_stamp` and its dealings' escrows at that stamp."""
         agent, changes = self.agent, w.part_changes
         carried_at = w.holdings.get(agent)
         if self.carried_at != carried_at:
@@ -125,28 +127,25 @@ class _Valued:
             dealt = market.dealt_stamp(w, agent)
         deposited = w.stored_in.get(DEPOSIT)
         if self.dealt != dealt or self.deposited != deposited:
-            self.dealt, self.deposited = dealt, deposited
-            self._contents(w)
+            self.dealt = dealt
+            if self.deposited != deposited:
+                self.deposited, self.deposits = deposited, deposit_holders(w, agent)
+            self._contents(w, market.dealings(w, agent, dealt).escrows if escrows is None else escrows)
         standing = w.states[society.SOCIETY.name]
         levels = standing.attributes.get(agent)
         rates = w.content.wealth
         return (self.carried + self.structures + self.holders + standing.reputation.get(agent, 0) * rates.reputation_cents
                 + (sum(levels.values()) if levels else 0) * rates.attribute_level_cents)
 
-    def _contents(self, w: World) -> None:
-        """Revalue the escrowed and deposited terms if which containers it has or what they hold changed."""
-        holders, holdings, changes = _holders(w, self.agent, self.dealt), w.holdings, 0
+    def _contents(self, w: World, escrows: list[str]) -> None:
+        """Revalue the escrowed and deposited terms if which containers it has (these escrows, then its deposits) or
+        what they hold changed."""
+        holders, holdings, changes = escrows + self.deposits, w.holdings, 0
         for holder in holders:  # a few: no list built
             changes += holdings.get(holder, 0)
         contents = holders, changes
         if self.contents != contents:
             self.contents, self.holders = contents, _holders_cents(w, holders)
-
-
-def _holders(w: World, agent: str, dealt: tuple[int | None, int | None]) -> list[str]:
-    """The containers whose items count in the agent's wealth: its escrows (its dealings at this `dealt_stamp`),
-    then its storehouse deposits."""
-    return market.dealings(w, agent, dealt).escrows + deposit_holders(w, agent)
 
 
 def _holders_cents(w: World, holders: list[str]) -> int:

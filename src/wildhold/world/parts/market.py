@@ -960,7 +960,7 @@ class _KeptEconomy:
             changed["defaults"] = state(w).defaults.get(me, 0)
             changed["trades"], changed["contracts"], changed["orders"] = mine.trades, mine.contracts, mine.orders
         if standing or dealt or holding:
-            cents = self.valued.cents(w, dealt or None)
+            cents = self.valued.cents(w, dealt, mine.escrows) if dealt else self.valued.cents(w)
             if cents != section["wealth"]["cents"]:
                 changed["wealth"] = {**section["wealth"], "cents": cents}
         if where:
