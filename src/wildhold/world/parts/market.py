@@ -892,10 +892,12 @@ class Market(Part[MarketState]):
             held = kept[me] = _KeptEconomy(w, self.name, me)
         levels = society.attributes.get(me)
         seen = w.caches.get("orders_seen")
+        if seen is None or seen[0] != changes[self.name]:
+            seen = _orders_seen(w)
         stamps = (len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0,
                   changes.get(held.named), changes.get(_NAMING_NONE),
                   w.holdings.get(me), w.builds, changes[CONSTRUCTION.name],
-                  c.pos, seen[2] if seen is not None and seen[0] == changes[self.name] else _orders_version(w))
+                  c.pos if seen[1] else None, seen[2])  # with no open order, its tile shows none wherever it is
         if stamps != held.stamps:
             held.refresh(w, c, stamps)
         obs["economy"] = held.section
@@ -920,7 +922,8 @@ class _KeptEconomy:
       hold only with items moved to or from it, their storehouse removed or a set-up command, so these stamps cover
       every term; `wealth_cents` then revalues only the terms whose own stamps moved (a structure placed elsewhere
       costs its structures' term, not a rebuilt section);
-    - `where`, its tile and the open orders' version, covers the orders in view (`market`).
+    - `where`, its tile (while any order is open: with none, it sees none wherever it is) and the open orders'
+      version, covers the orders in view (`market`).
 
     The four groups stand in this order in `stamps`: 0-2, 3-4, 5-7 and 8-9 (see `Market.observe`).
     """
@@ -970,16 +973,17 @@ class _KeptEconomy:
         return changed
 
 
-def _orders_version(w: World) -> int:
-    """A number that changes whenever any open order as observations show it does: checked again after each market
-    event (orders are posted, filled and closed with one), shared by every character's section."""
+def _orders_seen(w: World) -> tuple[int, list[dict[str, Any]], int]:
+    """The market's event count, every open order as observations show it, and a version of those that changes
+    whenever any of them does: checked again after each market event (orders are posted, filled and closed with
+    one), shared by every character's section."""
     stamp = w.part_changes[MARKET.name]
     held = w.caches.get("orders_seen")
     if held is None or held[0] != stamp:
         public = [_public_order(o) for o in state(w).orders.values()]
         version = 0 if held is None else held[2] + (public != held[1])
         held = w.caches["orders_seen"] = (stamp, public, version)
-    return held[2]
+    return held
 
 
 def _orders_in_view(w: World, me: str, bounds: tuple[int, int, int, int]) -> list[dict[str, Any]]:
