@@ -81,7 +81,7 @@ def valued(w: World, agent: str) -> _Valued:
         kept = w.caches["wealth"] = {}
     held = kept.get(agent)
     if held is None:
-        held = kept[agent] = _Valued(agent)
+        held = kept[agent] = _Valued(agent, _values(w))
     return held
 
 
@@ -103,11 +103,11 @@ class _Valued:
     - reputation and attribute levels are read afresh each time (two lookups).
     The sum equals `sum(wealth_terms(w, agent).values())`: the same terms, valued by the same functions."""
 
-    __slots__ = ("agent", "carried_at", "carried", "built", "hit", "structures", "dealt", "deposited", "deposits",
+    __slots__ = ("agent", "values", "carried_at", "carried", "built", "hit", "structures", "dealt", "deposited", "deposits",
                  "contents", "holders")
 
-    def __init__(self, agent: str) -> None:
-        self.agent = agent
+    def __init__(self, agent: str, values: dict[str, int]) -> None:
+        self.agent, self.values = agent, values  # `values`: its world's item values (`_values`)
         self.carried_at = self.built = self.hit = self.dealt = self.deposited = self.contents = _UNVALUED
         self.carried = self.structures = self.holders = 0
         self.deposits: list[str] = []  # its deposits' holders, read when `deposited` last moved
@@ -118,7 +118,7 @@ class _Valued:
         agent, changes = self.agent, w.part_changes
         carried_at = w.holdings.get(agent)
         if self.carried_at != carried_at:
-            self.carried_at, self.carried = carried_at, _at_values(_values(w), w.chars[agent].inventory)
+            self.carried_at, self.carried = carried_at, _at_values(self.values, w.chars[agent].inventory)
         built, hit = w.builds, changes[CONSTRUCTION.name]
         if self.built != built or self.hit != hit:
             self.built, self.hit = built, hit
@@ -145,13 +145,12 @@ class _Valued:
             changes += holdings.get(holder, 0)
         contents = holders, changes
         if self.contents != contents:
-            self.contents, self.holders = contents, _holders_cents(w, holders)
+            self.contents, self.holders = contents, _holders_cents(self.values, w.containers, holders)
 
 
-def _holders_cents(w: World, holders: list[str]) -> int:
+def _holders_cents(values: dict[str, int], containers: dict[str, dict[str, int]], holders: list[str]) -> int:
     """The escrowed and deposited terms of a wealth: what these containers hold, at the content's values (the sum of
     `wealth_terms`' two terms: a value is linear in the quantities, so per container or merged is the same)."""
-    values, containers = _values(w), w.containers
     return sum([_at_values(values, containers[h]) for h in holders if h in containers])
 
 
