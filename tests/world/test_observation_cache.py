@@ -393,6 +393,31 @@ def test_orders_training_artworks_and_reputation_are_seen_as_from_nothing(conten
     assert (market_day(content, forget) is not None) == caught
 
 
+def test_orders_in_view_are_seen_as_from_nothing_as_orders_open_and_close_around_a_walker(content):
+    """While no order is open the section's orders in view (none) are kept wherever the character walks; an order
+    posted at a stall it then walks into view of, out of and back into, then filled in part while it stands and
+    cancelled, is each time seen as from nothing."""
+    w = World(content, "default", 3)
+    a, b, c = w.join("a"), w.join("b"), w.join("c")
+    r = w.needs.view_radius
+    x, y = open_site(w, range(-1, r + 5), range(-1, 2))
+    apply_setup(w, "place_structure", {"x": x + 1, "y": y, "structure": "market_stall"})
+    apply_setup(w, "give_items", {"agent": a, "item": "wood", "qty": 3})
+    apply_setup(w, "give_items", {"agent": b, "item": "coin", "qty": 5})
+    for agent, (px, py) in ((a, (x, y)), (b, (x + 1, y + 1)), (c, (x + r + 3, y))):  # c two steps from seeing the stall
+        apply_setup(w, "move_character", {"agent": agent, "x": px, "y": py})
+    order = f"order{market.state(w).next_id['order'] + 1}"
+    post = {"x": x + 1, "y": y, "side": "sell", "item": "wood", "qty": 2, "price": 1}
+    assert played(w, (a, b, c), [(c, "move", {"direction": "w"}), (a, "post_order", post)]) is None
+    assert observe(w, c)["economy"]["market"] == []  # one step out of view
+    steps = [(c, "move", {"direction": "w"}), (c, "move", {"direction": "e"}), (c, "move", {"direction": "w"}),
+             (b, "fill_order", {"order": order, "qty": 1})]
+    assert played(w, (a, b, c), steps) is None
+    assert [(o["id"], o["qty"]) for o in observe(w, c)["economy"]["market"]] == [(order, 1)]
+    assert played(w, (a, b, c), [(a, "cancel_order", {"order": order})]) is None
+    assert observe(w, c)["economy"]["market"] == []
+
+
 def test_a_market_change_counted_as_no_ones_is_seen_as_from_nothing(content):
     """A set-up command counts as every part's event naming no one: one that wrote the market's state directly (here
     a character's defaults) is seen in every section built after it."""

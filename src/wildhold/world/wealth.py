@@ -71,13 +71,18 @@ def wealth_cents(w: World, agent: str) -> int:
     """The character's wealth in cents under the public formula, valued now; every observation shows it. Kept per
     character term by term (`_Valued`), each revalued only when what it reads may have changed: an escrow filled or
     a structure placed anywhere costs the one term it may change, not the whole formula."""
+    return valued(w, agent).cents(w)
+
+
+def valued(w: World, agent: str) -> _Valued:
+    """The character's kept wealth (`_Valued`): its sections keep it to ask `cents` without looking it up."""
     kept = w.caches.get("wealth")
     if kept is None:
         kept = w.caches["wealth"] = {}
     held = kept.get(agent)
     if held is None:
-        held = kept[agent] = _Valued()
-    return held.cents(w, agent)
+        held = kept[agent] = _Valued(agent, _values(w))
+    return held
 
 
 _UNVALUED = object()  # the stamp of a term not valued yet: equal to no stamp
@@ -89,54 +94,63 @@ class _Valued:
     - `carried`, what it carries: while `World.holdings` counts no change of it;
     - `structures`, its owned structures: while no structure is placed or removed (`World.builds`: who owns which)
       and no construction event is emitted (a structure's hit points change only with one: damaged or repaired);
-    - `holders`, its escrows and deposits: while no market event names it or no one and no deposit changed
-      (`escrowed`: which escrows it has and what they hold change only with a market event naming it, its deposits
-      only with `World.stored_in`'s count of deposits) or, when one did, while which escrows and deposits it has and
-      the sum of their `World.holdings` counters stay (`contents`): those only grow, so for the same containers the
-      sum changes whenever what one of them holds does, and which it has changes only with items moved into or out
-      of one or with an empty one, which counts for nothing;
+    - `holders`, its escrows and deposits: while no market event names it or no one (`dealt`, its
+      `market.dealt_stamp`: which escrows it has and what they hold change only with a market event naming it) and no
+      deposit changed (`deposited`: `World.stored_in`'s count of deposits) or, when one did, while which escrows and
+      deposits it has and the sum of their `World.holdings` counters stay (`contents`): those only grow, so for the
+      same containers the sum changes whenever what one of them holds does, and which it has changes only with items
+      moved into or out of one or with an empty one, which counts for nothing;
     - reputation and attribute levels are read afresh each time (two lookups).
     The sum equals `sum(wealth_terms(w, agent).values())`: the same terms, valued by the same functions."""
 
-    __slots__ = ("carried_at", "carried", "built", "structures", "escrowed", "contents", "holders")
+    __slots__ = ("agent", "values", "carried_at", "carried", "built", "hit", "structures", "dealt", "deposited", "deposits",
+                 "contents", "holders")
 
-    def __init__(self) -> None:
-        self.carried_at = self.built = self.escrowed = self.contents = _UNVALUED
+    def __init__(self, agent: str, values: dict[str, int]) -> None:
+        self.agent, self.values = agent, values  # `values`: its world's item values (`_values`)
+        self.carried_at = self.built = self.hit = self.dealt = self.deposited = self.contents = _UNVALUED
         self.carried = self.structures = self.holders = 0
+        self.deposits: list[str] = []  # its deposits' holders, read when `deposited` last moved
 
-    def cents(self, w: World, agent: str) -> int:
-        c = w.content
+    def cents(self, w: World, dealt: tuple[int | None, int | None] | None = None, escrows: list[str] | None = None) -> int:
+        """The wealth now; `dealt` and `escrows`, when the caller read them already, are the character's
+        `market.dealt_stamp` and its dealings' escrows at that stamp."""
+        agent, changes = self.agent, w.part_changes
         carried_at = w.holdings.get(agent)
         if self.carried_at != carried_at:
-            self.carried_at, self.carried = carried_at, _at_values(_values(w), w.chars[agent].inventory)
-        built = w.builds, w.part_changes[CONSTRUCTION.name]
-        if self.built != built:
-            self.built, self.structures = built, sum(structure_cents(c, s.kind, s.hp) for s in w.structures_of(agent))
-        changes = w.part_changes
-        escrowed = changes.get((market.MARKET.name, agent)), changes.get((market.MARKET.name, None)), w.stored_in.get(DEPOSIT)
-        if self.escrowed != escrowed:
-            self.escrowed = escrowed
-            holders = _holders(w, agent)
-            holdings = w.holdings
-            contents = holders, sum([holdings.get(h, 0) for h in holders])
-            if self.contents != contents:
-                self.contents, self.holders = contents, _holders_cents(w, holders)
-        standing = society.state(w)
+            self.carried_at, self.carried = carried_at, _at_values(self.values, w.chars[agent].inventory)
+        built, hit = w.builds, changes[CONSTRUCTION.name]
+        if self.built != built or self.hit != hit:
+            self.built, self.hit = built, hit
+            self.structures = sum(structure_cents(w.content, s.kind, s.hp) for s in w.structures_of(agent))
+        if dealt is None:
+            dealt = market.dealt_stamp(w, agent)
+        deposited = w.stored_in.get(DEPOSIT)
+        if self.dealt != dealt or self.deposited != deposited:
+            self.dealt = dealt
+            if self.deposited != deposited:
+                self.deposited, self.deposits = deposited, deposit_holders(w, agent)
+            self._contents(w, market.dealings(w, agent, dealt).escrows if escrows is None else escrows)
+        standing = w.states[society.SOCIETY.name]
         levels = standing.attributes.get(agent)
-        rates = c.wealth
+        rates = w.content.wealth
         return (self.carried + self.structures + self.holders + standing.reputation.get(agent, 0) * rates.reputation_cents
                 + (sum(levels.values()) if levels else 0) * rates.attribute_level_cents)
 
+    def _contents(self, w: World, escrows: list[str]) -> None:
+        """Revalue the escrowed and deposited terms if which containers it has (these escrows, then its deposits) or
+        what they hold changed."""
+        holders, holdings, changes = escrows + self.deposits, w.holdings, 0
+        for holder in holders:  # a few: no list built
+            changes += holdings.get(holder, 0)
+        contents = holders, changes
+        if self.contents != contents:
+            self.contents, self.holders = contents, _holders_cents(self.values, w.containers, holders)
 
-def _holders(w: World, agent: str) -> list[str]:
-    """The containers whose items count in the agent's wealth: its escrows, then its storehouse deposits."""
-    return market.dealings(w, agent).escrows + deposit_holders(w, agent)
 
-
-def _holders_cents(w: World, holders: list[str]) -> int:
+def _holders_cents(values: dict[str, int], containers: dict[str, dict[str, int]], holders: list[str]) -> int:
     """The escrowed and deposited terms of a wealth: what these containers hold, at the content's values (the sum of
     `wealth_terms`' two terms: a value is linear in the quantities, so per container or merged is the same)."""
-    values, containers = _values(w), w.containers
     return sum([_at_values(values, containers[h]) for h in holders if h in containers])
 
 

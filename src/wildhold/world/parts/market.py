@@ -81,10 +81,12 @@ class Dealings:
     escrows: list[str]  # its offers', paid contracts' and orders' escrow holders
 
 
-def dealings(w: World, agent: str) -> Dealings:
+def dealings(w: World, agent: str, stamp: tuple[int | None, int | None] | None = None) -> Dealings:
     """A character's `Dealings`, kept until a market event names it (or names no one): every change of a record
-    it is party to emits one naming both parties (see `World.part_changes`)."""
-    stamp = w.part_changes.get((MARKET.name, agent)), w.part_changes.get((MARKET.name, None))
+    it is party to emits one naming both parties (see `World.part_changes`). `stamp`, when the caller read them
+    already, is the counts of those events (`dealt_stamp`)."""
+    if stamp is None:
+        stamp = dealt_stamp(w, agent)
     kept = w.caches.get("dealings")
     if kept is None:
         kept = w.caches["dealings"] = {}
@@ -94,30 +96,34 @@ def dealings(w: World, agent: str) -> Dealings:
     return held[1]
 
 
+def dealt_stamp(w: World, agent: str) -> tuple[int | None, int | None]:
+    """Where `World.part_changes` counts the market events naming the character and naming no one: its dealings
+    change only with one of them."""
+    return w.part_changes.get((MARKET.name, agent)), w.part_changes.get(_NAMING_NONE)
+
+
 def _dealings(w: World, agent: str) -> Dealings:
     """One pass over each kind of the records it is party to (a character's dealings are rebuilt whenever a market
     event names it); most characters are party to none."""
-    mine = _parties(w).mine.get(agent)
+    parties = _parties(w)
+    mine = parties.mine.get(agent)
     if mine is None:
         return Dealings([], [], [], [])
-    e = state(w)
+    e, escrows = parties.state, []
     trade_entries, contract_entries, order_entries = mine
-    trades = _open_shown(trade_entries, e.trades, None, _public_trade) if trade_entries else []
-    contracts = _open_shown(contract_entries, e.contracts, "stage", _public_contract) if contract_entries else []
-    orders = _open_shown(order_entries, e.orders, "qty", _public_order) if order_entries else []
-    escrows = [ESCROW + t["id"] for t in trades if t["from"] == agent]
-    if contracts:
-        escrows += [ESCROW + k["id"] for k in contracts if k["payer"] == agent]
-    if orders:
-        escrows += [ESCROW + o["id"] for o in orders]
+    trades = _open_shown(trade_entries, e.trades, None, _public_trade, agent, escrows) if trade_entries else []
+    contracts = _open_shown(contract_entries, e.contracts, "stage", _public_contract, agent, escrows) if contract_entries else []
+    orders = _open_shown(order_entries, e.orders, "qty", _public_order, agent, escrows) if order_entries else []
     return Dealings(trades, contracts, orders, escrows)
 
 
 _UNSHOWN = object()  # the version of an entry not shown yet: equal to no version
 
 
-def _open_shown(entries: list[list], records: dict[str, dict[str, Any]], changing: str | None, public: Any) -> list[dict[str, Any]]:
+def _open_shown(entries: list[list], records: dict[str, dict[str, Any]], changing: str | None, public: Any,
+                agent: str, escrows: list[str]) -> list[dict[str, Any]]:
     """The entries' records still open, as observations show them, in order; closed ones are dropped from `entries`.
+    The escrow holders of those whose escrow is `agent`'s are added to `escrows`, in the same order.
 
     A record as shown is a fresh copy, its item tables copied too (an observation never aliases what the world
     mutates), made again only when `changing` (a contract's stage, an order's quantity: the only fields changed in
@@ -130,12 +136,15 @@ def _open_shown(entries: list[list], records: dict[str, dict[str, Any]], changin
             if entry[1] != version:
                 entry[1], entry[2] = version, _copied(public(record))
             shown.append(entry[2])
+            if entry[3] == agent:
+                escrows.append(entry[4])
     if len(shown) != len(entries):
         entries[:] = [entry for entry in entries if entry[0] in records]
     return shown
 
 
 _PARTY_FIELDS = {"trade": ("from", "to"), "contract": ("payer", "deliverer"), "order": ("agent",)}  # a record's parties
+_ESCROW_FIELD = {"trade": "from", "contract": "payer", "order": "agent"}  # the party whose items its escrow holds
 
 
 def _parties(w: World) -> _Parties:
@@ -153,7 +162,8 @@ class _Parties:
     """Under each character, for each kind (in the order of `KINDS`), the entries of the records it is party to that
     were open when last looked at, in the order the records were made (the order of the state's records: each is
     added with a new id, `record_id` of the kind's count, and never changes parties). An entry, [id, version, record
-    as shown], is shared by the record's parties (see `_open_shown`). Records made since `made` (the counts of
+    as shown, the party whose items its escrow holds, its escrow holder], is shared by the record's parties (see
+    `_open_shown`). Records made since `made` (the counts of
     records made when it was last brought up to date) are added by their ids; closed ones are dropped when next
     looked at. A character's dealings read its few records, not every open one."""
 
@@ -167,7 +177,7 @@ class _Parties:
                 self._add(kind, record)
 
     def _add(self, kind: str, record: dict[str, Any]) -> None:
-        entry = [record["id"], _UNSHOWN, None]
+        entry = [record["id"], _UNSHOWN, None, record[_ESCROW_FIELD[kind]], escrow_holder(record["id"])]
         at = KINDS.index(kind)
         for role in _PARTY_FIELDS[kind]:
             lists = self.mine.get(record[role])
@@ -879,13 +889,15 @@ class Market(Part[MarketState]):
             kept = w.caches["economy"] = {}
         held = kept.get(me)
         if held is None:
-            held = kept[me] = _KeptEconomy(self.name, me)
+            held = kept[me] = _KeptEconomy(w, self.name, me)
         levels = society.attributes.get(me)
         seen = w.caches.get("orders_seen")
+        if seen is None or seen[0] != changes[self.name]:
+            seen = _orders_seen(w)
         stamps = (len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0,
                   changes.get(held.named), changes.get(_NAMING_NONE),
                   w.holdings.get(me), w.builds, changes[CONSTRUCTION.name],
-                  c.pos, seen[2] if seen is not None and seen[0] == changes[self.name] else _orders_version(w))
+                  c.pos if seen[1] else None, seen[2])  # with no open order, its tile shows none wherever it is
         if stamps != held.stamps:
             held.refresh(w, c, stamps)
         obs["economy"] = held.section
@@ -910,42 +922,48 @@ class _KeptEconomy:
       hold only with items moved to or from it, their storehouse removed or a set-up command, so these stamps cover
       every term; `wealth_cents` then revalues only the terms whose own stamps moved (a structure placed elsewhere
       costs its structures' term, not a rebuilt section);
-    - `where`, its tile and the open orders' version, covers the orders in view (`market`).
+    - `where`, its tile (while any order is open: with none, it sees none wherever it is) and the open orders'
+      version, covers the orders in view (`market`).
 
-    The four groups stand in this order in `stamps`, at the slices of `_STANDING`, `_DEALT`, `_HOLDING` and `_WHERE`.
+    The four groups stand in this order in `stamps`: 0-2, 3-4, 5-7 and 8-9 (see `Market.observe`).
     """
 
-    __slots__ = ("me", "named", "stamps", "section")
+    __slots__ = ("me", "named", "stamps", "section", "valued")
 
-    def __init__(self, part: str, me: str):
+    def __init__(self, w: World, part: str, me: str):
         self.me, self.named = me, (part, me)  # `named`: where `World.part_changes` counts market events naming it
         self.stamps: tuple | None = None
         self.section: dict[str, Any] | None = None
+        self.valued = wealth.valued(w, me)  # its kept wealth, asked without a lookup
 
     def refresh(self, w: World, c: Character, stamps: tuple) -> None:
         """Bring the section up to these stamps."""
         if self.section is None:
             self.section = _economy(w, self.me, _orders_in_view(w, self.me, w.view_bounds(c.pos)))
         else:
-            old = self.stamps
-            changed = self._changed(w, c, stamps[_STANDING] != old[_STANDING], stamps[_DEALT] != old[_DEALT],
-                                    stamps[_HOLDING] != old[_HOLDING], stamps[_WHERE] != old[_WHERE])
+            old = self.stamps  # the groups compared a value at a time (no slices built)
+            dealt = stamps[3] != old[3] or stamps[4] != old[4]
+            changed = self._changed(w, c, stamps[0] != old[0] or stamps[1] != old[1] or stamps[2] != old[2],
+                                    (stamps[3], stamps[4]) if dealt else (),
+                                    stamps[5] != old[5] or stamps[6] != old[6] or stamps[7] != old[7],
+                                    stamps[8] != old[8] or stamps[9] != old[9])
             if changed:
                 self.section = {**self.section, **changed}
         self.stamps = stamps
 
-    def _changed(self, w: World, c: Character, standing: bool, dealt: bool, holding: bool, where: bool) -> dict[str, Any]:
-        """The fields of the section asked again for the stamps that changed, where they differ."""
+    def _changed(self, w: World, c: Character, standing: bool, dealt: tuple, holding: bool, where: bool) -> dict[str, Any]:
+        """The fields of the section asked again for the stamps that changed, where they differ (`dealt`: the new
+        `dealt_stamp` when it changed, else empty)."""
         me, section, changed = self.me, self.section, {}
         if standing:
             changed["reputation"] = reputation_of(w, me)
             changed["attributes"], changed["artworks"] = _standing(w, me)
         if dealt:
-            mine = dealings(w, me)
+            mine = dealings(w, me, dealt)
             changed["defaults"] = state(w).defaults.get(me, 0)
             changed["trades"], changed["contracts"], changed["orders"] = mine.trades, mine.contracts, mine.orders
         if standing or dealt or holding:
-            cents = wealth.wealth_cents(w, me)
+            cents = self.valued.cents(w, dealt, mine.escrows) if dealt else self.valued.cents(w)
             if cents != section["wealth"]["cents"]:
                 changed["wealth"] = {**section["wealth"], "cents": cents}
         if where:
@@ -955,19 +973,17 @@ class _KeptEconomy:
         return changed
 
 
-_STANDING, _DEALT, _HOLDING, _WHERE = slice(0, 3), slice(3, 5), slice(5, 8), slice(8, 10)  # see `_KeptEconomy`
-
-
-def _orders_version(w: World) -> int:
-    """A number that changes whenever any open order as observations show it does: checked again after each market
-    event (orders are posted, filled and closed with one), shared by every character's section."""
+def _orders_seen(w: World) -> tuple[int, list[dict[str, Any]], int]:
+    """The market's event count, every open order as observations show it, and a version of those that changes
+    whenever any of them does: checked again after each market event (orders are posted, filled and closed with
+    one), shared by every character's section."""
     stamp = w.part_changes[MARKET.name]
     held = w.caches.get("orders_seen")
     if held is None or held[0] != stamp:
         public = [_public_order(o) for o in state(w).orders.values()]
         version = 0 if held is None else held[2] + (public != held[1])
         held = w.caches["orders_seen"] = (stamp, public, version)
-    return held[2]
+    return held
 
 
 def _orders_in_view(w: World, me: str, bounds: tuple[int, int, int, int]) -> list[dict[str, Any]]:
