@@ -375,6 +375,18 @@ def any_in_reach(w: World, c: Character, table: dict[int, Any]) -> bool:
     return not table.keys().isdisjoint(reach_tiles(w, c))
 
 
+def structure_in_reach(w: World, c: Character) -> bool:
+    """`any_in_reach(w, c, w.structures)` from the tiles within reach of some structure, kept while no structure is
+    placed or removed (`World.builds`): the precondition of a dozen actions, and structures are few and seldom built."""
+    held = w.caches.get("near_structures")
+    if held is None or held[0] != w.builds:
+        table, width, height, r = w.structures, w.width, w.height, w.needs.reach
+        near = frozenset(y * width + x for p in table for y in range(max(0, p // width - r), min(height, p // width + r + 1))
+                         for x in range(max(0, p % width - r), min(width, p % width + r + 1)))
+        held = w.caches["near_structures"] = (w.builds, near)
+    return c.pos in held[1]
+
+
 def require_item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | None:
     """None when the character carries `qty` of a known item, else why not."""
     if item not in w.content.items:

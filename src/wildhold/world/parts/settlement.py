@@ -367,8 +367,17 @@ def _villager_ready(w: World, c: Character) -> str | None:
     """`_villager`'s refusal of every villager while none stands within the character's reach."""
     if not w.scenario.npcs:
         return "unknown_npc"
-    stands = {p for _, p in village(w).villagers.values()}
-    return "out_of_range" if stands.isdisjoint(reach_tiles(w, c)) else None
+    return "out_of_range" if _stands(w).isdisjoint(reach_tiles(w, c)) else None
+
+
+def _stands(w: World) -> frozenset[int]:
+    """The tiles the villagers stand on, kept while the village emits no event (a villager moves only with
+    `npc_moved`, and a set-up command counts as an event of every part): four villager actions ask of every draw."""
+    stamp = w.part_changes[SETTLEMENT.name]
+    held = w.caches.get("villager_stands")
+    if held is None or held[0] != stamp:
+        held = w.caches["villager_stands"] = (stamp, frozenset(p for _, p in village(w).villagers.values()))
+    return held[1]
 
 
 def _open_shop(w: World, c: Character, npc: str) -> ShopSpec | Rejected:
