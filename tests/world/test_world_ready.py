@@ -521,3 +521,27 @@ def test_the_tiles_within_reach_of_a_structure_follow_what_is_placed_and_removed
     assert_as_looked_over()
     w.remove_structure(w.pos(x, y))
     assert_as_looked_over()
+
+
+def test_the_tiles_within_reach_of_a_plot_or_an_animal_follow_the_farm(content):
+    """The plots' and animals' preconditions keep the tiles within reach of one while farming emits no event: on every
+    tile, after a plot is tilled, an animal settled and the animal gone (each with its event), they answer as a look
+    over the tiles within reach."""
+    w, a, _, at = _world(content)
+
+    def assert_as_looked_over() -> None:
+        f = farming.farm(w)
+        for p in range(w.width * w.height):
+            here = types.SimpleNamespace(pos=p)
+            assert (farming._plot_ready(w, here) is None) == any_in_reach(w, here, f.plots), w.xy(p)
+            assert (farming._animal_ready(w, here) is None) == any_in_reach(w, here, f.animals), w.xy(p)
+
+    assert_as_looked_over()
+    _equipped(w, a, w.content.farming.till_tool)
+    _play(w, a, "till", {"x": at[0], "y": at[1] - 1})
+    assert_as_looked_over()
+    _stage_animal(w, a, at, fed=False)
+    assert_as_looked_over()
+    p = next(iter(farming.farm(w).animals))
+    farming._leave(w, p, farming.farm(w).animals[p], "hungry")
+    assert_as_looked_over()

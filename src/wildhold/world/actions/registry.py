@@ -376,14 +376,20 @@ def any_in_reach(w: World, c: Character, table: dict[int, Any]) -> bool:
 
 
 def structure_in_reach(w: World, c: Character) -> bool:
-    """`any_in_reach(w, c, w.structures)` from the tiles within reach of some structure, kept while no structure is
-    placed or removed (`World.builds`): the precondition of a dozen actions, and structures are few and seldom built."""
-    held = w.caches.get("near_structures")
-    if held is None or held[0] != w.builds:
-        table, width, height, r = w.structures, w.width, w.height, w.needs.reach
+    """`any_in_reach(w, c, w.structures)`, kept while no structure is placed or removed (`World.builds`): the
+    precondition of a dozen actions, and structures are few and seldom built."""
+    return in_reach_of_kept(w, c, "near_structures", w.builds, w.structures)
+
+
+def in_reach_of_kept(w: World, c: Character, name: str, stamp: Any, table: dict[int, Any]) -> bool:
+    """`any_in_reach(w, c, table)` read from the tiles within reach of some key of `table`, kept in the world's caches
+    under `name` while `stamp` (which moves whenever a key is added or removed) stays: one lookup an ask."""
+    held = w.caches.get(name)
+    if held is None or held[0] != stamp:
+        width, height, r = w.width, w.height, w.needs.reach
         near = frozenset(y * width + x for p in table for y in range(max(0, p // width - r), min(height, p // width + r + 1))
                          for x in range(max(0, p % width - r), min(width, p % width + r + 1)))
-        held = w.caches["near_structures"] = (w.builds, near)
+        held = w.caches[name] = (stamp, near)
     return c.pos in held[1]
 
 
