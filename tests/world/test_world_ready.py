@@ -486,9 +486,9 @@ def test_the_staged_states_reach_each_answer_of_the_helpers(content):
 
 
 def test_the_villagers_stands_are_read_again_once_one_moves(content):
-    """The villager actions' precondition keeps the tiles the villagers stand on while the village emits no event: a
-    character left beside a villager's tile is out of range once the villager walks off at a new hour, as read from
-    nothing (a kept set not brought up to date would let it talk to the empty tile)."""
+    """The villager actions' precondition keeps the tiles within reach of a villager while the village emits no event:
+    a character left beside a villager's tile is out of range once the villager walks off at a new hour, as read from
+    nothing (kept tiles not brought up to date would let it talk to the empty tile)."""
     w, a, _, _ = _world(content)
     apply_setup(w, "set_time", {"day": w.day, "hour": 6})
     w.step()

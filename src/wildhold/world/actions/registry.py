@@ -13,7 +13,7 @@ import inspect
 from functools import lru_cache
 from dataclasses import dataclass, field
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -386,11 +386,15 @@ def in_reach_of_kept(w: World, c: Character, name: str, stamp: Any, table: dict[
     under `name` while `stamp` (which moves whenever a key is added or removed) stays: one lookup an ask."""
     held = w.caches.get(name)
     if held is None or held[0] != stamp:
-        width, height, r = w.width, w.height, w.needs.reach
-        near = frozenset(y * width + x for p in table for y in range(max(0, p // width - r), min(height, p // width + r + 1))
-                         for x in range(max(0, p % width - r), min(width, p % width + r + 1)))
-        held = w.caches[name] = (stamp, near)
+        held = w.caches[name] = (stamp, tiles_in_reach_of(w, table))
     return c.pos in held[1]
+
+
+def tiles_in_reach_of(w: World, tiles: Iterable[int]) -> frozenset[int]:
+    """The tiles from which some of these tiles is within reach (Chebyshev distance at most `reach`)."""
+    width, height, r = w.width, w.height, w.needs.reach
+    return frozenset(y * width + x for p in tiles for y in range(max(0, p // width - r), min(height, p // width + r + 1))
+                     for x in range(max(0, p % width - r), min(width, p % width + r + 1)))
 
 
 def require_item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | None:

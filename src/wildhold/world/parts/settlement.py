@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, reach_tiles, require_item
+from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, require_item, tiles_in_reach_of
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
@@ -367,16 +367,16 @@ def _villager_ready(w: World, c: Character) -> str | None:
     """`_villager`'s refusal of every villager while none stands within the character's reach."""
     if not w.scenario.npcs:
         return "unknown_npc"
-    return "out_of_range" if _stands(w).isdisjoint(reach_tiles(w, c)) else None
+    return None if c.pos in _near_villagers(w) else "out_of_range"
 
 
-def _stands(w: World) -> frozenset[int]:
-    """The tiles the villagers stand on, kept while the village emits no event (a villager moves only with
+def _near_villagers(w: World) -> frozenset[int]:
+    """The tiles within reach of a villager, kept while the village emits no event (a villager moves only with
     `npc_moved`, and a set-up command counts as an event of every part): four villager actions ask of every draw."""
     stamp = w.part_changes[SETTLEMENT.name]
-    held = w.caches.get("villager_stands")
+    held = w.caches.get("near_villagers")
     if held is None or held[0] != stamp:
-        held = w.caches["villager_stands"] = (stamp, frozenset(p for _, p in village(w).villagers.values()))
+        held = w.caches["near_villagers"] = (stamp, tiles_in_reach_of(w, (p for _, p in village(w).villagers.values())))
     return held[1]
 
 
