@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import types
 from typing import Any, Callable
 
 import pytest
@@ -17,7 +18,7 @@ from play_support import play_legal_random
 
 from wildhold.agents.sampled import ID_SOURCES, LegalRandomAgent, _ids
 from wildhold.world.actions import REGISTRY
-from wildhold.world.actions.registry import any_in_reach, reach_tiles, shortfall, target
+from wildhold.world.actions.registry import any_in_reach, reach_tiles, shortfall, structure_in_reach, target
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.observe import observe
 from wildhold.world.parts import conflict, dungeon, farming, market
@@ -482,3 +483,65 @@ def test_the_staged_states_reach_each_answer_of_the_helpers(content):
     for action in HELPER_CODES:
         assert None in {code for name, code in seen if name == action}, action
         assert {code for name, code in seen if name == action} - {None}, action
+
+
+def test_the_villagers_stands_are_read_again_once_one_moves(content):
+    """The villager actions' precondition keeps the tiles within reach of a villager while the village emits no event:
+    a character left beside a villager's tile is out of range once the villager walks off at a new hour, as read from
+    nothing (kept tiles not brought up to date would let it talk to the empty tile)."""
+    w, a, _, _ = _world(content)
+    apply_setup(w, "set_time", {"day": w.day, "hour": 6})
+    w.step()
+    npc, (_, stand) = sorted(village(w).villagers.items())[0]
+    _beside(w, a, stand)
+    c, answers = w.chars[a], []
+    for _ in range(2000):
+        answers.append(w.ready_code(a, "talk"))
+        assert answers[-1] == _villager_code(w, c)
+        if village(w).villagers[npc][1] != stand and answers[-1] == "out_of_range":
+            break
+        w.step()
+    assert answers[0] is None and answers[-1] == "out_of_range"
+
+
+def test_the_tiles_within_reach_of_a_structure_follow_what_is_placed_and_removed(content):
+    """The structures' precondition keeps the tiles within reach of some structure while none is placed or removed: on
+    every tile of the map, after each placement and removal, it answers as a look over the tiles within reach (kept
+    tiles not brought up to date would miss the new structure or keep the removed one)."""
+    w, _, _, (x, y) = _world(content)
+    kind = _kind(w, "chest")
+
+    def assert_as_looked_over() -> None:
+        for p in range(w.width * w.height):
+            here = types.SimpleNamespace(pos=p)
+            assert structure_in_reach(w, here) == any_in_reach(w, here, w.structures), w.xy(p)
+
+    assert_as_looked_over()
+    _place(w, (x, y), kind, None)
+    assert_as_looked_over()
+    w.remove_structure(w.pos(x, y))
+    assert_as_looked_over()
+
+
+def test_the_tiles_within_reach_of_a_plot_or_an_animal_follow_the_farm(content):
+    """The plots' and animals' preconditions keep the tiles within reach of one while farming emits no event: on every
+    tile, after a plot is tilled, an animal settled and the animal gone (each with its event), they answer as a look
+    over the tiles within reach."""
+    w, a, _, at = _world(content)
+
+    def assert_as_looked_over() -> None:
+        f = farming.farm(w)
+        for p in range(w.width * w.height):
+            here = types.SimpleNamespace(pos=p)
+            assert (farming._plot_ready(w, here) is None) == any_in_reach(w, here, f.plots), w.xy(p)
+            assert (farming._animal_ready(w, here) is None) == any_in_reach(w, here, f.animals), w.xy(p)
+
+    assert_as_looked_over()
+    _equipped(w, a, w.content.farming.till_tool)
+    _play(w, a, "till", {"x": at[0], "y": at[1] - 1})
+    assert_as_looked_over()
+    _stage_animal(w, a, at, fed=False)
+    assert_as_looked_over()
+    p = next(iter(farming.farm(w).animals))
+    farming._leave(w, p, farming.farm(w).animals[p], "hungry")
+    assert_as_looked_over()

@@ -41,16 +41,23 @@ CODES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+_set = object.__setattr__  # how a frozen dataclass sets its fields
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Rejected:
     """A refusal made before anything changed: a stable code and a sentence a model can act on."""
 
     code: str
     message: str
 
-    def __post_init__(self) -> None:
-        if self.code not in CODES:
-            raise ValueError(f"unregistered rejection code {self.code!r}")
+    def __init__(self, code: str, message: str) -> None:
+        """The frozen dataclass's own init and validation in one call: an action mask's check makes one for about
+        every other candidate it refuses."""
+        if code not in CODES:
+            raise ValueError(f"unregistered rejection code {code!r}")
+        _set(self, "code", code)
+        _set(self, "message", message)
 
 
 @dataclass(slots=True)

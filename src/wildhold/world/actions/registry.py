@@ -13,7 +13,7 @@ import inspect
 from functools import lru_cache
 from dataclasses import dataclass, field
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -373,6 +373,28 @@ def any_in_reach(w: World, c: Character, table: dict[int, Any]) -> bool:
     """Whether any tile `target` may answer for this character is a key of `table` (a node, structure, plot):
     when none is, a check that needs one at its target tile refuses every argument."""
     return not table.keys().isdisjoint(reach_tiles(w, c))
+
+
+def structure_in_reach(w: World, c: Character) -> bool:
+    """`any_in_reach(w, c, w.structures)`, kept while no structure is placed or removed (`World.builds`): the
+    precondition of a dozen actions, and structures are few and seldom built."""
+    return in_reach_of_kept(w, c, "near_structures", w.builds, w.structures)
+
+
+def in_reach_of_kept(w: World, c: Character, name: str, stamp: Any, table: dict[int, Any]) -> bool:
+    """`any_in_reach(w, c, table)` read from the tiles within reach of some key of `table`, kept in the world's caches
+    under `name` while `stamp` (which moves whenever a key is added or removed) stays: one lookup an ask."""
+    held = w.caches.get(name)
+    if held is None or held[0] != stamp:
+        held = w.caches[name] = (stamp, tiles_in_reach_of(w, table))
+    return c.pos in held[1]
+
+
+def tiles_in_reach_of(w: World, tiles: Iterable[int]) -> frozenset[int]:
+    """The tiles from which some of these tiles is within reach (Chebyshev distance at most `reach`)."""
+    width, height, r = w.width, w.height, w.needs.reach
+    return frozenset(y * width + x for p in tiles for y in range(max(0, p // width - r), min(height, p // width + r + 1))
+                     for x in range(max(0, p % width - r), min(width, p % width + r + 1)))
 
 
 def require_item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | None:

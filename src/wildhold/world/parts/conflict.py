@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, any_in_reach, other_character, reach_tiles, target
+from wildhold.world.actions.registry import ActionArgs, Plan, other_character, reach_tiles, structure_in_reach, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
@@ -93,7 +93,7 @@ class AttackStructure:
     def ready(w: World, c: Character) -> str | None:
         if not w.scenario.conflict:  # `_conflict_on`'s refusal, no sentence built: asked of every drawn action
             return "conflict_off"
-        return None if any_in_reach(w, c, w.structures) else "no_structure"
+        return None if structure_in_reach(w, c) else "no_structure"
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pydantic import Field
 
 from wildhold.content import Content, ContentError
-from wildhold.world.actions.registry import ActionArgs, Plan, Target, any_in_reach, did_you_mean, require_item, target
+from wildhold.world.actions.registry import ActionArgs, Plan, Target, did_you_mean, require_item, structure_in_reach, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.parts.base import Part, Saved, saved
@@ -411,7 +411,7 @@ def _structure_in_reach(w: World, c: Character, x: int, y: int, role: str | None
 
 def _structure_ready(w: World, c: Character) -> str | None:
     """`_structure_in_reach`'s refusal of every tile while no structure stands within reach."""
-    return None if any_in_reach(w, c, w.structures) else "no_structure"
+    return None if structure_in_reach(w, c) else "no_structure"
 
 
 def _missing(c: Character, materials: dict[str, int], what: str) -> Rejected | None:

@@ -519,7 +519,7 @@ def _inside(w: World, c: Character) -> Instance | Rejected:
 def _inside_ready(w: World, c: Character) -> str | None:
     """`_inside`'s refusal, which comes before anything an action inside the dungeon reads of its arguments: its code
     only (no sentence built), asked of every drawn action."""
-    if state(w).inside.get(c.id) is None:
+    if w.states[DUNGEON.name].inside.get(c.id) is None:  # `state(w)` without its two calls
         return "not_in_dungeon"
     return "knocked_down" if c.health <= 0 else None
 

@@ -16,7 +16,7 @@ from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import AnimalSpec, CropSpec
-from wildhold.world.actions.registry import Target, any_in_reach, did_you_mean, require_item, target
+from wildhold.world.actions.registry import Target, did_you_mean, in_reach_of_kept, require_item, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
@@ -165,7 +165,8 @@ def _plot(w: World, c: Character, x: int, y: int) -> tuple[int, Plot] | Rejected
 
 def _plot_ready(w: World, c: Character) -> str | None:
     """`_plot`'s refusal of every tile while no plot lies within reach."""
-    return None if any_in_reach(w, c, farm(w).plots) else "not_tilled"
+    # kept while farming emits no event: a plot is tilled or lost, an animal settles or leaves, only with one
+    return None if in_reach_of_kept(w, c, "near_plots", w.part_changes[FARMING.name], farm(w).plots) else "not_tilled"
 
 
 def _crop(w: World, c: Character, x: int, y: int) -> tuple[int, Plot, CropSpec] | Rejected:
@@ -202,7 +203,7 @@ def _animal(w: World, c: Character, x: int, y: int) -> tuple[int, Animal, Animal
 
 def _animal_ready(w: World, c: Character) -> str | None:
     """`_animal`'s refusal of every tile while no animal lives within reach."""
-    return None if any_in_reach(w, c, farm(w).animals) else "no_animal"
+    return None if in_reach_of_kept(w, c, "near_animals", w.part_changes[FARMING.name], farm(w).animals) else "no_animal"
 
 
 # ---- actions: crops ------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, PositiveInt
 
 from wildhold.world import wealth  # the module, not its names: the formula reads this part's escrows
-from wildhold.world.actions.registry import ActionArgs, any_in_reach, did_you_mean, other_character, reach_tiles, shortfall, target
+from wildhold.world.actions.registry import ActionArgs, did_you_mean, other_character, reach_tiles, shortfall, structure_in_reach, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
@@ -681,7 +681,7 @@ class PostOrder:
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:
-        stalls = any_in_reach(w, c, w.structures) and any(_stall_at(w, p) for p in reach_tiles(w, c))  # a stall is a structure
+        stalls = structure_in_reach(w, c) and any(_stall_at(w, p) for p in reach_tiles(w, c))  # a stall is a structure
         return None if stalls else "no_market"
 
     @staticmethod

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, reach_tiles, require_item
+from wildhold.world.actions.registry import ActionArgs, Plan, cost, did_you_mean, require_item, tiles_in_reach_of
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
@@ -367,8 +367,17 @@ def _villager_ready(w: World, c: Character) -> str | None:
     """`_villager`'s refusal of every villager while none stands within the character's reach."""
     if not w.scenario.npcs:
         return "unknown_npc"
-    stands = {p for _, p in village(w).villagers.values()}
-    return "out_of_range" if stands.isdisjoint(reach_tiles(w, c)) else None
+    return None if c.pos in _near_villagers(w) else "out_of_range"
+
+
+def _near_villagers(w: World) -> frozenset[int]:
+    """The tiles within reach of a villager, kept while the village emits no event (a villager moves only with
+    `npc_moved`, and a set-up command counts as an event of every part): four villager actions ask of every draw."""
+    stamp = w.part_changes[SETTLEMENT.name]
+    held = w.caches.get("near_villagers")
+    if held is None or held[0] != stamp:
+        held = w.caches["near_villagers"] = (stamp, tiles_in_reach_of(w, (p for _, p in village(w).villagers.values())))
+    return held[1]
 
 
 def _open_shop(w: World, c: Character, npc: str) -> ShopSpec | Rejected:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, any_in_reach, carries, did_you_mean, other_character, reach_tiles, shortfall
+from wildhold.world.actions.registry import ActionArgs, Plan, carries, did_you_mean, other_character, reach_tiles, shortfall, structure_in_reach
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import table
@@ -159,7 +159,7 @@ def _text_ok(text: str, limit: int, what: str) -> Rejected | None:
 
 def _workshop_in_reach(w: World, c: Character) -> bool:
     structures, specs = w.structures, w.content.structures
-    return any_in_reach(w, c, structures) and any((s := structures.get(p)) is not None and s.hp > 0 and specs[s.kind].part == "workshop"
+    return structure_in_reach(w, c) and any((s := structures.get(p)) is not None and s.hp > 0 and specs[s.kind].part == "workshop"
                for p in reach_tiles(w, c))
 
 
