@@ -6,6 +6,7 @@ Nothing else reaches an agent: every face builds its observations here.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from wildhold.world.parts import PARTS, Part
@@ -63,34 +64,51 @@ def _add_features(tile: dict[str, Any], snapshot: tuple) -> dict[str, Any]:
 def status(w: World, c: Character) -> dict[str, Any]:
     """The character's own state. Kept per character while what it shows is the same: its place, needs, sleep,
     knockdowns, bed, operation (never changed once started), shelter, what it carries (`World.holdings`) and wears
-    (compared as it is: equipping counts nowhere); about half the observations in a busy world find it so."""
-    sheltered = w.is_sheltered(c)
-    key = (c.pos, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered)
+    (compared as it is: equipping counts nowhere); about half the observations in a busy world find it so.
+    Shelter is read from the terrain first: most characters stand on safe ground, and asking the world costs a call."""
+    p = c.pos
+    sheltered = w.safe_terrain[w.terrain[p]] or w.is_sheltered(c)
+    key = (p, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered)
     kept = w.caches.get("status")
     if kept is None:
         kept = w.caches["status"] = {}
     held = kept.get(c.id)
     if held is None or held[0] != key or held[1]["equipment"] != c.equipment:
-        held = kept[c.id] = (key, _status(w, c, sheltered))
+        held = kept[c.id] = (key, _status(w, c, sheltered, key, held))
     return held[1]
 
 
-def _status(w: World, c: Character, sheltered: bool) -> dict[str, Any]:
-    x, y = w.xy(c.pos)
+def _status(w: World, c: Character, sheltered: bool, key: tuple, before: tuple | None) -> dict[str, Any]:
+    """`status` built anew; what the status it replaces (`before`, with its key) showed of the place, the inventory
+    and the equipment is reused while those are the same (most rebuilds follow a new operation or need)."""
+    if before is None:
+        x, y = w.xy(c.pos)
+        region = w.region_names[w.region[c.pos]]
+        inventory = dict(sorted(c.inventory.items()))
+        equipment = dict(sorted(c.equipment.items()))
+    else:
+        was_key, was = before
+        if was_key[0] == key[0]:
+            x, y, region = was["x"], was["y"], was["region"]
+        else:
+            x, y = w.xy(c.pos)
+            region = w.region_names[w.region[c.pos]]
+        inventory = was["inventory"] if was_key[8] == key[8] else dict(sorted(c.inventory.items()))
+        equipment = was["equipment"] if was["equipment"] == c.equipment else dict(sorted(c.equipment.items()))
     op = w.ops.get(c.op) if c.op else None
     return {
         "id": c.id,
         "name": c.name,
         "x": x,
         "y": y,
-        "region": w.region_names[w.region[c.pos]],
+        "region": region,
         "health": c.health,
         "energy": c.energy,
         "satiety": c.satiety,
         "asleep": c.asleep,
         "sheltered": sheltered,
-        "inventory": dict(sorted(c.inventory.items())),
-        "equipment": dict(sorted(c.equipment.items())),
+        "inventory": inventory,
+        "equipment": equipment,
         "bed": list(w.xy(c.bed)) if c.bed is not None else None,
         "knockdowns": c.knockdowns,
         "operation": None if op is None else {"op": op.id, "action": op.action, "args": op.args, "started": op.started, "ends": op.ends},
@@ -178,13 +196,15 @@ class _Square:
     latest changes whenever one of them does) and the count of moves that stamp was last read at (no move since: no
     need to read it again)."""
 
-    __slots__ = ("bounds", "blocks", "rows", "legend", "tiles_at", "tiles", "tiles_on", "people_at", "people_moves", "people")
+    __slots__ = ("bounds", "blocks", "block_stamps", "rows", "legend", "tiles_at", "tiles", "tiles_on", "people_at", "people_moves", "people")
 
     def __init__(self, w: World, bounds: tuple[int, int, int, int]):
         x0, x1, y0, y1 = self.bounds = bounds
         across = (w.width >> CHUNK_BITS) + 1
         self.blocks = tuple(cy * across + cx for cy in range(y0 >> CHUNK_BITS, (y1 >> CHUNK_BITS) + 1)
                             for cx in range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1))
+        # The stamps of those blocks in one call (a square over one block is given its stamp in a tuple too).
+        self.block_stamps = itemgetter(*self.blocks, self.blocks[0])
         glyph_rows, self.legend = _statics(w)
         self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
         self.tiles_at = self.people_at = self.people_moves = -1
@@ -338,7 +358,7 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
     characters sharing a square share the records."""
     if square.people_moves != w.moves:  # someone moved since the square was last checked: was it under the square?
         stamps = w.chunk_moved or w.chunk_moves()
-        at = max([stamps[k] for k in square.blocks])
+        at = max(square.block_stamps(stamps))
         if at != square.people_at:
             square.people, square.people_at = _present(w, bounds), at
         square.people_moves = w.moves
