@@ -135,7 +135,8 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     c = w.chars[agent]
     square = _square_at(w, c.pos)
     bounds = square.bounds
-    rows, tiles = _view_square(w, square, bounds)
+    if square.tiles_at != w.touches:  # a tile changed since the square's tiles were last brought up to date
+        _update_tiles(w, square, bounds)
     x0, x1, y0, y1 = bounds
     creatures = []
     for cr in w.creatures.values():
@@ -148,7 +149,7 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     obs: dict[str, Any] = {
         "time": _kept_clock(w, show_end),
         "self": status(w, c),
-        "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles,
+        "view": {"x0": x0, "y0": y0, "rows": square.rows, "tiles": square.tiles,
                  "characters": _characters_in(w, square, bounds, agent), "creatures": creatures},
         "legend": square.legend,
     }
@@ -185,7 +186,7 @@ def _statics(w: World) -> tuple[list[str], dict[str, str]]:
 
 
 BAND_BITS = 5  # squares starting in the same 32 rows over the same columns share a band of characters (see `_present`)
-PATCHED_MOST = 32  # the most touches since a square's tiles were built that they are patched with (see `_view_square`)
+PATCHED_MOST = 32  # the most touches since a square's tiles were built that they are patched with (see `_update_tiles`)
 
 
 class _Square:
@@ -250,18 +251,16 @@ def _changed_in(w: World, at: int, bounds: tuple[int, int, int, int]) -> list[in
     return [p for p, x, y in found if x0 <= x <= x1 and y0 <= y <= y1]
 
 
-def _view_square(w: World, square: _Square, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
-    """The glyph rows and the tiles holding something (node, structure, items) of one view square, row by row:
-    kept for the square and patched at the tiles changed since (see `World.touched_since`)."""
-    now = w.touches
-    if square.tiles_at != now:
-        changed = _changed_in(w, square.tiles_at, bounds)
-        if changed is None:
-            square.tiles, square.tiles_on = _tiles_in(w, bounds)
-        elif changed:
-            square.tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
-        square.tiles_at = now
-    return square.rows, square.tiles
+def _update_tiles(w: World, square: _Square, bounds: tuple[int, int, int, int]) -> None:
+    """The tiles holding something (node, structure, items) of one view square, row by row, brought up to the
+    current count of touches: kept for the square and patched at the tiles changed since (see
+    `World.touched_since`). Asked by `observe` only when the count moved on (most observations find it has not)."""
+    changed = _changed_in(w, square.tiles_at, bounds)
+    if changed is None:
+        square.tiles, square.tiles_on = _tiles_in(w, bounds)
+    elif changed:
+        square.tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
+    square.tiles_at = w.touches
 
 
 def _patched_tiles(w: World, tiles: list[dict[str, Any]], on: list[int], changed: list[int]) -> tuple[list[dict[str, Any]], list[int]]:
@@ -516,7 +515,10 @@ def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
         snap = memory[p]
-        out.append(_add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap))
+        tile = {"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}
+        if snap[1] is not None or snap[3] is not None or snap[5]:  # most remembered tiles hold nothing: no call
+            _add_features(tile, snap)
+        out.append(tile)
     return out
 
 
