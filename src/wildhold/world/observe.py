@@ -211,7 +211,7 @@ class _Square:
         self.tiles_at = self.people_at = self.people_moves = -1
         self.tiles: list[dict[str, Any]] = []
         self.tiles_on: list[int] = []
-        self.people: tuple[list[dict[str, Any]], list[str]] = ([], [])
+        self.people: tuple[list[dict[str, Any]], list[str], int, int] = ([], [], 0, 0)
 
 
 def _square_at(w: World, p: int) -> _Square:
@@ -361,19 +361,20 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
         if at != square.people_at:
             square.people, square.people_at = _present(w, bounds), at
         square.people_moves = w.moves
-    records, ids = square.people
+    records, ids, a, b = square.people
     try:
-        i = ids.index(agent)
+        i = ids.index(agent, a, b)
     except ValueError:
-        return list(records)
-    others = records[:]
-    del others[i]
+        return records[a:b]
+    others = records[a:b]
+    del others[i - a]
     return others
 
 
-def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
+def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str], int, int]:
     """The record of every character in a view square, row by row and by id on a tile, and their ids in
-    the same order, read from the rows of the map's occupied tiles. At a count of moves, the first square over
+    the same order, as the lists holding them and where in those they are (from, to): read from the rows of the
+    map's occupied tiles. At a count of moves, the first square over
     some columns starting in some `BAND_BITS` rows reads its own rows; the next ones cut theirs from a band of
     those columns over every row such a square may cover, built then: in a crowd many squares share their columns,
     and a square read alone costs what it did."""
@@ -387,13 +388,13 @@ def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str
     band = bands.get(key, False)
     if band is False:
         bands[key] = None
-        return _rows_present(by_row, bounds)
+        records, ids = _rows_present(by_row, bounds)
+        return records, ids, 0, len(ids)
     if band is None:
         rows = range(top, top + (1 << BAND_BITS) + 2 * w.needs.view_radius)
         band = bands[key] = _band(by_row, x0, x1, rows)
-    ys, ids, records = band
-    a, b = bisect_left(ys, y0), bisect_right(ys, y1)
-    return records[a:b], ids[a:b]
+    ys, ids, records = band  # shared by the squares cut from it, not copied (read-only)
+    return records, ids, bisect_left(ys, y0), bisect_right(ys, y1)
 
 
 def _rows_present(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]],
