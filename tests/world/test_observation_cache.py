@@ -627,3 +627,19 @@ def test_a_message_the_inbox_copies_are_not_told_of_is_caught(content, monkeypat
     """With deliveries not handed to the kept copies, the copies of an inbox fall behind: the comparison catches it."""
     monkeypatch.setattr(society, "_hand_copies", lambda w, agents, message, most: None)
     assert overflowing_inboxes(content) is not None
+
+
+def test_the_clock_follows_the_weather_and_whether_the_end_is_shown(content):
+    """The clock is kept for the tick; within a tick it still follows the weather and the caller's `show_end`."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    built(w, a)
+    w.weather = "rain" if w.weather != "rain" else "clear"
+    assert built(w, a) == fresh(w, a)
+    assert built(w, a, show_end=False) == fresh(w, a, show_end=False)
+    assert "ends_at_tick" not in observe(w, a, show_end=False)["time"]
+    built(w, a)
+    w.end_tick += 60
+    assert built(w, a) == fresh(w, a)
+    w.step()
+    assert built(w, a) == fresh(w, a)
