@@ -108,15 +108,28 @@ def _sheltered(w: World, agent: str) -> None:
     apply_setup(w, "place_structure", {"x": x, "y": y, "structure": sorted(w.sheltering)[0]})
 
 
+def _moved(w: World, agent: str) -> None:
+    """To another region (a status rebuilt after a move shows the new place, not the one it replaces)."""
+    here = w.region[w.chars[agent].pos]
+    x, y = next((p % w.width, p // w.width) for p in range(len(w.region))
+                if w.region[p] != here and w.is_walkable(p) and p not in w.occupants)
+    apply_setup(w, "move_character", {"agent": agent, "x": x, "y": y})
+
+
+def _given(w: World, agent: str) -> None:
+    w.give(agent, "stone", 1, "test")
+
+
 def _set(field: str, value: Any):
     def apply(w: World, agent: str) -> None:
         setattr(w.chars[agent], field, value)
     return apply
 
 
-@pytest.mark.parametrize("change", [_equipped, _sheltered, _set("asleep", True), _set("knockdowns", 1),
+@pytest.mark.parametrize("change", [_equipped, _sheltered, _moved, _given, _set("asleep", True), _set("knockdowns", 1),
                                     _set("bed", 0), _set("energy", 1), _set("op", "op0")],
-                         ids=["equipped", "sheltered", "asleep", "knocked down", "bed", "energy", "operation"])
+                         ids=["equipped", "sheltered", "moved", "given", "asleep", "knocked down", "bed", "energy",
+                              "operation"])
 def test_the_characters_own_state_is_seen_as_from_nothing(content, change):
     """The character's status, kept while what it shows is the same, follows each thing it shows."""
     w = World(content, "default", 3)
@@ -125,6 +138,14 @@ def test_the_characters_own_state_is_seen_as_from_nothing(content, change):
     before = built(w, a)
     change(w, a)
     assert built(w, a) == fresh(w, a) != before
+
+
+def test_a_shelter_on_unsafe_ground_is_seen(content):
+    """Shelter is read from the terrain first: off safe ground the character is still told of a structure over it."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    _sheltered(w, a)
+    assert observe(w, a)["self"]["sheltered"] is True
 
 
 def test_characters_down_two_columns_are_seen_as_from_nothing(content):
@@ -631,3 +652,19 @@ def test_a_message_the_inbox_copies_are_not_told_of_is_caught(content, monkeypat
     """With deliveries not handed to the kept copies, the copies of an inbox fall behind: the comparison catches it."""
     monkeypatch.setattr(society, "_hand_copies", lambda w, agents, message, most: None)
     assert overflowing_inboxes(content) is not None
+
+
+def test_the_clock_follows_the_weather_and_whether_the_end_is_shown(content):
+    """The clock is kept for the tick; within a tick it still follows the weather and the caller's `show_end`."""
+    w = World(content, "default", 3)
+    a = w.join("a")
+    built(w, a)
+    w.weather = "rain" if w.weather != "rain" else "clear"
+    assert built(w, a) == fresh(w, a)
+    assert built(w, a, show_end=False) == fresh(w, a, show_end=False)
+    assert "ends_at_tick" not in observe(w, a, show_end=False)["time"]
+    built(w, a)
+    w.end_tick += 60
+    assert built(w, a) == fresh(w, a)
+    w.step()
+    assert built(w, a) == fresh(w, a)

@@ -6,6 +6,7 @@ Nothing else reaches an agent: every face builds its observations here.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from wildhold.world.parts import PARTS, Part
@@ -63,34 +64,51 @@ def _add_features(tile: dict[str, Any], snapshot: tuple) -> dict[str, Any]:
 def status(w: World, c: Character) -> dict[str, Any]:
     """The character's own state. Kept per character while what it shows is the same: its place, needs, sleep,
     knockdowns, bed, operation (never changed once started), shelter, what it carries (`World.holdings`) and wears
-    (compared as it is: equipping counts nowhere); about half the observations in a busy world find it so."""
-    sheltered = w.is_sheltered(c)
-    key = (c.pos, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered)
+    (compared as it is: equipping counts nowhere); about half the observations in a busy world find it so.
+    Shelter is read from the terrain first: most characters stand on safe ground, and asking the world costs a call."""
+    p = c.pos
+    sheltered = w.safe_terrain[w.terrain[p]] or w.is_sheltered(c)
+    key = (p, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered)
     kept = w.caches.get("status")
     if kept is None:
         kept = w.caches["status"] = {}
     held = kept.get(c.id)
     if held is None or held[0] != key or held[1]["equipment"] != c.equipment:
-        held = kept[c.id] = (key, _status(w, c, sheltered))
+        held = kept[c.id] = (key, _status(w, c, sheltered, key, held))
     return held[1]
 
 
-def _status(w: World, c: Character, sheltered: bool) -> dict[str, Any]:
-    x, y = w.xy(c.pos)
+def _status(w: World, c: Character, sheltered: bool, key: tuple, before: tuple | None) -> dict[str, Any]:
+    """`status` built anew; what the status it replaces (`before`, with its key) showed of the place, the inventory
+    and the equipment is reused while those are the same (most rebuilds follow a new operation or need)."""
+    if before is None:
+        x, y = w.xy(c.pos)
+        region = w.region_names[w.region[c.pos]]
+        inventory = dict(sorted(c.inventory.items()))
+        equipment = dict(sorted(c.equipment.items()))
+    else:
+        was_key, was = before
+        if was_key[0] == key[0]:
+            x, y, region = was["x"], was["y"], was["region"]
+        else:
+            x, y = w.xy(c.pos)
+            region = w.region_names[w.region[c.pos]]
+        inventory = was["inventory"] if was_key[8] == key[8] else dict(sorted(c.inventory.items()))
+        equipment = was["equipment"] if was["equipment"] == c.equipment else dict(sorted(c.equipment.items()))
     op = w.ops.get(c.op) if c.op else None
     return {
         "id": c.id,
         "name": c.name,
         "x": x,
         "y": y,
-        "region": w.region_names[w.region[c.pos]],
+        "region": region,
         "health": c.health,
         "energy": c.energy,
         "satiety": c.satiety,
         "asleep": c.asleep,
         "sheltered": sheltered,
-        "inventory": dict(sorted(c.inventory.items())),
-        "equipment": dict(sorted(c.equipment.items())),
+        "inventory": inventory,
+        "equipment": equipment,
         "bed": list(w.xy(c.bed)) if c.bed is not None else None,
         "knockdowns": c.knockdowns,
         "operation": None if op is None else {"op": op.id, "action": op.action, "args": op.args, "started": op.started, "ends": op.ends},
@@ -117,7 +135,8 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     c = w.chars[agent]
     square = _square_at(w, c.pos)
     bounds = square.bounds
-    rows, tiles = _view_square(w, square, bounds)
+    if square.tiles_at != w.touches:  # a tile changed since the square's tiles were last brought up to date
+        _update_tiles(w, square, bounds)
     x0, x1, y0, y1 = bounds
     creatures = []
     for cr in w.creatures.values():
@@ -130,7 +149,7 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     obs: dict[str, Any] = {
         "time": _kept_clock(w, show_end),
         "self": status(w, c),
-        "view": {"x0": x0, "y0": y0, "rows": rows, "tiles": tiles,
+        "view": {"x0": x0, "y0": y0, "rows": square.rows, "tiles": square.tiles,
                  "characters": _characters_in(w, square, bounds, agent), "creatures": creatures},
         "legend": square.legend,
     }
@@ -167,7 +186,7 @@ def _statics(w: World) -> tuple[list[str], dict[str, str]]:
 
 
 BAND_BITS = 5  # squares starting in the same 32 rows over the same columns share a band of characters (see `_present`)
-PATCHED_MOST = 32  # the most touches since a square's tiles were built that they are patched with (see `_view_square`)
+PATCHED_MOST = 32  # the most touches since a square's tiles were built that they are patched with (see `_update_tiles`)
 
 
 class _Square:
@@ -178,19 +197,21 @@ class _Square:
     latest changes whenever one of them does) and the count of moves that stamp was last read at (no move since: no
     need to read it again)."""
 
-    __slots__ = ("bounds", "blocks", "rows", "legend", "tiles_at", "tiles", "tiles_on", "people_at", "people_moves", "people")
+    __slots__ = ("bounds", "blocks", "block_stamps", "rows", "legend", "tiles_at", "tiles", "tiles_on", "people_at", "people_moves", "people")
 
     def __init__(self, w: World, bounds: tuple[int, int, int, int]):
         x0, x1, y0, y1 = self.bounds = bounds
         across = (w.width >> CHUNK_BITS) + 1
         self.blocks = tuple(cy * across + cx for cy in range(y0 >> CHUNK_BITS, (y1 >> CHUNK_BITS) + 1)
                             for cx in range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1))
+        # The stamps of those blocks in one call (a square over one block is given its stamp in a tuple too).
+        self.block_stamps = itemgetter(*self.blocks, self.blocks[0])
         glyph_rows, self.legend = _statics(w)
         self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
         self.tiles_at = self.people_at = self.people_moves = -1
         self.tiles: list[dict[str, Any]] = []
         self.tiles_on: list[int] = []
-        self.people: tuple[list[dict[str, Any]], list[str]] = ([], [])
+        self.people: tuple[list[dict[str, Any]], list[str], int, int] = ([], [], 0, 0)
 
 
 def _square_at(w: World, p: int) -> _Square:
@@ -230,18 +251,16 @@ def _changed_in(w: World, at: int, bounds: tuple[int, int, int, int]) -> list[in
     return [p for p, x, y in found if x0 <= x <= x1 and y0 <= y <= y1]
 
 
-def _view_square(w: World, square: _Square, bounds: tuple[int, int, int, int]) -> tuple[list[str], list[dict[str, Any]]]:
-    """The glyph rows and the tiles holding something (node, structure, items) of one view square, row by row:
-    kept for the square and patched at the tiles changed since (see `World.touched_since`)."""
-    now = w.touches
-    if square.tiles_at != now:
-        changed = _changed_in(w, square.tiles_at, bounds)
-        if changed is None:
-            square.tiles, square.tiles_on = _tiles_in(w, bounds)
-        elif changed:
-            square.tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
-        square.tiles_at = now
-    return square.rows, square.tiles
+def _update_tiles(w: World, square: _Square, bounds: tuple[int, int, int, int]) -> None:
+    """The tiles holding something (node, structure, items) of one view square, row by row, brought up to the
+    current count of touches: kept for the square and patched at the tiles changed since (see
+    `World.touched_since`). Asked by `observe` only when the count moved on (most observations find it has not)."""
+    changed = _changed_in(w, square.tiles_at, bounds)
+    if changed is None:
+        square.tiles, square.tiles_on = _tiles_in(w, bounds)
+    elif changed:
+        square.tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
+    square.tiles_at = w.touches
 
 
 def _patched_tiles(w: World, tiles: list[dict[str, Any]], on: list[int], changed: list[int]) -> tuple[list[dict[str, Any]], list[int]]:
@@ -338,23 +357,24 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
     characters sharing a square share the records."""
     if square.people_moves != w.moves:  # someone moved since the square was last checked: was it under the square?
         stamps = w.chunk_moved or w.chunk_moves()
-        at = max([stamps[k] for k in square.blocks])
+        at = max(square.block_stamps(stamps))
         if at != square.people_at:
             square.people, square.people_at = _present(w, bounds), at
         square.people_moves = w.moves
-    records, ids = square.people
+    records, ids, a, b = square.people
     try:
-        i = ids.index(agent)
+        i = ids.index(agent, a, b)
     except ValueError:
-        return list(records)
-    others = records[:]
-    del others[i]
+        return records[a:b]
+    others = records[a:b]
+    del others[i - a]
     return others
 
 
-def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
+def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str], int, int]:
     """The record of every character in a view square, row by row and by id on a tile, and their ids in
-    the same order, read from the rows of the map's occupied tiles. At a count of moves, the first square over
+    the same order, as the lists holding them and where in those they are (from, to): read from the rows of the
+    map's occupied tiles. At a count of moves, the first square over
     some columns starting in some `BAND_BITS` rows reads its own rows; the next ones cut theirs from a band of
     those columns over every row such a square may cover, built then: in a crowd many squares share their columns,
     and a square read alone costs what it did."""
@@ -368,13 +388,13 @@ def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str
     band = bands.get(key, False)
     if band is False:
         bands[key] = None
-        return _rows_present(by_row, bounds)
+        records, ids = _rows_present(by_row, bounds)
+        return records, ids, 0, len(ids)
     if band is None:
         rows = range(top, top + (1 << BAND_BITS) + 2 * w.needs.view_radius)
         band = bands[key] = _band(by_row, x0, x1, rows)
-    ys, ids, records = band
-    a, b = bisect_left(ys, y0), bisect_right(ys, y1)
-    return records[a:b], ids[a:b]
+    ys, ids, records = band  # shared by the squares cut from it, not copied (read-only)
+    return records, ids, bisect_left(ys, y0), bisect_right(ys, y1)
 
 
 def _rows_present(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]],
@@ -496,7 +516,10 @@ def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
         snap = memory[p]
-        out.append(_add_features({"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}, snap))
+        tile = {"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}
+        if snap[1] is not None or snap[3] is not None or snap[5]:  # most remembered tiles hold nothing: no call
+            _add_features(tile, snap)
+        out.append(tile)
     return out
 
 

@@ -436,13 +436,18 @@ class World:
         kept_row_spans = (range(x0, min(x1, nx0 - 1) + 1), range(max(x0, nx1 + 1), x1 + 1))
         whole_row_spans = (range(x0, x1 + 1),)
         w, mem, snap = self.width, c.memory, self.tile_snapshot
+        # A tile holding nothing is given the tick's bare snapshot here (as `tile_snapshot` would), a call less.
+        nodes, structures, ground = self.nodes, self.structures, self.ground
+        bare = self._bare_snapshot
+        if bare[0] != self.tick:
+            bare = self._bare_snapshot = (self.tick, None, 0, None, None, ())
         for y in range(y0, y1 + 1):
             row = y * w
             for span in kept_row_spans if ny0 <= y <= ny1 else whole_row_spans:
                 for x in span:
                     p = row + x
                     mem.pop(p, None)
-                    mem[p] = snap(p)  # most tiles a walk leaves in a settlement hold something: asked at once
+                    mem[p] = snap(p) if p in nodes or p in structures or ground.get(p) else bare
 
     def relocate(self, c: Character, new: int, event: bool = True) -> None:
         """Move a character; the only writer of `occupants` and of positions."""
