@@ -216,9 +216,7 @@ class _Square:
 
 def _square_at(w: World, p: int) -> _Square:
     """The view square around tile `p`: kept per tile, as its bounds are (`World.view_bounds`)."""
-    at = w.caches.get("square_at")
-    if at is None:
-        at = w.caches["square_at"] = {}
+    at = w.caches.setdefault("square_at", {})
     square = at.get(p)
     if square is None:
         square = at[p] = _square(w, w.view_bounds(p))

@@ -22,6 +22,8 @@ from wildhold.world.errors import Rejected
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:
+    import orjson
+
     from wildhold.world.world import World
 
 DIRECTIONS: dict[str, tuple[int, int]] = {
