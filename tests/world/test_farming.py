@@ -503,6 +503,20 @@ def test_observation_shows_plots_and_animals_in_view_with_their_owner(calm):
     assert observe(w, far)["farming"] == {"plots": [], "animals": []}
 
 
+def test_the_first_plot_and_the_first_animal_anywhere_are_seen(calm):
+    """With no plot and no animal anywhere, observations share one empty farming section: the first plot tilled,
+    and in another world the first animal settled, are seen all the same."""
+    w, at = farm_world(calm)
+    assert observe(w, A)["farming"] == {"plots": [], "animals": []}
+    act(w, "equip", item="hoe")
+    act(w, "till", x=at[0] - 1, y=at[1])
+    assert [(p["x"], p["y"]) for p in observe(w, A)["farming"]["plots"]] == [(at[0] - 1, at[1])]
+    w, at = farm_world(calm)
+    assert observe(w, A)["farming"] == {"plots": [], "animals": []}
+    cx, cy = settle_chicken(w, at)
+    assert [(a["x"], a["y"]) for a in observe(w, A)["farming"]["animals"]] == [(cx, cy)]
+
+
 def test_every_farming_rejection_leaves_the_state_unchanged(calm):
     w, at = farm_world(calm)
     x, y = at

@@ -668,3 +668,48 @@ def test_the_clock_follows_the_weather_and_whether_the_end_is_shown(content):
     assert built(w, a) == fresh(w, a)
     w.step()
     assert built(w, a) == fresh(w, a)
+
+
+def test_a_midnight_within_an_hour_is_seen_as_from_nothing(content):
+    """With a day of 1430 ticks, midnight falls at ten to the hour: a character that talked with a villager before
+    it, and stays still, sees that it has not talked today from the first tick after it on, though no quest is
+    posted (nor any event of the village emitted) then."""
+    calendar = content.calendar.model_copy(update={"ticks_per_day": 1430})
+    board = content.questboard.model_copy(update={"posts_per_day": 0})
+    w = World(content.model_copy(update={"calendar": calendar, "questboard": board}), "default", 3)
+    a = w.join("a")
+    apply_setup(w, "set_time", {"day": 1, "hour": 23, "minute": 20})
+    w.step()  # the villagers go where the hour puts them
+    npc, (_, p) = next(iter(w.states["settlement"].villagers.items()))
+    x, y = next(w.xy(q) for q in (p + 1, p - 1, p + w.width, p - w.width) if w.is_walkable(q) and q not in w.occupants)
+    apply_setup(w, "move_character", {"agent": a, "x": x, "y": y})
+    assert isinstance(w.submit(a, "talk", {"npc": npc}), Accepted)
+    while w.chars[a].op is not None:
+        w.step()
+    assert observe(w, a)["friendship"][npc]["talked_today"]
+    day = w.day
+    while w.day == day or w.tick % 60 < 55:
+        assert built(w, a) == fresh(w, a), w.tick
+        w.step()
+    assert not observe(w, a)["friendship"][npc]["talked_today"]
+
+
+def test_structures_another_part_removes_are_seen_as_from_nothing(content):
+    """A structure removed by another part (an animal leaving, a raid) comes with that part's event, not one of
+    construction's: the count of structures placed or removed tells what was kept. Beside three chests a character
+    sees one go, then another go as a third is filled (a chest's contents changing, though none it is shown: they
+    are another's)."""
+    w = World(content, "default", 3)
+    a, b = w.join("a"), w.join("b")
+    x, y = open_site(w, range(-1, 2), range(-1, 2))
+    chests = [w.pos(x + 1, y), w.pos(x - 1, y), w.pos(x, y + 1)]
+    for p in chests:
+        apply_setup(w, "place_structure", {"x": p % w.width, "y": p // w.width, "structure": "chest", "owner": b})
+    apply_setup(w, "move_character", {"agent": a, "x": x, "y": y})
+    assert sum(s["kind"] == "chest" for s in observe(w, a)["structures"]) == 3
+    w.remove_structure(chests[0])
+    assert built(w, a) == fresh(w, a)
+    w.remove_structure(chests[1])
+    w.give(f"chest@{chests[2]}", "wood", 1, "test")
+    assert built(w, a) == fresh(w, a)
+    assert sum(s["kind"] == "chest" for s in observe(w, a)["structures"]) == 1

@@ -987,43 +987,57 @@ class ConstructionPart(Part[ConstructionState]):
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         # A character's sections are kept (read-only: shared by its observations) while no structure is placed or
-        # removed, no event of this part is emitted (hit points, locks, access, homes), the same structures are in
-        # view (looked for only once it moved: most steps keep them), and no container they show changes
-        # (`World.holdings`; its deposits' list). They show chests and deposits only, so other containers' changes
-        # (escrows) are not looked into.
-        me, holdings, stored_in = c.id, w.holdings, w.stored_in
-        stored = stored_in.get(CHEST, 0) + stored_in.get(DEPOSIT, 0)  # both only grow: the sum changes with either
-        base = (w.builds, w.part_changes[self.name])
+        # removed, no event of this part is emitted (hit points, locks, access, homes), it stands where it did and no
+        # chest or deposit changed: most observations find them so (see `_kept_buildings` for what is looked into
+        # otherwise).
         kept = w.caches.get("building_views")
         if kept is None:
             kept = w.caches["building_views"] = {}
-        held = kept.get(me)
-        tiles = obs["view"]["tiles"]
-        if held is not None and held.pos != c.pos and held.base == base and held.at == _structures_in(w, tiles):
-            held.pos = c.pos
-        if held is None or held.base != base or held.pos != c.pos or (held.stored != stored and not held.holds(w, deposit_holders(w, me))):
-            shown: list[str] = []
-            mine = deposit_holders(w, me)
-            at = _structures_in(w, tiles)
-            home, seen, deposits = _sections(w, c, at, mine, shown)
-            counts = [(h, holdings.get(h)) for h in shown]
-            held = kept[me] = _KeptBuildings(base, c.pos, at, stored, list(mine), counts, home, seen, deposits)
-        held.stored = stored
+        held = kept.get(c.id)
+        stored_in = w.stored_in
+        if (held is None or held.pos != c.pos or held.builds != w.builds or held.changes != w.part_changes[_NAME]
+                or held.stored != stored_in.get(CHEST, 0) + stored_in.get(DEPOSIT, 0)):
+            held = _kept_buildings(w, c, kept, held, obs["view"]["tiles"])
         obs["home"], obs["structures"], obs["deposits"] = held.home, held.seen, held.deposits
 
 
+def _kept_buildings(w: World, c: Character, kept: dict[str, _KeptBuildings], held: _KeptBuildings | None,
+                    tiles: list[dict[str, Any]]) -> _KeptBuildings:
+    """A character's sections brought up to date (`held`: as kept, or None), `tiles` those of its view. With no
+    structure placed or removed and no event of this part, they still hold when the same structures are in view
+    (looked for only once it moved: most steps keep them) and no container they show changed (`World.holdings`; its
+    deposits' list). They show chests and deposits only, so other containers' changes (escrows) are not looked into."""
+    me, stored_in = c.id, w.stored_in
+    stored = stored_in.get(CHEST, 0) + stored_in.get(DEPOSIT, 0)  # both only grow: the sum changes with either
+    builds, changes = w.builds, w.part_changes[_NAME]
+    if held is not None and held.builds == builds and held.changes == changes:
+        if held.pos != c.pos and held.at == _structures_in(w, tiles):
+            held.pos = c.pos
+        if held.pos == c.pos and (held.stored == stored or held.holds(w, deposit_holders(w, me))):
+            held.stored = stored
+            return held
+    shown: list[str] = []
+    mine = deposit_holders(w, me)
+    at = _structures_in(w, tiles)
+    home, seen, deposits = _sections(w, c, at, mine, shown)
+    counts = [(h, w.holdings.get(h)) for h in shown]
+    held = kept[me] = _KeptBuildings(builds, changes, c.pos, at, stored, list(mine), counts, home, seen, deposits)
+    return held
+
+
 class _KeptBuildings:
-    """A character's home, structures in view and deposits, with what they hold under: `base` (structures placed or
-    removed, this part's events); the tiles of the structures in view (`at`) once the character left `pos`; and,
-    once a chest or deposit changed since `stored` (the sum of their `World.stored_in` counts), its deposits' list
-    and the `World.holdings` counts of the containers they show."""
+    """A character's home, structures in view and deposits, with what they hold under: `builds` (structures placed
+    or removed) and `changes` (this part's events); the tiles of the structures in view (`at`) once the character
+    left `pos`; and, once a chest or deposit changed since `stored` (the sum of their `World.stored_in` counts), its
+    deposits' list and the `World.holdings` counts of the containers they show."""
 
-    __slots__ = ("base", "pos", "at", "stored", "mine", "shown", "home", "seen", "deposits")
+    __slots__ = ("builds", "changes", "pos", "at", "stored", "mine", "shown", "home", "seen", "deposits")
 
-    def __init__(self, base: tuple, pos: int, at: list[int], stored: int, mine: list[str], shown: list[tuple[str, int | None]],
-                 home: dict[str, Any] | None, seen: list[dict[str, Any]], deposits: list[dict[str, Any]]):
-        self.base, self.pos, self.at, self.stored, self.mine, self.shown = base, pos, at, stored, mine, shown
-        self.home, self.seen, self.deposits = home, seen, deposits
+    def __init__(self, builds: int, changes: int, pos: int, at: list[int], stored: int, mine: list[str],
+                 shown: list[tuple[str, int | None]], home: dict[str, Any] | None, seen: list[dict[str, Any]],
+                 deposits: list[dict[str, Any]]):
+        self.builds, self.changes, self.pos, self.at, self.stored = builds, changes, pos, at, stored
+        self.mine, self.shown, self.home, self.seen, self.deposits = mine, shown, home, seen, deposits
 
     def holds(self, w: World, mine: list[str]) -> bool:
         """Whether the sections still show what they did: the same deposits, and no shown container changed."""
@@ -1064,3 +1078,4 @@ def _sections(w: World, c: Character, at: list[int], mine: list[str], shown: lis
 
 
 CONSTRUCTION = ConstructionPart()
+_NAME = CONSTRUCTION.name

@@ -907,19 +907,18 @@ class DungeonPart(Part[DungeonState]):
                 _enemy_acts(w, c, inst, e)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        if c.id in state(w).inside:  # the room's intents change with the tick
-            obs["dungeon"] = {**dungeon_status(w, c.id), "room": room_view(w, c.id)}
-            return
-        # Outside, what it shows holds while the dungeon's state does: every change of it emits one of the
-        # dungeon's events (see `World.part_changes`). Shared by the character's observations.
-        stamp = w.part_changes[self.name]
+        # What it shows outside holds while the dungeon's state does: every change of it emits one of the dungeon's
+        # events (see `World.part_changes`), entering and leaving among them. Shared by the character's observations;
+        # kept as None inside, where the room's intents change with the tick.
+        stamp = w.part_changes[_NAME]
         kept = w.caches.get("dungeon_views")
         if kept is None:
             kept = w.caches["dungeon_views"] = {}
         held = kept.get(c.id)
         if held is None or held[0] != stamp:
-            held = kept[c.id] = (stamp, {**dungeon_status(w, c.id), "room": None})
-        obs["dungeon"] = held[1]
+            outside = c.id not in state(w).inside
+            held = kept[c.id] = (stamp, {**dungeon_status(w, c.id), "room": None} if outside else None)
+        obs["dungeon"] = held[1] or {**dungeon_status(w, c.id), "room": room_view(w, c.id)}
 
     def shelters(self, w: World, c: Character) -> bool:
         return c.id in state(w).inside
@@ -939,3 +938,4 @@ class DungeonPart(Part[DungeonState]):
 
 
 DUNGEON = DungeonPart()
+_NAME = DUNGEON.name

@@ -939,24 +939,26 @@ class FarmingPart(Part[FarmState]):
         note_weather(w)
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        s = farm(w)
+        s = w.states[_NAME]
+        if not s.plots and not s.animals:  # most worlds, most of the time: the one empty section, read-only
+            obs["farming"] = NOTHING_FARMED
+            return
         plots: list[dict[str, Any]] = []
         animals: list[dict[str, Any]] = []
-        if s.plots or s.animals:
-            x0, x1, y0, y1 = w.view_bounds(c.pos)
-            for y in range(y0, y1 + 1):
-                for x in range(x0, x1 + 1):
-                    p = y * w.width + x
-                    plot = s.plots.get(p)
-                    if plot is not None:
-                        plots.append(_plot_view(w, x, y, plot))
-                    a = s.animals.get(p)
-                    if a is not None:
-                        waiting = w.containers.get(f"{ANIMAL_HOLDER}{p}", {})
-                        animals.append({
-                            "x": x, "y": y, "animal": a.kind, "owner": a.owner, "fed_today": a.fed_day == w.day,
-                            "hungry_days": a.hungry_days, "waiting": dict(sorted(waiting.items())),
-                        })
+        x0, x1, y0, y1 = w.view_bounds(c.pos)
+        for y in range(y0, y1 + 1):
+            for x in range(x0, x1 + 1):
+                p = y * w.width + x
+                plot = s.plots.get(p)
+                if plot is not None:
+                    plots.append(_plot_view(w, x, y, plot))
+                a = s.animals.get(p)
+                if a is not None:
+                    waiting = w.containers.get(f"{ANIMAL_HOLDER}{p}", {})
+                    animals.append({
+                        "x": x, "y": y, "animal": a.kind, "owner": a.owner, "fed_today": a.fed_day == w.day,
+                        "hungry_days": a.hungry_days, "waiting": dict(sorted(waiting.items())),
+                    })
         obs["farming"] = {"plots": plots, "animals": animals}
 
 
@@ -980,3 +982,5 @@ def _plot_view(w: World, x: int, y: int, plot: Plot) -> dict[str, Any]:
 
 
 FARMING = FarmingPart()
+_NAME = FARMING.name
+NOTHING_FARMED: dict[str, Any] = {"plots": [], "animals": []}  # no plot or animal anywhere: shared, never written

@@ -922,26 +922,17 @@ class Settlement(Part[Village]):
         return f"{recipe} opens at friendship {said}. Talk with villagers daily, bring gifts and finish their quests."
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
-        # A character's sections hold while what the village holds of it stays: every change of the village emits one
-        # of its events, naming the character when it changes its friendships or quests, naming none when it moves
-        # villagers or the board (see `World.part_changes`). The villagers in view also hold while the hour and the
-        # view square stay; its quest log and friendships, while the day stays (a character walking or an hour
-        # passing rebuilds only the villagers); the board, while no event of the village at all is emitted.
-        changes, tick, per_day = w.part_changes, w.tick, w.calendar.ticks_per_day
+        # A character's sections hold while no event of the village names it or no one, the hour and the day stay
+        # (until the tick `until`) and it stands where it did: most observations find them so (see `_kept_village`
+        # for what is rebuilt otherwise). The board, shared, holds while no event of the village at all is emitted.
+        changes = w.part_changes
         kept = w.caches.get("village_views")
         if kept is None:
             kept = w.caches["village_views"] = {}
         held = kept.get(c.id)
-        anyone, day = changes.get(_NO_ONE), tick // per_day
-        if held is None or held.mine != changes.get(held.key) or held.anyone != anyone or held.day != day:
-            held = kept[c.id] = _KeptVillage(w, c, anyone, day)
-        hour, pos = tick // MINUTES_PER_HOUR, c.pos  # hours since the first
-        if held.hour != hour or held.pos != pos:  # its view square is looked up only once it moved
-            bounds = w.view_bounds(pos)
-            if held.hour != hour or held.bounds != bounds:
-                held.villagers = _villagers_in_view(w, _villagers_now(w, anyone, hour), bounds, held.discounts)
-                held.hour, held.bounds = hour, bounds
-            held.pos = pos
+        if (held is None or held.mine != changes.get(held.key) or held.anyone != changes.get(_NO_ONE)
+                or held.pos != c.pos or w.tick >= held.until):
+            held = _kept_village(w, c, kept, held)
         stamp = changes[_NAME]
         if held.board_at != stamp:
             board = w.caches.get("quest_board")  # the board shared by every character (see `_board_view`)
@@ -949,6 +940,27 @@ class Settlement(Part[Village]):
         obs["villagers"] = held.villagers
         obs["quest_board"] = held.board
         obs["quest_log"], obs["friendship"] = held.quest_log, held.friendship
+
+
+def _kept_village(w: World, c: Character, kept: dict[str, _KeptVillage], held: _KeptVillage | None) -> _KeptVillage:
+    """A character's village sections but the board brought up to date (`held`: as kept, or None). Every change of
+    the village emits one of its events, naming the character when it changes its friendships or quests, naming none
+    when it moves villagers or the board (see `World.part_changes`). The villagers in view hold while the hour and
+    the view square stay; its quest log and friendships, while the day stays (a character walking or an hour passing
+    rebuilds only the villagers)."""
+    changes, tick, per_day = w.part_changes, w.tick, w.calendar.ticks_per_day
+    anyone, day = changes.get(_NO_ONE), tick // per_day
+    if held is None or held.mine != changes.get(held.key) or held.anyone != anyone or held.day != day:
+        held = kept[c.id] = _KeptVillage(w, c, anyone, day)
+    hour, pos = tick // MINUTES_PER_HOUR, c.pos  # hours since the first
+    if held.hour != hour or held.pos != pos:  # its view square is looked up only once it moved
+        bounds = w.view_bounds(pos)
+        if held.hour != hour or held.bounds != bounds:
+            held.villagers = _villagers_in_view(w, _villagers_now(w, anyone, hour), bounds, held.discounts)
+            held.hour, held.bounds = hour, bounds
+        held.pos = pos
+    held.until = min((hour + 1) * MINUTES_PER_HOUR, (day + 1) * per_day)
+    return held
 
 
 _NAME = Settlement.name
@@ -959,10 +971,10 @@ class _KeptVillage:
     """A character's village sections: its quest log and friendships (and its discount with each villager), kept
     while no event of the village names it (`key`) or no one and the day stays; the villagers in view, also while the
     hour and its view square stay (the square looked up only once it left `pos`); the board (shared), while no event
-    of the village is emitted (`board_at`)."""
+    of the village is emitted (`board_at`). `until` is the tick of the next hour or day, when they are looked at again."""
 
     __slots__ = ("key", "mine", "anyone", "day", "quest_log", "friendship", "discounts", "hour", "pos", "bounds",
-                 "villagers", "board_at", "board")
+                 "villagers", "board_at", "board", "until")
 
     def __init__(self, w: World, c: Character, anyone: int | None, day: int):
         self.key = (_NAME, c.id)
@@ -974,6 +986,7 @@ class _KeptVillage:
         self.villagers: list[dict[str, Any]] = []
         self.board_at: int | None = None
         self.board: list[dict[str, Any]] = []
+        self.until = 0
 
 
 def _levels(w: World, me: str, npcs: dict[str, NpcSpec]) -> tuple[dict[str, int], dict[str, int], dict[tuple[str, int], int]]:
