@@ -466,6 +466,24 @@ def test_an_escrow_written_by_a_set_up_command_is_seen_in_its_owners_wealth_as_f
     assert built(w, a) == fresh(w, a)
 
 
+def test_an_offer_removed_by_a_set_up_command_leaves_both_parties_dealings(content):
+    """A character's dealings and the escrows its wealth counts are kept with the counts of market events naming it
+    and naming no one, which its economy section reads and hands on: an offer removed by a set-up command (no market
+    event names its parties) is gone from both parties' sections built after it."""
+    w = World(content, "default", 3)
+    a, b = w.join("a"), w.join("b")
+    apply_setup(w, "give_items", {"agent": a, "item": "wood", "qty": 2})
+    built(w, a), built(w, b)  # their sections kept from before the offer: the offer refreshes them
+    assert isinstance(w.submit(a, "offer_trade", {"to": b, "give": {"wood": 1}, "want": {"stone": 1}, "ticks": 50}), Accepted)
+    while w.chars[a].op is not None:
+        w.step()
+    assert observe(w, a)["economy"]["trades"] and observe(w, b)["economy"]["trades"]
+    del market.state(w).trades[next(iter(market.state(w).trades))]
+    w.emit(SETUP_EVENT, command="test", args={})
+    assert not observe(w, b)["economy"]["trades"]
+    assert (built(w, a), built(w, b)) == (fresh(w, a), fresh(w, b))
+
+
 def test_posts_on_a_full_board_are_seen_as_from_nothing(content):
     """The board's copies are kept while its last post stays: on a full board a new post drops the oldest, so its
     length stays the same; every observation after one still equals one built from nothing."""

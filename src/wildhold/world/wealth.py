@@ -15,6 +15,7 @@ from wildhold.world.parts import market, society
 from wildhold.world.parts.construction import CONSTRUCTION, DEPOSIT, deposit_holders, deposits_of
 
 if TYPE_CHECKING:
+    from wildhold.content.models import WealthSpec
     from wildhold.world.world import World
 
 def formula_summary(c: Content) -> str:
@@ -81,7 +82,7 @@ def valued(w: World, agent: str) -> _Valued:
         kept = w.caches["wealth"] = {}
     held = kept.get(agent)
     if held is None:
-        held = kept[agent] = _Valued(agent, _values(w))
+        held = kept[agent] = _Valued(agent, _values(w), w.content.wealth)
     return held
 
 
@@ -100,14 +101,15 @@ class _Valued:
       deposits it has and the sum of their `World.holdings` counters stay (`contents`): those only grow, so for the
       same containers the sum changes whenever what one of them holds does, and which it has changes only with items
       moved into or out of one or with an empty one, which counts for nothing;
-    - reputation and attribute levels are read afresh each time (two lookups).
+    - reputation and attribute levels are read afresh each time (two lookups), or passed by a caller that read them.
     The sum equals `sum(wealth_terms(w, agent).values())`: the same terms, valued by the same functions."""
 
-    __slots__ = ("agent", "values", "carried_at", "carried", "built", "hit", "structures", "dealt", "deposited", "deposits",
-                 "contents", "holders")
+    __slots__ = ("agent", "values", "reputation_cents", "level_cents", "carried_at", "carried", "built", "hit",
+                 "structures", "dealt", "deposited", "deposits", "contents", "holders")
 
-    def __init__(self, agent: str, values: dict[str, int]) -> None:
+    def __init__(self, agent: str, values: dict[str, int], rates: WealthSpec) -> None:
         self.agent, self.values = agent, values  # `values`: its world's item values (`_values`)
+        self.reputation_cents, self.level_cents = rates.reputation_cents, rates.attribute_level_cents
         self.carried_at = self.built = self.hit = self.dealt = self.deposited = self.contents = _UNVALUED
         self.carried = self.structures = self.holders = 0
         self.deposits: list[str] = []  # its deposits' holders, read when `deposited` last moved
@@ -115,27 +117,30 @@ class _Valued:
     def cents(self, w: World, dealt: tuple[int | None, int | None] | None = None, escrows: list[str] | None = None) -> int:
         """The wealth now; `dealt` and `escrows`, when the caller read them already, are the character's
         `market.dealt_stamp` and its dealings' escrows at that stamp."""
-        agent, changes = self.agent, w.part_changes
-        carried_at = w.holdings.get(agent)
+        agent = self.agent
+        standing = w.states[society.SOCIETY.name]
+        levels = standing.attributes.get(agent)
+        return self.at(w, w.holdings.get(agent), w.builds, w.part_changes[CONSTRUCTION.name],
+                       market.dealt_stamp(w, agent) if dealt is None else dealt, escrows,
+                       standing.reputation.get(agent, 0), sum(levels.values()) if levels else 0)
+
+    def at(self, w: World, carried_at: int | None, built: int, hit: int, dealt: tuple[int | None, int | None],
+           escrows: list[str] | None, reputation: int, levels: int) -> int:
+        """The wealth at the stamps `cents` reads (its `World.holdings` counter, `World.builds`, construction's event
+        count and its `market.dealt_stamp`), its reputation and the sum of its attribute levels: a caller that read
+        them already (its economy section) passes them; `escrows`, when known, are its dealings' at `dealt`."""
         if self.carried_at != carried_at:
-            self.carried_at, self.carried = carried_at, _at_values(self.values, w.chars[agent].inventory)
-        built, hit = w.builds, changes[CONSTRUCTION.name]
+            self.carried_at, self.carried = carried_at, _at_values(self.values, w.chars[self.agent].inventory)
         if self.built != built or self.hit != hit:
             self.built, self.hit = built, hit
-            self.structures = sum(structure_cents(w.content, s.kind, s.hp) for s in w.structures_of(agent))
-        if dealt is None:
-            dealt = market.dealt_stamp(w, agent)
+            self.structures = sum(structure_cents(w.content, s.kind, s.hp) for s in w.structures_of(self.agent))
         deposited = w.stored_in.get(DEPOSIT)
         if self.dealt != dealt or self.deposited != deposited:
             self.dealt = dealt
             if self.deposited != deposited:
-                self.deposited, self.deposits = deposited, deposit_holders(w, agent)
-            self._contents(w, market.dealings(w, agent, dealt).escrows if escrows is None else escrows)
-        standing = w.states[society.SOCIETY.name]
-        levels = standing.attributes.get(agent)
-        rates = w.content.wealth
-        return (self.carried + self.structures + self.holders + standing.reputation.get(agent, 0) * rates.reputation_cents
-                + (sum(levels.values()) if levels else 0) * rates.attribute_level_cents)
+                self.deposited, self.deposits = deposited, deposit_holders(w, self.agent)
+            self._contents(w, market.dealings(w, self.agent, dealt).escrows if escrows is None else escrows)
+        return self.carried + self.structures + self.holders + reputation * self.reputation_cents + levels * self.level_cents
 
     def _contents(self, w: World, escrows: list[str]) -> None:
         """Revalue the escrowed and deposited terms if which containers it has (these escrows, then its deposits) or
@@ -165,7 +170,11 @@ def _values(w: World) -> dict[str, int]:
 
 def _at_values(values: dict[str, int], items: Mapping[str, int]) -> int:
     """`items_cents` over the table of `_values`: an item the content does not know is worth nothing."""
-    return sum([values[item] * qty for item, qty in items.items() if item in values])
+    cents = 0
+    for item, qty in items.items():  # a few: no list built
+        if item in values:
+            cents += values[item] * qty
+    return cents
 
 
 def rank_standard(values: dict[str, int]) -> dict[str, int]:

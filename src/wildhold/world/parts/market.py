@@ -108,7 +108,7 @@ def _dealings(w: World, agent: str) -> Dealings:
     parties = _parties(w)
     mine = parties.mine.get(agent)
     if mine is None:
-        return Dealings([], [], [], [])
+        return _NO_DEALINGS
     e, escrows = parties.state, []
     trade_entries, contract_entries, order_entries = mine
     trades = _open_shown(trade_entries, e.trades, None, _public_trade, agent, escrows) if trade_entries else []
@@ -117,6 +117,7 @@ def _dealings(w: World, agent: str) -> Dealings:
     return Dealings(trades, contracts, orders, escrows)
 
 
+_NO_DEALINGS = Dealings([], [], [], [])  # those of a character party to no record (read-only, as every `Dealings`)
 _UNSHOWN = object()  # the version of an entry not shown yet: equal to no version
 
 
@@ -149,7 +150,7 @@ _ESCROW_FIELD = {"trade": "from", "contract": "payer", "order": "agent"}  # the 
 
 def _parties(w: World) -> _Parties:
     """The index of records by party, brought up to date with the records made since it was last asked."""
-    e = state(w)
+    e = w.states[Market.name]
     held = w.caches.get("market_parties")
     if held is None or held.state is not e:
         held = w.caches["market_parties"] = _Parties(e)
@@ -937,40 +938,36 @@ class _KeptEconomy:
         self.valued = wealth.valued(w, me)  # its kept wealth, asked without a lookup
 
     def refresh(self, w: World, c: Character, stamps: tuple) -> None:
-        """Bring the section up to these stamps."""
-        if self.section is None:
-            self.section = _economy(w, self.me, _orders_in_view(w, self.me, w.view_bounds(c.pos)))
-        else:
-            old = self.stamps  # the groups compared a value at a time (no slices built)
-            dealt = stamps[3] != old[3] or stamps[4] != old[4]
-            changed = self._changed(w, c, stamps[0] != old[0] or stamps[1] != old[1] or stamps[2] != old[2],
-                                    (stamps[3], stamps[4]) if dealt else (),
-                                    stamps[5] != old[5] or stamps[6] != old[6] or stamps[7] != old[7],
-                                    stamps[8] != old[8] or stamps[9] != old[9])
-            if changed:
-                self.section = {**self.section, **changed}
+        """Bring the section up to these stamps: the groups are compared a value at a time (no slices built), the
+        fields of those that changed are asked again, and those that differ replace the section."""
+        section, me = self.section, self.me
+        arts, rep, levels, named, none, carried, built, hit, where, version = stamps  # see `Market.observe`
+        arts0, rep0, levels0, named0, none0, carried0, built0, hit0, where0, version0 = self.stamps or stamps
         self.stamps = stamps
-
-    def _changed(self, w: World, c: Character, standing: bool, dealt: tuple, holding: bool, where: bool) -> dict[str, Any]:
-        """The fields of the section asked again for the stamps that changed, where they differ (`dealt`: the new
-        `dealt_stamp` when it changed, else empty)."""
-        me, section, changed = self.me, self.section, {}
-        if standing:
-            changed["reputation"] = reputation_of(w, me)
+        if section is None:
+            self.section = _economy(w, me, _orders_in_view(w, me, w.view_bounds(c.pos)))
+            return
+        changed: dict[str, Any] = {}
+        if arts != arts0 or rep != rep0 or levels != levels0:
+            changed["reputation"] = rep or 0  # its reputation, read for the stamp (none yet: 0)
             changed["attributes"], changed["artworks"] = _standing(w, me)
-        if dealt:
+        dealt, escrows = (named, none), None
+        if named != named0 or none != none0:
             mine = dealings(w, me, dealt)
-            changed["defaults"] = state(w).defaults.get(me, 0)
+            changed["defaults"] = w.states[Market.name].defaults.get(me, 0)
             changed["trades"], changed["contracts"], changed["orders"] = mine.trades, mine.contracts, mine.orders
-        if standing or dealt or holding:
-            cents = self.valued.cents(w, dealt, mine.escrows) if dealt else self.valued.cents(w)
+            escrows = mine.escrows
+        if changed or carried != carried0 or built != built0 or hit != hit0:
+            # the wealth reads the stamps read for the section: it is valued without reading them again
+            cents = self.valued.at(w, carried, built, hit, dealt, escrows, rep or 0, levels)
             if cents != section["wealth"]["cents"]:
                 changed["wealth"] = {**section["wealth"], "cents": cents}
-        if where:
+        if where != where0 or version != version0:
             orders = _orders_in_view(w, me, w.view_bounds(c.pos))
             if orders != section["market"]:
                 changed["market"] = orders
-        return changed
+        if changed:
+            self.section = {**section, **changed}
 
 
 def _orders_seen(w: World) -> tuple[int, list[dict[str, Any]], int]:
