@@ -668,3 +668,20 @@ def test_the_clock_follows_the_weather_and_whether_the_end_is_shown(content):
     assert built(w, a) == fresh(w, a)
     w.step()
     assert built(w, a) == fresh(w, a)
+
+
+def test_each_character_sees_every_other_in_its_square_and_not_itself(content):
+    """Characters crowded three to a tile, on the edges of each other's views and over more rows than a band holds:
+    each sees exactly the others in its view square, row by row, by column and by id on a tile (read straight from
+    the characters' places)."""
+    w = World(content, "default", 3)
+    ids = [w.join(f"p{i}") for i in range(60)]
+    r = w.needs.view_radius
+    for i, agent in enumerate(ids):
+        w.relocate(w.chars[agent], w.pos(30 + (0, 1, r, r + 1)[(i // 3) % 4], 10 + 3 * (i // 12) + i % 2))
+    for agent in ids:
+        x0, x1, y0, y1 = w.view_bounds(w.chars[agent].pos)
+        others = sorted((c.pos // w.width, c.pos % w.width, c.id) for c in w.chars.values()
+                        if c.id != agent and x0 <= c.pos % w.width <= x1 and y0 <= c.pos // w.width <= y1)
+        seen = observe(w, agent, memory=False, parts=False)["view"]["characters"]
+        assert [(ch["y"], ch["x"], ch["id"]) for ch in seen] == others, agent
