@@ -501,17 +501,33 @@ def remembered(w: World, c: Character) -> list[dict[str, Any]]:
 
 def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
     """The tiles out of view now that were remembered at or after `tick`: the memory is kept in the
-    order tiles were last seen, so they are read from its end and the rest is never touched."""
+    order tiles were last seen, so they are read from its end and the rest is never touched.
+
+    An agent asking for the changes since its last decision asks again each tick it is busy: the answer is kept
+    per character with that tick, its place and the snapshot of its newest tile, and given again while they are
+    the same. Every tile remembered later is given a snapshot made later (`World.remember_leaving`), so the newest
+    one is another: kept only once the newest snapshot is of an earlier tick than now, as a tile remembered again
+    in the same tick may be given the tick's shared snapshot of a bare tile (`World.tile_snapshot`)."""
     memory = c.memory
-    if not memory or next(reversed(memory.values()))[0] < tick:
+    if not memory:
+        return []
+    snap = next(reversed(memory.values()))
+    if snap[0] < tick:
         return []  # nothing remembered since (the newest tile is older): most observations of a character standing still
+    kept = w.caches.setdefault("remembered_since", {})
+    held = kept.get(c.id)
+    if held is not None and held[2] is snap and held[0] == tick and held[1] == c.pos:
+        return held[3]
     recent = []
-    for p, snap in reversed(memory.items()):
-        if snap[0] < tick:
+    for p, seen in reversed(memory.items()):
+        if seen[0] < tick:
             break
         recent.append(p)
     recent.sort()
-    return _out_of_view(w, c, recent)
+    out = _out_of_view(w, c, recent)
+    if snap[0] < w.tick:
+        kept[c.id] = (tick, c.pos, snap, out)
+    return out
 
 
 def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any]]:
