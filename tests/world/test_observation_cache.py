@@ -731,3 +731,119 @@ def test_structures_another_part_removes_are_seen_as_from_nothing(content):
     w.give(f"chest@{chests[2]}", "wood", 1, "test")
     assert built(w, a) == fresh(w, a)
     assert sum(s["kind"] == "chest" for s in observe(w, a)["structures"]) == 1
+
+
+def test_the_memory_since_each_decision_is_seen_as_from_nothing_through_play(content):
+    """Each character asks for the memory changed since its last decision, as a policy that keeps a map does (the
+    answer kept while it is the same): every one equals one built from nothing, busy characters' included."""
+    w = World(content, "default", 5)
+    ids = [w.join(f"p{i}") for i in range(20)]
+    client, policy = LocalClient(w), LegalRandomAgent(content)
+    asked = 0
+    for _ in range(40):
+        for a in ids:
+            since = policy.memory_since(a)
+            kept = built(w, a, memory_since=since)
+            assert kept == fresh(w, a, memory_since=since), (a, w.tick)
+            asked += since is not None and bool(json.loads(kept)["memory"])
+            if client.idle(a):
+                client.decide(a, policy)
+        w.step()
+    assert asked > 100
+
+
+def _walker(content) -> tuple[World, str, Any]:
+    w = World(content, "default", 3)
+    a = w.join("a")
+    return w, a, w.chars[a]
+
+
+def _walk(w: World, c, *tiles: tuple[int, int]) -> None:
+    for x, y in tiles:
+        w.relocate(c, w.pos(x, y))
+
+
+def _walked(w: World, c, *tiles: tuple[int, int]) -> int:
+    """Walk to these tiles, then step: the tick after."""
+    _walk(w, c, *tiles)
+    w.step()
+    return w.tick
+
+
+def _memory(w: World, agent: str, since: int) -> list[dict[str, Any]]:
+    """The memory since `since` as built from the pieces kept, checked against one built from nothing."""
+    kept = json.loads(built(w, agent, memory_since=since))
+    assert kept == json.loads(fresh(w, agent, memory_since=since))
+    return kept["memory"]
+
+
+def test_the_memory_since_a_tick_follows_the_tick_asked(content):
+    """Tiles left at two ticks: asking since the later one, then the earlier, answers each (the kept answer is
+    for the tick it was asked with)."""
+    w, a, c = _walker(content)
+    first = _walked(w, c, (20, 20))
+    second = _walked(w, c, (21, 20))
+    _walked(w, c, (22, 20))
+    later, earlier = _memory(w, a, second), _memory(w, a, first)
+    assert later and len(earlier) > len(later)
+
+
+def test_the_memory_since_a_tick_follows_the_characters_place(content):
+    """At the map's west edge a step east leaves no tile (the view only grows): the memory is the same, but the
+    column that came back into view is shown live, not remembered."""
+    w, a, c = _walker(content)
+    r = w.needs.view_radius
+    since = _walked(w, c, (1, 20))
+    _walked(w, c, (0, 20))  # the column r + 1 leaves the view
+    assert {t["x"] for t in _memory(w, a, since)} == {r + 1}
+    newest = next(reversed(c.memory.values()))
+    _walk(w, c, (1, 20))
+    assert next(reversed(c.memory.values())) is newest  # nothing remembered
+    assert _memory(w, a, since) == []
+
+
+def test_the_memory_since_a_tick_follows_a_tile_remembered_later(content):
+    """A step there and back after the answer was kept: the same place, but the tiles left on the way back are in
+    the next answer."""
+    w, a, c = _walker(content)
+    since = _walked(w, c, (20, 20))
+    _walked(w, c, (21, 20))
+    before = _memory(w, a, since)
+    _walk(w, c, (22, 20), (21, 20))
+    assert len(_memory(w, a, since)) > len(before)
+
+
+def test_the_memory_since_a_tick_is_not_kept_in_the_tick_it_changed(content):
+    """Within one tick a character steps east, is asked, goes far off and back and steps east again: the tile it
+    remembers last is the same, with the tick's shared snapshot of a bare tile, but the tiles left far off are new;
+    an answer kept in the tick of its newest tile would hide them."""
+    w, a, c = _walker(content)
+    r = w.needs.view_radius
+    # the tile a step east remembers last (the old view's west column, its last row) holds nothing
+    x, y = next((x, y) for y in range(20, 60) for x in range(20, 60)
+                if w.pos(x - r, y + r) not in w.nodes and w.pos(x - r, y + r) not in w.structures
+                and not w.ground.get(w.pos(x - r, y + r)))
+    since = _walked(w, c, (x, y))
+    _walk(w, c, (x + 1, y))
+    newest = next(reversed(c.memory.values()))
+    first = _memory(w, a, since)
+    _walk(w, c, (x + 1 + 4 * r, y), (x, y), (x + 1, y))
+    assert next(reversed(c.memory.values())) is newest
+    assert len(_memory(w, a, since)) > len(first)
+
+
+def test_each_character_sees_every_other_in_its_square_and_not_itself(content):
+    """Characters crowded three to a tile, on the edges of each other's views and over more rows than a band holds:
+    each sees exactly the others in its view square, row by row, by column and by id on a tile (read straight from
+    the characters' places)."""
+    w = World(content, "default", 3)
+    ids = [w.join(f"p{i}") for i in range(60)]
+    r = w.needs.view_radius
+    for i, agent in enumerate(ids):
+        w.relocate(w.chars[agent], w.pos(30 + (0, 1, r, r + 1)[(i // 3) % 4], 10 + 3 * (i // 12) + i % 2))
+    for agent in ids:
+        x0, x1, y0, y1 = w.view_bounds(w.chars[agent].pos)
+        others = sorted((c.pos // w.width, c.pos % w.width, c.id) for c in w.chars.values()
+                        if c.id != agent and x0 <= c.pos % w.width <= x1 and y0 <= c.pos // w.width <= y1)
+        seen = observe(w, agent, memory=False, parts=False)["view"]["characters"]
+        assert [(ch["y"], ch["x"], ch["id"]) for ch in seen] == others, agent

@@ -41,12 +41,13 @@ class LocalClient:
 
     def view(self, agent: str, policy: Policy) -> AgentView:
         """The view `policy` decides on for `agent`: its memory as changes when the policy keeps a map. Its calls
-        into the world are made once per character (a view is made for every agent every tick)."""
+        into the world are made once per character (a view is made for every agent every tick); the observation's
+        is `observe` with the agent and memory bound, so the view's `memory_since` reaches it with no call between."""
         w = self.world
         c = w.chars[agent]
         asks = self._asks.get(agent)
         if asks is None or asks[0] is not c:
-            asks = self._asks[agent] = (c, lambda tick: observe(w, agent, memory_since=tick), functools.partial(status, w, c),
+            asks = self._asks[agent] = (c, functools.partial(observe, w, agent, True), functools.partial(status, w, c),
                                         functools.partial(w.refusal_code, agent), functools.partial(w.ready_code, agent))
         since = getattr(policy, "memory_since", None)
         return AgentView(agent, w.tick, w.seed, asks[1], asks[2], None, None, since(agent) if since is not None else None,

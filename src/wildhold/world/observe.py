@@ -138,19 +138,13 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     if square.tiles_at != w.touches:  # a tile changed since the square's tiles were last brought up to date
         _update_tiles(w, square, bounds)
     x0, x1, y0, y1 = bounds
-    creatures = []
-    for cr in w.creatures.values():
-        cp = cr.pos
-        cy, cx = divmod(cp, w.width)
-        if x0 <= cx <= x1 and y0 <= cy <= y1:
-            creatures.append({"id": cr.id, "kind": cr.kind, "x": cx, "y": cy, "hp": cr.hp})
     # The clock, the legend and the square's rows and tiles are kept between observations and shared by them
     # (read-only: what is kept is replaced when it changes, never changed in place).
     obs: dict[str, Any] = {
         "time": _kept_clock(w, show_end),
         "self": status(w, c),
         "view": {"x0": x0, "y0": y0, "rows": square.rows, "tiles": square.tiles,
-                 "characters": _characters_in(w, square, bounds, agent), "creatures": creatures},
+                 "characters": _characters_in(w, square, bounds, agent, c.pos), "creatures": _creatures_in(w, bounds) if w.creatures else []},
         "legend": square.legend,
     }
     if memory:
@@ -162,6 +156,18 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     if parts:
         observe_parts(w, c, obs)
     return obs
+
+
+def _creatures_in(w: World, bounds: tuple[int, int, int, int]) -> list[dict[str, Any]]:
+    """The creatures in a view square (asked only when there are any: none by day)."""
+    x0, x1, y0, y1 = bounds
+    width = w.width
+    creatures = []
+    for cr in w.creatures.values():
+        cy, cx = divmod(cr.pos, width)
+        if x0 <= cx <= x1 and y0 <= cy <= y1:
+            creatures.append({"id": cr.id, "kind": cr.kind, "x": cx, "y": cy, "hp": cr.hp})
+    return creatures
 
 
 def observe_parts(w: World, c: Character, obs: dict[str, Any]) -> dict[str, Any]:
@@ -211,7 +217,7 @@ class _Square:
         self.tiles_at = self.people_at = self.people_moves = -1
         self.tiles: list[dict[str, Any]] = []
         self.tiles_on: list[int] = []
-        self.people: tuple[list[dict[str, Any]], list[str], int, int] = ([], [], 0, 0)
+        self.people: tuple[list[dict[str, Any]], list[str], list[int], int, int] = ([], [], [], 0, 0)
 
 
 def _square_at(w: World, p: int) -> _Square:
@@ -349,19 +355,20 @@ def _block_tiles(w: World, cx: int, cy: int) -> dict[int, tuple[list[int], list[
     return rows
 
 
-def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int], agent: str) -> list[dict[str, Any]]:
-    """The other characters in a view square, row by row and by id on a tile. Everyone in a square is
-    listed once per square until a character enters or leaves a block under it (see `World.chunk_moves`);
-    characters sharing a square share the records."""
+def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int], agent: str, p: int) -> list[dict[str, Any]]:
+    """The other characters in a view square, row by row and by id on a tile, for `agent` standing on tile `p`.
+    Everyone in a square is listed once per square until a character enters or leaves a block under it (see
+    `World.chunk_moves`); characters sharing a square share the records. The agent is found among those on its
+    tile (the list is by tile), not by reading the ids of all the others."""
     if square.people_moves != w.moves:  # someone moved since the square was last checked: was it under the square?
         stamps = w.chunk_moved or w.chunk_moves()
         at = max(square.block_stamps(stamps))
         if at != square.people_at:
             square.people, square.people_at = _present(w, bounds), at
         square.people_moves = w.moves
-    records, ids, a, b = square.people
+    records, ids, ps, a, b = square.people
     try:
-        i = ids.index(agent, a, b)
+        i = ids.index(agent, bisect_left(ps, p, a, b), b)
     except ValueError:
         return records[a:b]
     others = records[a:b]
@@ -369,8 +376,8 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
     return others
 
 
-def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str], int, int]:
-    """The record of every character in a view square, row by row and by id on a tile, and their ids in
+def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str], list[int], int, int]:
+    """The record of every character in a view square, row by row and by id on a tile, and their ids and tiles in
     the same order, as the lists holding them and where in those they are (from, to): read from the rows of the
     map's occupied tiles. At a count of moves, the first square over
     some columns starting in some `BAND_BITS` rows reads its own rows; the next ones cut theirs from a band of
@@ -386,51 +393,54 @@ def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str
     band = bands.get(key, False)
     if band is False:
         bands[key] = None
-        records, ids = _rows_present(by_row, bounds)
-        return records, ids, 0, len(ids)
+        records, ids, ps = _rows_present(by_row, w.width, bounds)
+        return records, ids, ps, 0, len(ids)
     if band is None:
         rows = range(top, top + (1 << BAND_BITS) + 2 * w.needs.view_radius)
-        band = bands[key] = _band(by_row, x0, x1, rows)
-    ys, ids, records = band  # shared by the squares cut from it, not copied (read-only)
-    return records, ids, bisect_left(ys, y0), bisect_right(ys, y1)
+        band = bands[key] = _band(by_row, w.width, x0, x1, rows)
+    ps, ids, records = band  # shared by the squares cut from it, not copied (read-only)
+    width = w.width
+    return records, ids, ps, bisect_left(ps, y0 * width), bisect_left(ps, (y1 + 1) * width)
 
 
-def _rows_present(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]],
-                  bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str]]:
+def _rows_present(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]], width: int,
+                  bounds: tuple[int, int, int, int]) -> tuple[list[dict[str, Any]], list[str], list[int]]:
     """`_present` read from the square's own rows."""
     x0, x1, y0, y1 = bounds
     records: list[dict[str, Any]] = []
     ids: list[str] = []
+    ps: list[int] = []
     for y in range(y0, y1 + 1):
         row = by_row.get(y)
         if row is not None:
-            xs, row_ids, row_records = row
-            a, b = bisect_left(xs, x0), bisect_right(xs, x1)
+            row_ps, row_ids, row_records = row
+            a, b = bisect_left(row_ps, y * width + x0), bisect_right(row_ps, y * width + x1)
             records.extend(row_records[a:b])
             ids.extend(row_ids[a:b])
-    return records, ids
+            ps.extend(row_ps[a:b])
+    return records, ids, ps
 
 
-def _band(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]], x0: int, x1: int,
+def _band(by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]], width: int, x0: int, x1: int,
           rows: range) -> tuple[list[int], list[str], list[dict[str, Any]]]:
-    """The row, id and record of every character in columns x0 to x1 of these rows, row by row."""
-    ys: list[int] = []
+    """The tile, id and record of every character in columns x0 to x1 of these rows, row by row."""
+    ps: list[int] = []
     ids: list[str] = []
     records: list[dict[str, Any]] = []
     for y in rows:
         row = by_row.get(y)
         if row is not None:
-            xs, row_ids, row_records = row
-            a, b = bisect_left(xs, x0), bisect_right(xs, x1)
+            row_ps, row_ids, row_records = row
+            a, b = bisect_left(row_ps, y * width + x0), bisect_right(row_ps, y * width + x1)
             if a < b:
-                ys.extend([y] * (b - a))
+                ps.extend(row_ps[a:b])
                 ids.extend(row_ids[a:b])
                 records.extend(row_records[a:b])
-    return ys, ids, records
+    return ps, ids, records
 
 
 def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[str, Any]]]]:
-    """For each row of the map with a character on it: the column, id and record of each character on
+    """For each row of the map with a character on it: the tile, id and record of each character on
     it, by column and by id on a tile. A character's record is kept while it stands still."""
     width, occupants, chars = w.width, w.occupants, w.chars
     records = w.caches.get("character_records")
@@ -446,7 +456,7 @@ def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[
             held = records.get(other)
             if held is None or held[0] != p:
                 held = records[other] = (p, {"id": other, "name": chars[other].name, "x": x, "y": y})
-            row[0].append(x)
+            row[0].append(p)
             row[1].append(other)
             row[2].append(held[1])
     return by_row
@@ -491,17 +501,33 @@ def remembered(w: World, c: Character) -> list[dict[str, Any]]:
 
 def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
     """The tiles out of view now that were remembered at or after `tick`: the memory is kept in the
-    order tiles were last seen, so they are read from its end and the rest is never touched."""
+    order tiles were last seen, so they are read from its end and the rest is never touched.
+
+    An agent asking for the changes since its last decision asks again each tick it is busy: the answer is kept
+    per character with that tick, its place and the snapshot of its newest tile, and given again while they are
+    the same. Every tile remembered later is given a snapshot made later (`World.remember_leaving`), so the newest
+    one is another: kept only once the newest snapshot is of an earlier tick than now, as a tile remembered again
+    in the same tick may be given the tick's shared snapshot of a bare tile (`World.tile_snapshot`)."""
     memory = c.memory
-    if not memory or next(reversed(memory.values()))[0] < tick:
+    if not memory:
+        return []
+    snap = next(reversed(memory.values()))
+    if snap[0] < tick:
         return []  # nothing remembered since (the newest tile is older): most observations of a character standing still
+    kept = w.caches.setdefault("remembered_since", {})
+    held = kept.get(c.id)
+    if held is not None and held[2] is snap and held[0] == tick and held[1] == c.pos:
+        return held[3]
     recent = []
-    for p, snap in reversed(memory.items()):
-        if snap[0] < tick:
+    for p, seen in reversed(memory.items()):
+        if seen[0] < tick:
             break
         recent.append(p)
     recent.sort()
-    return _out_of_view(w, c, recent)
+    out = _out_of_view(w, c, recent)
+    if snap[0] < w.tick:
+        kept[c.id] = (tick, c.pos, snap, out)
+    return out
 
 
 def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any]]:
