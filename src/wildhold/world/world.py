@@ -562,12 +562,10 @@ class World:
         action's `ready` precondition. Arguments that break their schema are refused as `bad_arguments` first, and a
         check that reads its arguments before the precondition may refuse some with another code; every one is
         refused. Reads no arguments and changes nothing (an action mask asks it once per action)."""
-        c = self.chars.get(agent)
-        if c is None:
-            return "unknown_agent"
-        spec = REGISTRY.get(action)
-        if spec is None:
-            return "unknown_action"
+        try:  # subscripts, not `get`: asked of about every action a mask draws
+            c, spec = self.chars[agent], REGISTRY[action]
+        except KeyError:
+            return "unknown_agent" if agent not in self.chars else "unknown_action"
         if c.op is not None and not spec.while_busy:
             return "busy"
         held = self._confined
@@ -604,11 +602,11 @@ class World:
         Arguments that `exact_args` finds exactly of their fields' JSON types are taken as they are; only others build
         the model (whose validation explains what is wrong). `explain=False` builds no sentence for the core's
         refusals: the code is the answer."""
-        c = self.chars.get(agent)
-        if c is None:
-            return Rejected("unknown_agent", f"No character has id {agent!r}.")
-        spec = REGISTRY.get(action)
-        if spec is None:
+        try:  # subscripts, not `get`: asked of every candidate a mask puts
+            c, spec = self.chars[agent], REGISTRY[action]
+        except KeyError:
+            if agent not in self.chars:
+                return Rejected("unknown_agent", f"No character has id {agent!r}.")
             return Rejected("unknown_action", f"There is no action {action!r}.{suggest(action)}")
         if not isinstance(args, dict):
             return Rejected("bad_arguments", f"{action}: arguments must be an object.")
