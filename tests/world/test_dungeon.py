@@ -185,6 +185,16 @@ def test_an_action_mask_sees_the_character_held_from_entering_to_leaving(content
     assert w.ready_code(a, "move") is None
 
 
+def test_whom_the_dungeon_holds_is_read_again_after_a_set_up_command(content):
+    """A set-up command may write a part's state directly: after one, the world asks again whom the parts hold (it
+    keeps them between their own events)."""
+    w, a = hero(content)
+    assert w.ready_code(a, "move") is None
+    state(w).inside[a] = "d1"  # as a command writing the dungeon's state would leave it
+    apply_setup(w, "set_needs", {"agent": a, "health": 50})
+    assert w.ready_code(a, "move") == w.refusal_code(a, "move", {"direction": "s"}) == "held_in_place"
+
+
 def test_leaving_alive_discards_the_instance_and_the_next_entry_is_fresh(content):
     w, a = hero(content)
     act(w, a, "enter_dungeon", {"tier": 1})

@@ -307,6 +307,14 @@ def test_rejection_codes_cover_every_garbage_category():
     assert codes == {"unknown_action", "bad_arguments", "out_of_bounds", "not_in_inventory", "unknown_agent"}
 
 
+
+def test_an_unknown_agent_is_named_before_an_unknown_action_by_every_ask():
+    """`ready_code`, `refusal_code` and `check` answer an unknown agent first, then an unknown action, as `submit` does."""
+    w, (agent,) = build(3, 1, [{}])
+    for who, action, code in (("a9", "teleport", "unknown_agent"), ("a9", "wait", "unknown_agent"),
+                              (agent, "teleport", "unknown_action")):
+        assert w.ready_code(who, action) == w.refusal_code(who, action, {}) == w.check(who, action, {}).code == code
+
 # ---- 3. fog of war -----------------------------------------------------------------------
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
-from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -52,8 +51,9 @@ class World:
         self._confining = tuple(part for part in PARTS if type(part).confines is not Part.confines)
         # Whom they may hold in place, asked again only after one of their events (see `_confined_now`): a check asks of
         # every candidate, and almost every character is held by none.
-        self._confining_stamp = itemgetter(*(part.name for part in self._confining)) if self._confining else _never_changes
-        self._confined: tuple[Any, frozenset[str]] = (None, frozenset())
+        self._confined: frozenset[str] | None = None
+        # The owners (see `_count_change`) of the events after which they are asked again: those parts and set-up.
+        self._confined_by = frozenset((EVERY_PART, *(part.name for part in self._confining)))
         self._sheltering = tuple(part for part in PARTS if type(part).shelters is not Part.shelters)
         self._barring = tuple(part for part in PARTS if type(part).bars is not Part.bars)
         self._unheard: deque[tuple[int, str, dict[str, Any]]] = deque()  # events listeners have yet to see
@@ -210,6 +210,8 @@ class World:
     def _count_change(self, owner: str, data: dict[str, Any]) -> None:
         """One more event of part `owner` (of every part: a set-up command): see `part_changes`."""
         changes, chars = self.part_changes, self.chars
+        if owner in self._confined_by:
+            self._confined = None  # whom a part holds in place may have changed (see `_confined_now`)
         if owner == EVERY_PART:
             for part in PARTS:
                 n = changes[part.name] = changes[part.name] + 1
@@ -560,28 +562,25 @@ class World:
         action's `ready` precondition. Arguments that break their schema are refused as `bad_arguments` first, and a
         check that reads its arguments before the precondition may refuse some with another code; every one is
         refused. Reads no arguments and changes nothing (an action mask asks it once per action)."""
-        c = self.chars.get(agent)
-        if c is None:
-            return "unknown_agent"
-        spec = REGISTRY.get(action)
-        if spec is None:
-            return "unknown_action"
+        try:  # subscripts, not `get`: asked of about every action a mask draws
+            c, spec = self.chars[agent], REGISTRY[action]
+        except KeyError:
+            return "unknown_agent" if agent not in self.chars else "unknown_action"
         if c.op is not None and not spec.while_busy:
             return "busy"
         held = self._confined
-        if held[0] != self._confining_stamp(self.part_changes):
+        if held is None:
             held = self._confined_now()
-        if agent in held[1] and any(part.confines(self, c, action) for part in self._confining):
+        if agent in held and any(part.confines(self, c, action) for part in self._confining):
             return "held_in_place"
         ready = spec.ready
         return ready(self, c) if ready is not None else None
 
-    def _confined_now(self) -> tuple[Any, frozenset[str]]:
-        """The ids of the characters a part may hold in place (`Part.confined`), with the count of those parts'
-        events they were read at: every change of a part's state emits one of its events (`part_changes`), so
-        they hold while the count stays."""
-        self._confined = (self._confining_stamp(self.part_changes),
-                          frozenset(cid for part in self._confining for cid in part.confined(self)))
+    def _confined_now(self) -> frozenset[str]:
+        """The ids of the characters a part may hold in place (`Part.confined`), kept until one of those parts' events
+        (or a set-up command) is counted: every change of a part's state emits one of its events (`_count_change`
+        drops them then)."""
+        self._confined = frozenset(cid for part in self._confining for cid in part.confined(self))
         return self._confined
 
     def _moment(self) -> tuple[int, ...]:
@@ -603,11 +602,11 @@ class World:
         Arguments that `exact_args` finds exactly of their fields' JSON types are taken as they are; only others build
         the model (whose validation explains what is wrong). `explain=False` builds no sentence for the core's
         refusals: the code is the answer."""
-        c = self.chars.get(agent)
-        if c is None:
-            return Rejected("unknown_agent", f"No character has id {agent!r}.")
-        spec = REGISTRY.get(action)
-        if spec is None:
+        try:  # subscripts, not `get`: asked of every candidate a mask puts
+            c, spec = self.chars[agent], REGISTRY[action]
+        except KeyError:
+            if agent not in self.chars:
+                return Rejected("unknown_agent", f"No character has id {agent!r}.")
             return Rejected("unknown_action", f"There is no action {action!r}.{suggest(action)}")
         if not isinstance(args, dict):
             return Rejected("bad_arguments", f"{action}: arguments must be an object.")
@@ -625,9 +624,9 @@ class World:
             op = self.ops[c.op]
             return Rejected("busy", f"Still doing {op.action} ({op.id}) until tick {op.ends}; wait for it or cancel it.")
         held = self._confined
-        if held[0] != self._confining_stamp(self.part_changes):
+        if held is None:
             held = self._confined_now()
-        if agent in held[1]:
+        if agent in held:
             for part in self._confining:
                 why = part.confines(self, c, action)
                 if why:
@@ -661,11 +660,6 @@ class World:
     def knockdown_drop(self, qty: int) -> int:
         """Units of a stack left behind on a knockdown (rounded up)."""
         return math.ceil(qty * self.needs.knockdown_drop_fraction)
-
-
-def _never_changes(changes: dict[Any, int]) -> int:
-    """The stamp of whom no part holds in place, in a world without a part that confines: it never changes."""
-    return 0
 
 
 # The core's refusals as `refusal_code` returns them: the code is the answer, so no sentence is built.
