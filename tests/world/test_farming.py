@@ -517,6 +517,16 @@ def test_the_first_plot_and_the_first_animal_anywhere_are_seen(calm):
     assert [(a["x"], a["y"]) for a in observe(w, A)["farming"]["animals"]] == [(cx, cy)]
 
 
+def test_the_shared_empty_farming_section_is_one_world_s_own(calm):
+    """Observations of one world share its empty section; another world's observations never see it, so a caller
+    that writes into an observation cannot reach another match played in the same process."""
+    w1, _ = farm_world(calm)
+    w2, _ = farm_world(calm)
+    first = observe(w1, A)["farming"]
+    assert observe(w1, A)["farming"] is first
+    assert observe(w2, A)["farming"] is not first
+
+
 def test_every_farming_rejection_leaves_the_state_unchanged(calm):
     w, at = farm_world(calm)
     x, y = at

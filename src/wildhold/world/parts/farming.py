@@ -940,8 +940,9 @@ class FarmingPart(Part[FarmState]):
 
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         s = w.states[_NAME]
-        if not s.plots and not s.animals:  # most worlds, most of the time: the one empty section, read-only
-            obs["farming"] = NOTHING_FARMED
+        if not s.plots and not s.animals:  # most worlds, most of the time: the world's one empty section, read-only
+            empty = w.caches.get("nothing_farmed")
+            obs["farming"] = empty if empty is not None else w.caches.setdefault("nothing_farmed", {"plots": [], "animals": []})
             return
         plots: list[dict[str, Any]] = []
         animals: list[dict[str, Any]] = []
@@ -983,4 +984,3 @@ def _plot_view(w: World, x: int, y: int, plot: Plot) -> dict[str, Any]:
 
 FARMING = FarmingPart()
 _NAME = FARMING.name
-NOTHING_FARMED: dict[str, Any] = {"plots": [], "animals": []}  # no plot or animal anywhere: shared, never written
