@@ -847,3 +847,16 @@ def test_each_character_sees_every_other_in_its_square_and_not_itself(content):
                         if c.id != agent and x0 <= c.pos % w.width <= x1 and y0 <= c.pos // w.width <= y1)
         seen = observe(w, agent, memory=False, parts=False)["view"]["characters"]
         assert [(ch["y"], ch["x"], ch["id"]) for ch in seen] == others, agent
+
+
+def test_a_character_party_to_no_record_shows_its_own_world_s_empty_dealings(content):
+    """The empty dealings of characters party to no record are shared within a world, never across worlds: a caller
+    writing into an observation cannot reach another match played in the same process."""
+    worlds = [World(content, "default", seed) for seed in (1, 2)]
+    shown = []
+    for w in worlds:
+        agents = [w.join("a"), w.join("b")]
+        mine = [market.dealings(w, a, market.dealt_stamp(w, a)) for a in agents]
+        assert mine[0].trades == [] and mine[0] is mine[1]
+        shown.append(mine[0])
+    assert shown[0] is not shown[1] and shown[0].trades is not shown[1].trades

@@ -107,8 +107,9 @@ def _dealings(w: World, agent: str) -> Dealings:
     event names it); most characters are party to none."""
     parties = _parties(w)
     mine = parties.mine.get(agent)
-    if mine is None:
-        return _NO_DEALINGS
+    if mine is None:  # party to no record: the world's one empty `Dealings` (a world's own, as any it shows)
+        empty = w.caches.get("no_dealings")
+        return empty if empty is not None else w.caches.setdefault("no_dealings", Dealings([], [], [], []))
     e, escrows = parties.state, []
     trade_entries, contract_entries, order_entries = mine
     trades = _open_shown(trade_entries, e.trades, None, _public_trade, agent, escrows) if trade_entries else []
@@ -117,7 +118,6 @@ def _dealings(w: World, agent: str) -> Dealings:
     return Dealings(trades, contracts, orders, escrows)
 
 
-_NO_DEALINGS = Dealings([], [], [], [])  # those of a character party to no record (read-only, as every `Dealings`)
 _UNSHOWN = object()  # the version of an entry not shown yet: equal to no version
 
 
