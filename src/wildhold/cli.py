@@ -549,7 +549,7 @@ def view(
 LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
                        Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
                        Col("firsts", short="1st"), Col("fitness mean ± std", "left", short="fitness"),
-                       Col("95% CI", wrap=True), Col("composite", "left", short="comp"),
+                       Col("95% CI", wrap=True), Col("composite [95% CI]", "left", short="comp", wrap=True),
                        Col("tokens", wrap=True), Col("dollars", short="$", wrap=True))
 
 
@@ -571,13 +571,15 @@ def leaderboard(
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Skill ratings (openskill; shared ranks are draws) and every measure with a 95% bootstrap interval over seeds.
+    """Skill ratings (openskill; shared ranks are draws) and every measure with a 95% interval over seeds.
 
     Per configuration (its full arm identity), over archives each verified by re-simulation first, every one
-    scored under the one rubric named; archives of one scenario, unless --pool-scenarios."""
+    scored under the one rubric named; archives of one scenario, unless --pool-scenarios. Intervals are Student-t
+    (a BCa bootstrap from 30 seeds on, marked BCa); --json gives every measure's."""
     from wildhold.eval.leaderboard import PoolingRefused
     from wildhold.eval.leaderboard import leaderboard as board
     from wildhold.eval.rubric import UnknownRubric
+    from wildhold.eval.stats import interval_text
     from wildhold.service.verify import TRUSTED_NOTE
     from wildhold.store.archive import ArchiveError
 
@@ -588,15 +590,16 @@ def leaderboard(
     if json_out:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
         return
-    caption = (f"{result['pooled']['statement']}. {result['model']}"
+    caption = (f"{result['pooled']['statement']}. {result['model']}. {result['statistic']}"
                + (f"; {TRUSTED_NOTE}" if trust else "; every archive verified by re-simulation"))
     table = FitTable(LEADERBOARD_COLUMNS, caption=caption,
                      title=f"Leaderboard over {len(result['matches'])} matches (rubric {result['rubric_version']})")
     for row in result["rows"]:
         f, r, m = row["fitness"], row["rating"], row["measures"]
-        ci = "n/a (one seed)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
+        ci = "n/a (one seed)" if f["ci95"] is None else interval_text(f, 1)
         fitness = f"{f['mean']:.1f}" + ("" if f["std"] is None else f" ± {f['std']:.1f}")
-        composite = "-" if "composite" not in m else f"{m['composite']['mean']:.1f}"
+        c = m.get("composite")
+        composite = "-" if c is None else f"{c['mean']:.1f}" + ("" if c["ci95"] is None else f" {interval_text(c, 1)}")
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
                       str(row["matches"]), str(row["firsts"]), fitness, ci, composite, *_spend_cells(row))
     console.print(table)
@@ -799,10 +802,10 @@ def compare(
     format: Annotated[CompareFormat, typer.Option("--format", help="Markdown, HTML or JSON.")] = CompareFormat.md,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
 ) -> None:
-    """Two configurations (or two sweeps) side by side on every measure, with intervals and a paired test.
+    """Two configurations (or two sweeps) side by side on every measure, with intervals and a test.
 
-    Per protocol: each side's interval, the difference B - A with its 95% bootstrap interval, and a paired
-    sign-flip test over the seeds both ran."""
+    Per protocol: each side's mean, std and 95% t-interval over seeds, and B - A over the seeds both ran with the
+    paired t-interval and the paired t-test (one test: they agree); sides with no seed in common get Welch's."""
     from wildhold.runner.compare import CompareError, markdown, render_html
     from wildhold.runner.compare import compare as run_compare
 
