@@ -1060,27 +1060,37 @@ class TaskClock(str, Enum):
     realtime = "realtime"
 
 
-def _results_tables(results: list[dict[str, Any]]) -> list[FitTable]:
+class TaskLayout(str, Enum):
+    wildhold = "wildhold"
+    seed002 = "seed002"
+
+
+Layout = Annotated[TaskLayout, typer.Option("--layout", help="The table printed: this suite's (category rows, with "
+                                            "intervals) or seed 002's Table 3 (difficulty rows, mean ± std); "
+                                            "results.md and results.html hold both.")]
+
+
+def _results_tables(results: list[dict[str, Any]], layout: TaskLayout = TaskLayout.wildhold) -> list[FitTable]:
     """The suite's table per player, for the terminal (results.md and results.html hold the same rows)."""
     from wildhold.tasks.report import caption, rows, title
     from wildhold.tasks.suite import tables
 
     out = []
     for player, t in tables(results).items():
-        header, body = rows(t)
+        header, body = rows(t, layout.value)
         table = FitTable([Col(header[0], "left", key=True), *(Col(h, wrap=True) for h in header[1:])],
-                         title=f"Tasks: {escape(title(player, t))}", caption=caption(results))
+                         title=f"Tasks: {escape(title(player, t, layout.value))}", caption=caption(results, layout.value))
         for row in body:
             table.add_row(*(escape(c) for c in row))
         out.append(table)
     return out
 
 
-def _print_results(results: list[dict[str, Any]], paths: dict[str, Path]) -> None:
+def _print_results(results: list[dict[str, Any]], paths: dict[str, Path], layout: TaskLayout = TaskLayout.wildhold) -> None:
     for r in results:
         if r["status"] == "error":
             _say(f"[yellow]task error[/yellow] {escape(r['task'])} r{r['repeat']}: {escape(r['error'])}")
-    for t in _results_tables(results):
+    for t in _results_tables(results, layout):
         console.print(t)
     for name, path in paths.items():
         _say(f"{name}: {escape(str(path))}")
@@ -1096,6 +1106,7 @@ def tasks_run(
     tick_seconds: Annotated[float, typer.Option("--tick-seconds", min=0.001, help="Realtime, scripted policies: wall-clock seconds per world minute (a model arm's is its experiment's).")] = 1.0,
     repeats: Annotated[int, typer.Option("--repeats", min=1)] = 3,
     workers: Annotated[int, typer.Option("--workers", min=1)] = os.cpu_count() or 1,
+    layout: Layout = TaskLayout.wildhold,
     quiet: Quiet = False,
 ) -> None:
     """Run each attempt as a short match with its own archive; write results.json, .md and .html; print the table."""
@@ -1134,11 +1145,12 @@ def tasks_run(
                                 clock=clock.value if clock else None, tick_seconds=tick_seconds)
         except SuiteError as exc:
             _fail(str(exc))
-    _print_results(results, {name: out / name for name in ("results.json", "results.md", "results.html")})
+    _print_results(results, {name: out / name for name in ("results.json", "results.md", "results.html")}, layout)
 
 
 @tasks_app.command("score")
-def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")], trust: Trust = False) -> None:
+def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")], trust: Trust = False,
+                layout: Layout = TaskLayout.wildhold) -> None:
     """Recompute results.json, results.md and results.html and the table from the archives alone, each archive
     verified by re-simulation first (one that does not verify is refused)."""
     from wildhold.store.archive import ArchiveError
@@ -1152,5 +1164,5 @@ def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` w
         _refuse(exc)
     if not results:
         _fail(f"{out} holds no attempt archives (*.wha)")
-    _print_results(results, write_results(out, results))
+    _print_results(results, write_results(out, results), layout)
     _say(f"{len(results)} archives {'scored as they are (--trust): not verified' if trust else 'verified by re-simulation'}")
