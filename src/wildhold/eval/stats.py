@@ -23,7 +23,8 @@ INTERVAL = (f"95% CI of the mean: Student-t (scipy.stats); from {BOOTSTRAP_FROM}
             f"{RESAMPLES:,} seeded resamples, marked BCa")
 DIFFERENCE = ("B - A: over the seeds both sides ran, the mean paired difference with its paired t-interval and the "
               "paired t-test (scipy.stats.ttest_rel: the interval excludes 0 exactly when p < 0.05); with under two "
-              "shared seeds, the difference of means with Welch's interval and test")
+              "shared seeds, the difference of means with Welch's interval and test. Differences that do not vary are "
+              "their own interval, with p = 0 (p = 1 when they are 0)")
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:
@@ -116,7 +117,7 @@ def paired(a: Mapping[int, float], b: Mapping[int, float]) -> dict[str, Any]:
 
 
 def welch(a: Iterable[float], b: Iterable[float]) -> dict[str, Any]:
-    """B - A for two sides with no seeds in common: the difference of means, Welch's interval and Welch's t-test
+    """B - A for two sides not paired (under two seeds in common): the difference of means, Welch's interval and Welch's t-test
     (scipy.stats.ttest_ind, equal_var=False; none unless each side has two values)."""
     xa, xb = _values(a), _values(b)
     out: dict[str, Any] = {"method": WELCH, "n_a": int(xa.size), "n_b": int(xb.size), "diff": None, "ci95": None,
