@@ -549,7 +549,7 @@ def view(
 LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
                        Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
                        Col("firsts", short="1st"), Col("fitness mean ± std", "left", short="fitness"),
-                       Col("95% CI", wrap=True), Col("composite", "left", short="comp"),
+                       Col("95% CI", wrap=True), Col("composite [95% CI]", "left", short="comp", wrap=True),
                        Col("tokens", wrap=True), Col("dollars", short="$", wrap=True))
 
 
@@ -571,13 +571,15 @@ def leaderboard(
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
-    """Skill ratings (openskill; shared ranks are draws) and every measure with a 95% bootstrap interval over seeds.
+    """Skill ratings (openskill; shared ranks are draws) and every measure with a 95% interval over seeds.
 
     Per configuration (its full arm identity), over archives each verified by re-simulation first, every one
-    scored under the one rubric named; archives of one scenario, unless --pool-scenarios."""
+    scored under the one rubric named; archives of one scenario, unless --pool-scenarios. Intervals are Student-t
+    (a BCa bootstrap from 30 seeds on, marked BCa); --json gives every measure's."""
     from wildhold.eval.leaderboard import PoolingRefused
     from wildhold.eval.leaderboard import leaderboard as board
     from wildhold.eval.rubric import UnknownRubric
+    from wildhold.eval.stats import interval_text
     from wildhold.service.verify import TRUSTED_NOTE
     from wildhold.store.archive import ArchiveError
 
@@ -588,15 +590,16 @@ def leaderboard(
     if json_out:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
         return
-    caption = (f"{result['pooled']['statement']}. {result['model']}"
+    caption = (f"{result['pooled']['statement']}. {result['model']}. {result['statistic']}"
                + (f"; {TRUSTED_NOTE}" if trust else "; every archive verified by re-simulation"))
     table = FitTable(LEADERBOARD_COLUMNS, caption=caption,
                      title=f"Leaderboard over {len(result['matches'])} matches (rubric {result['rubric_version']})")
     for row in result["rows"]:
         f, r, m = row["fitness"], row["rating"], row["measures"]
-        ci = "n/a (one seed)" if f["ci95"] is None else f"{f['ci95'][0]:.1f} to {f['ci95'][1]:.1f}"
+        ci = "n/a (one seed)" if f["ci95"] is None else interval_text(f, 1)
         fitness = f"{f['mean']:.1f}" + ("" if f["std"] is None else f" ± {f['std']:.1f}")
-        composite = "-" if "composite" not in m else f"{m['composite']['mean']:.1f}"
+        c = m.get("composite")
+        composite = "-" if c is None else f"{c['mean']:.1f}" + ("" if c["ci95"] is None else f" {interval_text(c, 1)}")
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
                       str(row["matches"]), str(row["firsts"]), fitness, ci, composite, *_spend_cells(row))
     console.print(table)
@@ -799,10 +802,10 @@ def compare(
     format: Annotated[CompareFormat, typer.Option("--format", help="Markdown, HTML or JSON.")] = CompareFormat.md,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
 ) -> None:
-    """Two configurations (or two sweeps) side by side on every measure, with intervals and a paired test.
+    """Two configurations (or two sweeps) side by side on every measure, with intervals and a test.
 
-    Per protocol: each side's interval, the difference B - A with its 95% bootstrap interval, and a paired
-    sign-flip test over the seeds both ran."""
+    Per protocol: each side's mean, std and 95% t-interval over seeds, and B - A over the seeds both ran with the
+    paired t-interval and the paired t-test (one test: they agree); sides with no seed in common get Welch's."""
     from wildhold.runner.compare import CompareError, markdown, render_html
     from wildhold.runner.compare import compare as run_compare
 
@@ -1057,27 +1060,37 @@ class TaskClock(str, Enum):
     realtime = "realtime"
 
 
-def _results_tables(results: list[dict[str, Any]]) -> list[FitTable]:
+class TaskLayout(str, Enum):
+    wildhold = "wildhold"
+    seed002 = "seed002"
+
+
+Layout = Annotated[TaskLayout, typer.Option("--layout", help="The table printed: this suite's (category rows, with "
+                                            "intervals) or seed 002's Table 3 (difficulty rows, mean ± std); "
+                                            "results.md and results.html hold both.")]
+
+
+def _results_tables(results: list[dict[str, Any]], layout: TaskLayout = TaskLayout.wildhold) -> list[FitTable]:
     """The suite's table per player, for the terminal (results.md and results.html hold the same rows)."""
     from wildhold.tasks.report import caption, rows, title
     from wildhold.tasks.suite import tables
 
     out = []
     for player, t in tables(results).items():
-        header, body = rows(t)
+        header, body = rows(t, layout.value)
         table = FitTable([Col(header[0], "left", key=True), *(Col(h, wrap=True) for h in header[1:])],
-                         title=f"Tasks: {escape(title(player, t))}", caption=caption(results))
+                         title=f"Tasks: {escape(title(player, t, layout.value))}", caption=caption(results, layout.value))
         for row in body:
             table.add_row(*(escape(c) for c in row))
         out.append(table)
     return out
 
 
-def _print_results(results: list[dict[str, Any]], paths: dict[str, Path]) -> None:
+def _print_results(results: list[dict[str, Any]], paths: dict[str, Path], layout: TaskLayout = TaskLayout.wildhold) -> None:
     for r in results:
         if r["status"] == "error":
             _say(f"[yellow]task error[/yellow] {escape(r['task'])} r{r['repeat']}: {escape(r['error'])}")
-    for t in _results_tables(results):
+    for t in _results_tables(results, layout):
         console.print(t)
     for name, path in paths.items():
         _say(f"{name}: {escape(str(path))}")
@@ -1093,6 +1106,7 @@ def tasks_run(
     tick_seconds: Annotated[float, typer.Option("--tick-seconds", min=0.001, help="Realtime, scripted policies: wall-clock seconds per world minute (a model arm's is its experiment's).")] = 1.0,
     repeats: Annotated[int, typer.Option("--repeats", min=1)] = 3,
     workers: Annotated[int, typer.Option("--workers", min=1)] = os.cpu_count() or 1,
+    layout: Layout = TaskLayout.wildhold,
     quiet: Quiet = False,
 ) -> None:
     """Run each attempt as a short match with its own archive; write results.json, .md and .html; print the table."""
@@ -1131,11 +1145,12 @@ def tasks_run(
                                 clock=clock.value if clock else None, tick_seconds=tick_seconds)
         except SuiteError as exc:
             _fail(str(exc))
-    _print_results(results, {name: out / name for name in ("results.json", "results.md", "results.html")})
+    _print_results(results, {name: out / name for name in ("results.json", "results.md", "results.html")}, layout)
 
 
 @tasks_app.command("score")
-def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")], trust: Trust = False) -> None:
+def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")], trust: Trust = False,
+                layout: Layout = TaskLayout.wildhold) -> None:
     """Recompute results.json, results.md and results.html and the table from the archives alone, each archive
     verified by re-simulation first (one that does not verify is refused)."""
     from wildhold.store.archive import ArchiveError
@@ -1149,5 +1164,5 @@ def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` w
         _refuse(exc)
     if not results:
         _fail(f"{out} holds no attempt archives (*.wha)")
-    _print_results(results, write_results(out, results))
+    _print_results(results, write_results(out, results), layout)
     _say(f"{len(results)} archives {'scored as they are (--trust): not verified' if trust else 'verified by re-simulation'}")

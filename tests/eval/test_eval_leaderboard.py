@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from wildhold.eval.leaderboard import PoolingRefused, leaderboard
 from paths_support import FIXTURES as FIXTURE_ROOT
@@ -53,3 +54,16 @@ def test_configurations_pool_their_agents_and_seeds():
     assert set(rows["producer"]["measures"]) >= {"index", "survival", "composite", "trial", "quests", "spend_usd"}
     assert [r["rank"] for r in board["rows"]] == sorted(r["rank"] for r in board["rows"])
     assert len(board["matches"]) == 4
+
+
+def test_every_measure_and_the_composite_carry_the_t_interval_over_seeds():
+    board = leaderboard(ALL, trust=True, pool_scenarios=True)
+    producer = next(r for r in board["rows"] if r["config"] == "producer")
+    per_match = [[p["fitness_index"] for p in m["placements"] if p["config"] == "producer"] for m in board["matches"]]
+    per_seed = [sum(v) / len(v) for v in per_match if v]  # one match per (scenario, seed) here
+    ref = stats.ttest_1samp(per_seed, 0.0).confidence_interval(0.95)
+    assert producer["fitness"]["method"] == "t" and producer["fitness"]["ci95"] == pytest.approx([ref.low, ref.high], abs=1e-3)
+    assert producer["fitness"]["std"] == pytest.approx(stats.tstd(per_seed), abs=1e-3)
+    for name, m in producer["measures"].items():
+        assert m["n"] == 3 and m["method"] == "t" and m["ci95"][0] <= m["mean"] <= m["ci95"][1], name
+    assert "Student-t" in board["statistic"] and "bootstrap" not in board["pooled"]["statement"]

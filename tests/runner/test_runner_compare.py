@@ -1,5 +1,5 @@
 """`wildhold compare`: two configurations of a sweep, or two sweeps, side by side with the difference, its
-interval and a paired test over shared seeds; Markdown, HTML with every string escaped, JSON."""
+interval and the test of the same design (paired over shared seeds); Markdown, HTML with every string escaped, JSON."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
 from wildhold.cli import app
@@ -35,9 +36,34 @@ def test_two_configurations_of_a_sweep_side_by_side_with_difference_interval_and
     result = compare("a", "b", sweep)
     index = next(m for m in result["protocols"][0]["measures"] if m["measure"] == "index")
     assert index["a"]["n"] == index["b"]["n"] == 6 and index["difference"]["diff"] == 5.0
-    assert index["difference"]["paired"]["n"] == 6 and index["difference"]["paired"]["p"] == 2 / 64
+    assert index["difference"]["method"] == "paired t" and index["difference"]["n"] == 6
+    assert index["difference"]["ci95"] == [5.0, 5.0] and index["difference"]["p"] == 0.0  # every pair differs by 5
     md = runner.invoke(app, ["compare", "a", "b", "--sweep", str(sweep)])
-    assert md.exit_code == 0 and "| index |" in md.output and "+5.00" in md.output and "p=0.03125 (n=6, exact)" in md.output
+    assert md.exit_code == 0 and "| index |" in md.output
+    assert "| +5.00 | [+5.00, +5.00] | p=0 (paired t, 6 pairs) |" in md.output
+
+
+def test_the_interval_beside_the_paired_test_is_the_paired_interval(tmp_path):
+    """Three seeds: B - A's interval is the paired t-interval of the differences, so it excludes 0 exactly when
+    the paired p beside it is under 0.05 (one side that moves every seed the same way, one that does not)."""
+    a = {1: 50.1, 2: 50.1, 3: 49.7}
+    for name, b in (("lower", {1: 48.9, 2: 49.2, 3: 48.1}), ("mixed", {1: 51.0, 2: 48.9, 3: 49.5})):
+        cells = [_cell("a", "m-a", s, v) for s, v in a.items()] + [_cell("b", "m-b", s, v) for s, v in b.items()]
+        d = next(m for m in compare("a", "b", _sweep(tmp_path / name, cells))["protocols"][0]["measures"]
+                 if m["measure"] == "index")["difference"]
+        ref = stats.ttest_rel(list(b.values()), list(a.values()))
+        assert d["ci95"] == pytest.approx(list(ref.confidence_interval(0.95)), abs=1e-4)
+        assert d["p"] == pytest.approx(ref.pvalue, rel=1e-3)
+        assert (d["ci95"][0] > 0 or d["ci95"][1] < 0) == (d["p"] < 0.05) == (name == "lower")
+
+
+def test_a_sweep_against_an_identical_copy_of_itself_differs_by_exactly_zero(tmp_path):
+    cells = [_cell("a", "m-a", s, v) for s, v in ((1, 50.1), (2, 50.1), (3, 49.7))]
+    one, two = _sweep(tmp_path / "one", cells), _sweep(tmp_path / "two", cells)
+    for m in compare(str(one), str(two))["protocols"][0]["measures"]:
+        assert m["difference"]["diff"] == 0.0 and m["difference"]["ci95"] == [0.0, 0.0], m
+    md = runner.invoke(app, ["compare", str(one), str(two)])
+    assert "| +0.00 | [+0.00, +0.00] | p=1 (paired t, 3 pairs) |" in md.output, md.output
 
 
 def test_two_sweep_folders_compare_their_one_configuration_each(tmp_path):
@@ -45,7 +71,8 @@ def test_two_sweep_folders_compare_their_one_configuration_each(tmp_path):
     two = _sweep(tmp_path / "two", [_cell("a", "m-a2", s, 40.0) for s in (2, 3)])
     result = compare(str(one), str(two))
     index = result["protocols"][0]["measures"][0]
-    assert index["difference"]["diff"] == -10.0 and index["difference"]["paired"]["seeds"] == [2]
+    assert index["difference"]["diff"] == -10.0 and index["difference"]["seeds"] == [2]
+    assert index["difference"]["method"] == "Welch t"  # one shared seed is no paired design
 
 
 def test_every_string_is_escaped_in_the_html(tmp_path):

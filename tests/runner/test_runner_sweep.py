@@ -72,7 +72,7 @@ def test_configurations_are_keyed_by_the_full_arm_identity_and_the_summary_has_i
     assert len(summary["rows"]) == 6
     row = next(r for r in summary["rows"] if r["label"] == "producer" and r["protocol"] == "tiny")
     index = row["measures"]["index"]
-    assert index["n"] == 3 and index["ci95"][0] <= index["mean"] <= index["ci95"][1]
+    assert index["n"] == 3 and index["method"] == "t" and index["ci95"][0] <= index["mean"] <= index["ci95"][1]
     assert "index" in (out / "summary.md").read_text()
     curves = json.loads((out / "curves.json").read_text())
     assert {(ln["label"], ln["protocol"]) for ln in curves["lines"]} == {

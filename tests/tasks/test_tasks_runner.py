@@ -67,9 +67,11 @@ def test_the_cli_runs_the_smoke_experiment_and_tasks_score_reproduces_its_files(
     assert "Tasks: tasker: 1 task x 2 repeats, lockstep clock" in ran.output
     assert "64,515" in ran.output and "0.1973" in ran.output
     written = _files(out)
-    scored = runner.invoke(app, ["tasks", "score", str(out)])
+    scored = runner.invoke(app, ["tasks", "score", str(out), "--layout", "seed002"])
     assert scored.exit_code == 0, scored.output
-    assert _files(out) == written
+    assert _files(out) == written  # the layout changes what the terminal shows, never the files
+    shown = " ".join(scored.output.split())  # the terminal wraps the caption
+    assert "as seed 002's Table 3" in shown and "mean ± sample std (n-1) over repeats" in shown
     html = (out / "results.html").read_text()
     assert "<h2>tasker: 1 task x 2 repeats, lockstep clock</h2>" in html
 

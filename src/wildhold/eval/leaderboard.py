@@ -1,7 +1,7 @@
 """A leaderboard across archived matches: skill ratings (openskill's Plackett-Luce model) from
 each match's final ranks, where a shared rank is a draw, and per agent configuration every pooled
-measure (fitness index, the five dimensions, composite, trial, quests, spend) as n, mean, std and a
-95% bootstrap interval over seeds (wildhold.eval.stats).
+measure (fitness index, the five dimensions, composite, trial, quests, spend) as n, mean, sample std and a
+95% interval over seeds, its method named (wildhold.eval.stats: Student-t at the sizes people run).
 
 Matches are rated in a fixed order (scenario, seed, chain head), so the same archives give the same
 board whatever order they are named in. An agent configuration is its full arm identity from the
@@ -27,7 +27,7 @@ from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric, get_rubric
 from wildhold.eval.spend import add_spend, read_spend, spend_totals
-from wildhold.eval.stats import describe, per_seed
+from wildhold.eval.stats import INTERVAL, describe, per_seed
 from wildhold.service.verify import admit
 from wildhold.world.wealth import rank_standard
 
@@ -146,8 +146,8 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
     pooled = {"scenarios": scenarios, "rubric_version": rb.version, "seeds": len(seed_index),
               "statement": f"{len(reports)} matches of {'scenarios ' if len(scenarios) > 1 else 'scenario '}"
                            f"{', '.join(scenarios)}{' (pooled, as asked)' if len(scenarios) > 1 else ''}, every one "
-                           f"scored under rubric {rb.version}; intervals are bootstrapped over {len(seed_index)} "
+                           f"scored under rubric {rb.version}; intervals are over {len(seed_index)} "
                            "(scenario, seed) pairs"}
     return {"rubric_version": rb.version, "model": "openskill PlackettLuce (mu 25, sigma 25/3); ordinal = mu - 3 sigma",
-            "statistic": "mean over seeds; std (n-1); 95% percentile bootstrap interval over seeds, seeded",
+            "statistic": f"mean over seeds; std: sample std (n-1); {INTERVAL}",
             "verification": "trusted" if trust else "verified", "pooled": pooled, "matches": matches, "rows": rows}

@@ -1,6 +1,6 @@
 """`wildhold compare A B`: two configurations (or two sweeps) side by side on every measure, per protocol: each
-side's n, mean, std and 95% bootstrap interval over seeds, the difference B - A with its interval, and a paired
-sign-flip test over the seeds both sides ran. Markdown, HTML (every string escaped) and JSON."""
+side's n, mean, std and 95% interval over seeds, and B - A with the interval and the test of one design (paired
+over the seeds both sides ran, else Welch; wildhold.eval.stats). Markdown, HTML (every string escaped) and JSON."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from wildhold.eval.identity import labels
-from wildhold.eval.stats import describe, difference, show
+from wildhold.eval.stats import DIFFERENCE, INTERVAL, PAIRED, describe, difference, interval_text, show
 from wildhold.runner.summary import DIGITS, MEASURES, seed_values
 
 
@@ -79,20 +79,19 @@ def compare(a: str, b: str, sweep: Path | None = None) -> dict[str, Any]:
         rows.append({"protocol": protocol, "measures": measures})
     return {"a": {"spec": a, "label": label_a, "config": cells_a[0]["config"], "identity": cells_a[0]["identity"]},
             "b": {"spec": b, "label": label_b, "config": cells_b[0]["config"], "identity": cells_b[0]["identity"]},
-            "statistic": "each side: mean over seeds ± std (n-1) [95% bootstrap CI]; difference B - A with its 95% "
-                         "bootstrap CI; paired: sign-flip permutation test over shared seeds (two-sided p)",
+            "statistic": f"each side: mean over seeds ± std (n-1) [{INTERVAL}]. {DIFFERENCE}",
             "protocols": rows}
 
 
 def _diff_text(d: dict[str, Any], digits: int) -> tuple[str, str, str]:
     diff = "-" if d["diff"] is None else f"{d['diff']:+.{digits}f}"
-    ci = "-" if d["ci95"] is None else f"[{d['ci95'][0]:+.{digits}f}, {d['ci95'][1]:+.{digits}f}]"
-    p = d["paired"]
-    test = "-" if p["p"] is None else f"p={p['p']:.4g} (n={p['n']}{', exact' if p['exact'] else ''})"
-    return diff, ci, test
+    over = (f"{d['n']} pairs" + (f", {d['unshared']} unshared seeds left out" if d["unshared"] else "")
+            if d["method"] == PAIRED else f"n={d['n_a']} vs {d['n_b']}")
+    test = "-" if d["p"] is None else f"p={d['p']:.4g} ({d['method']}, {over})"
+    return diff, interval_text(d, digits, sign="+"), test
 
 
-HEAD = ("measure", "A", "B", "B - A", "95% CI of B - A", "paired test")
+HEAD = ("measure", "A", "B", "B - A", "95% CI of B - A", "test")
 
 
 def _rows(protocol: dict[str, Any]) -> list[tuple[str, ...]]:

@@ -1,6 +1,6 @@
 """The sweep's summary: one row per configuration (its full arm identity's key) and protocol, each measure as n,
-mean, std and a 95% bootstrap interval over seeds (repeats of a seed averaged first); JSON, Markdown, and an HTML
-page with the curves across runs (wildhold.runner.curves) as SVG."""
+mean, std and a 95% interval over seeds (repeats of a seed averaged first; wildhold.eval.stats); JSON, Markdown,
+and an HTML page with the curves across runs (wildhold.runner.curves) as SVG."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from wildhold.eval.identity import labels
-from wildhold.eval.stats import describe, per_seed, show
+from wildhold.eval.stats import INTERVAL, describe, per_seed, show
 from wildhold.runner.curves import X, Y, svg
 
 MEASURES = ("index", "survival", "economy", "social", "adaptation", "competitiveness", "composite", "trial",
@@ -41,7 +41,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
                      "protocol": protocol, "scenario": rs[0].get("scenario"), "cells": len(rs),
                      "seeds": sorted({r["seed"] for r in rs}),
                      "measures": {m: v for m, v in measures.items() if v["n"]}})
-    return {"statistic": "mean over seeds; std (n-1); 95% percentile bootstrap interval over seeds, seeded",
+    return {"statistic": f"mean over seeds (repeats of a seed averaged first); std: sample std (n-1); {INTERVAL}",
             "identities": identities, "rows": rows}
 
 

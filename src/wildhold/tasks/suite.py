@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 from wildhold.agents.base import Policy
 from wildhold.agents.scripted import make_policy
 from wildhold.content import Content, default_content
+from wildhold.eval.stats import describe
 from wildhold.tasks.attempt import attempt_name, run_attempt, score_archive, sweep_scratch
 from wildhold.tasks.catalog import default_suite
 from wildhold.tasks.oracle import Oracle
@@ -187,17 +188,23 @@ def _mean(values: list[float], digits: int) -> float | None:
     return round(statistics.fmean(values), digits) if values else None
 
 
+def _tenths(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
 def _cell(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Success % (mean ± std over repeats of the per-repeat success rate; no std from one repeat), attempts,
-    errors, mean steps, and for a model arm its mean tokens and dollars per attempt."""
+    """Success % over repeats of the per-repeat success rate: mean, sample std (n-1) and the 95% interval of the
+    mean clipped to 0-100 (wildhold.eval.stats; none from one repeat); attempts, errors, mean steps, and for a
+    model arm its mean tokens and dollars per attempt."""
     played = [r for r in rows if r["status"] != "error"]
     by_repeat: dict[int, list[int]] = {}
     for r in played:
         by_repeat.setdefault(r["repeat"], []).append(r["status"] == "success")
-    rates = [100 * sum(v) / len(v) for _, v in sorted(by_repeat.items())]
+    rates = describe([100 * sum(v) / len(v) for _, v in sorted(by_repeat.items())], bounds=(0.0, 100.0))
     cell: dict[str, Any] = {
-        "attempts": len(rows), "errors": len(rows) - len(played),
-        "success": _mean(rates, 1), "std": round(statistics.pstdev(rates), 1) if len(rates) > 1 else None,
+        "attempts": len(rows), "errors": len(rows) - len(played), "repeats": rates["n"],
+        "success": _tenths(rates["mean"]), "std": _tenths(rates["std"]),
+        "ci95": None if rates["ci95"] is None else [_tenths(v) for v in rates["ci95"]], "method": rates["method"],
         "steps": _mean([r["turns"] for r in played], 1),
     }
     if any("tokens" in r for r in rows):
