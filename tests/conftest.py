@@ -43,3 +43,19 @@ def pytest_collection_modifyitems(config, items):
 def expected_seconds(item) -> float:
     mark = item.get_closest_marker("slow")
     return 0.0 if mark is None else mark.kwargs.get("seconds", 10.0)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def user_cache(tmp_path_factory):
+    """The user's cache (the verdict key and kept verdicts) of this test session, never the real home's; commands
+    the tests start inherit it."""
+    import os
+
+    folder = tmp_path_factory.mktemp("user-cache")
+    was = os.environ.get("WILDHOLD_CACHE")
+    os.environ["WILDHOLD_CACHE"] = str(folder)
+    yield folder
+    if was is None:
+        os.environ.pop("WILDHOLD_CACHE", None)
+    else:
+        os.environ["WILDHOLD_CACHE"] = was

@@ -32,7 +32,7 @@ app.add_typer(bench_app, name="bench")
 console = Console()  # its width is set per invocation by `main` (see `_width`)
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
 Trust = Annotated[bool, typer.Option("--trust", help="Score the archive as it is, without re-simulating it; the output says so.")]
-CacheDir = Annotated[Optional[Path], typer.Option("--cache", help="Folder of verified archives by digest (default: cache/ beside each archive).")]
+CacheDir = Annotated[Optional[Path], typer.Option("--cache", help="Folder of verdicts by archive digest (default: the user's cache, $WILDHOLD_CACHE or ~/.cache/wildhold); each is checked against this install's key.")]
 
 
 class RulesFormat(str, Enum):
@@ -275,7 +275,9 @@ def replay(archive: Annotated[Path, typer.Argument(help="A match archive (.wildh
                       Col("match", "left")], title=f"replay of {archive.name}", caption="hashes: their first 16 characters")
     checks = [(c.name, c.archived, c.replayed, c.same) for c in sim.checks]
     checks.append(("log verifies", logged_head, m["chain_head"], logged_head == m["chain_head"]))
-    checks.append(("header bound", "yes" if bound else "no (format 1)", "-", True))
+    fmt = m["format"]
+    checks.append(("header bound", "every field" if fmt >= 3 else "core fields (format 2)" if bound else "no (format 1)",
+                   "-", True))
     checks.extend(forked)
     runs = sim.runs
     if runs:
@@ -575,7 +577,8 @@ def leaderboard(
 
     Per configuration (its full arm identity), over archives each verified by re-simulation first, every one
     scored under the one rubric named; archives of one scenario, unless --pool-scenarios. Intervals are Student-t
-    (a BCa bootstrap from 30 seeds on, marked BCa); --json gives every measure's."""
+    (a BCa bootstrap from 30 seeds on, marked BCa); --json gives every measure's. An archive that does not verify
+    is named with the reason and left out (exit 1); copies of one log count once."""
     from wildhold.eval.leaderboard import PoolingRefused
     from wildhold.eval.leaderboard import leaderboard as board
     from wildhold.eval.rubric import UnknownRubric
@@ -589,6 +592,8 @@ def leaderboard(
         _refuse(exc)
     if json_out:
         sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
+        if result["refused"]:
+            raise typer.Exit(1)
         return
     caption = (f"{result['pooled']['statement']}. {result['model']}. {result['statistic']}"
                + (f"; {TRUSTED_NOTE}" if trust else "; every archive verified by re-simulation"))
@@ -603,6 +608,12 @@ def leaderboard(
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
                       str(row["matches"]), str(row["firsts"]), fitness, ci, composite, *_spend_cells(row))
     console.print(table)
+    for dup in result["duplicates"]:
+        _say(f"{dup['archive']} holds the same log as {dup['same_log_as']} (the same chain head): counted once")
+    for refusal in result["refused"]:
+        _say(f"refused {refusal['archive']}: {refusal['reason']} ({refusal['code']})")
+    if result["refused"]:
+        raise typer.Exit(1)
 
 
 @app.command("export")
@@ -1159,10 +1170,14 @@ def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` w
     if not out.is_dir():
         _fail(f"{out} is not a folder")
     try:
-        results = score_dir(out, verify=not trust)
+        scored = score_dir(out, verify=not trust)
     except ArchiveError as exc:
         _refuse(exc)
+    results = scored.results
     if not results:
         _fail(f"{out} holds no attempt archives (*.wha)")
-    _print_results(results, write_results(out, results), layout)
-    _say(f"{len(results)} archives {'scored as they are (--trust): not verified' if trust else 'verified by re-simulation'}")
+    _print_results(results, write_results(out, results, scored.duplicates), layout)
+    for counted, left in scored.duplicates:
+        _say(f"{left} holds the same log as {counted} (the same chain head): counted once")
+    how = "scored as they are (--trust): not verified" if trust else "verified by re-simulation and as attempts"
+    _say(f"{len(results) + len(scored.duplicates)} archives {how}; {len(results)} attempts counted")

@@ -21,7 +21,7 @@ SECTIONS = ("standings", "scorecards", "activity", "curves", "dungeon", "table3"
 
 
 def page(name: str) -> str:
-    record = load_match(FIXTURES / f"{name}.wildhold.zip")
+    record = load_match(FIXTURES / f"{name}.wildhold.zip", unbound=True)  # format 1: its epilogues are unbound
     return render_html(build_report(record, compute_metrics(record)))
 
 

@@ -59,8 +59,9 @@ def test_fifty_times_the_starting_berries_with_the_chain_recomputed_is_refused(d
     with pytest.raises(Unverified) as refused:
         export_match(forged, tmp_path / "x")
     assert refused.value.code == "resimulation_differs" and not (tmp_path / "x").exists()
-    with pytest.raises(Unverified):
-        leaderboard([demo, forged])
+    board = leaderboard([demo, forged])  # the forgery is named with its reason; the honest archive still ranks
+    assert [(r["archive"], r["code"]) for r in board["refused"]] == [(forged.name, "resimulation_differs")]
+    assert len(board["matches"]) == 1 and board["matches"][0]["chain_head"] == Archive(demo).manifest["chain_head"]
 
 
 def test_swapping_two_agents_labels_is_refused_by_report_and_replay(demo, tmp_path):

@@ -12,7 +12,7 @@ import pytest
 from paths_support import ROOT
 from programs_support import join, open_host, steps
 
-from wildhold.service.verify import verify_archive
+from wildhold.service.verify import default_cache, verify_archive
 
 PRIVATE = {"folder": 0o700, "file": 0o600}
 
@@ -58,8 +58,11 @@ def test_every_path_of_a_served_match_is_its_owners_only_during_play_and_after_e
         assert {"match.sqlite-wal", "match.sqlite-shm", "report-live.wildhold.zip"} <= names, names
         assert modes(data) == {}
         archive = Path(host.stop()["archive"])
-        verify_archive(archive)  # scoring keeps its verdict in the data folder's cache
-        assert (data / "cache").is_dir() and modes(data) == {}
+        verdict = verify_archive(archive)  # scoring keeps its verdict in the user's cache, not the data folder
+        assert not (data / "cache").exists() and modes(data) == {}
+        kept = default_cache() / f"{verdict.archive_sha256}.json"
+        assert kept.is_file() and stat.S_IMODE(kept.stat().st_mode) == PRIVATE["file"]
+        assert stat.S_IMODE(kept.parent.stat().st_mode) == PRIVATE["folder"]
     finally:
         host.close()
     assert modes(data) == {}

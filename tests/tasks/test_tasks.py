@@ -93,7 +93,7 @@ def test_tasks_score_reproduces_results_json_and_a_rerun_resumes(tmp_path):
     tasks = [default_suite().get(t) for t in SAMPLE[:3]]
     results = run_suite(tasks, "oracle", 2, 1, tmp_path)
     written = (tmp_path / "results.json").read_text()
-    assert written == results_text(score_dir(tmp_path))
+    assert written == results_text(score_dir(tmp_path).results)
     archive = tmp_path / f"{attempt_name(tasks[0], 0)}.wha"
     before = archive.stat().st_mtime_ns
     assert run_suite(tasks, "oracle", 2, 1, tmp_path) == results

@@ -55,7 +55,7 @@ def test_a_model_arm_attempts_lite_tasks_offline_with_its_spend_and_score_rebuil
     written = _files(tmp_path)
     for name in RESULT_FILES:
         (tmp_path / name).unlink()
-    write_results(tmp_path, score_dir(tmp_path))
+    write_results(tmp_path, score_dir(tmp_path).results)
     assert _files(tmp_path) == written
 
 
@@ -126,7 +126,7 @@ def test_a_refused_set_up_is_a_task_error_for_a_scripted_policy_and_a_model_arm_
     model = run_model_attempt(task, exp, arm, 0, tmp_path / "m", content, name="refused", base=EXAMPLES)
     assert model["status"] == "error" and "give_items" in model["error"]
     assert model["llm_calls"] == 0 and model["tokens"] == 0 and model["dollars"] == 0
-    write_results(tmp_path / "m", score_dir(tmp_path / "m"))
+    write_results(tmp_path / "m", score_dir(tmp_path / "m").results)
     md = (tmp_path / "m" / "results.md").read_text()
     assert "error (n=1)" in md and "Task errors" in md
 
@@ -228,7 +228,7 @@ def test_tasks_score_verifies_every_archive_by_re_simulation_and_refuses_a_forge
     tasks = [default_suite().get("exploration/gather-wood-v1")]
     run_suite(tasks, "idle", 1, 1, tmp_path)
     scored = runner.invoke(app, ["tasks", "score", str(tmp_path)])
-    assert scored.exit_code == 0 and "1 archives verified by re-simulation" in scored.output
+    assert scored.exit_code == 0 and "1 archives verified by re-simulation and as attempts" in scored.output
     archive = tmp_path / "exploration__gather-wood-v1__r0.wha"
     forged = forge(archive, tmp_path / "forged.zip",
                    event=lambda e: {**e, "data": {**e["data"], "x": e["data"]["x"] + 1}} if e["kind"] == "agent_spawned" else e)

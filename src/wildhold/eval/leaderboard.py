@@ -4,7 +4,9 @@ measure (fitness index, the five dimensions, composite, trial, quests, spend) as
 95% interval over seeds, its method named (wildhold.eval.stats: Student-t at the sizes people run).
 
 Matches are rated in a fixed order (scenario, seed, chain head), so the same archives give the same
-board whatever order they are named in. An agent configuration is its full arm identity from the
+board whatever order they are named in. An archive that does not verify is listed among the refused, with the
+sentence saying why, and the rest still rank; archives holding the same log (the same chain head) are one match,
+counted once, and the board names the copies it left out. An agent configuration is its full arm identity from the
 manifest (wildhold.eval.identity), never its label: two recorded arms are two configurations. When a
 configuration fields several agents in one match, each plays as its own entrant from the
 configuration's rating, and the configuration takes the mean of their updated mu and sigma. Archives
@@ -29,6 +31,7 @@ from wildhold.eval.rubric import Rubric, get_rubric
 from wildhold.eval.spend import add_spend, read_spend, spend_totals
 from wildhold.eval.stats import INTERVAL, describe, per_seed
 from wildhold.service.verify import admit
+from wildhold.store.archive import ArchiveError
 from wildhold.world.wealth import rank_standard
 
 DIMENSIONS = ("survival", "economy", "social", "adaptation", "competitiveness")
@@ -59,9 +62,21 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
     scenario are refused unless `pool_scenarios`."""
     rb = rubric if isinstance(rubric, Rubric) else get_rubric(rubric)
     reports = []
-    for path in archives:
-        verdict = admit(path, trust=trust, cache=cache)
-        record = load_match(path)
+    refused: list[dict[str, str]] = []
+    heads: dict[str, str] = {}
+    duplicates: list[dict[str, str]] = []
+    for path in sorted(map(Path, archives), key=lambda p: (p.name, str(p))):
+        try:
+            verdict = admit(path, trust=trust, cache=cache)
+            record = load_match(path)
+        except ArchiveError as exc:
+            refused.append({"archive": path.name, "code": exc.code, "reason": str(exc)})
+            continue
+        head = record.manifest["chain_head"]
+        if head in heads:
+            duplicates.append({"archive": path.name, "same_log_as": heads[head]})
+            continue
+        heads[head] = path.name
         reports.append({**build_report(record, compute_metrics(record), rb, read_spend(path)),
                         "verification": verdict.stamp(), "_manifest": record.manifest})
     scenarios = sorted({r["match"]["scenario"] for r in reports})
@@ -150,4 +165,5 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
                            "(scenario, seed) pairs"}
     return {"rubric_version": rb.version, "model": "openskill PlackettLuce (mu 25, sigma 25/3); ordinal = mu - 3 sigma",
             "statistic": f"mean over seeds; std: sample std (n-1); {INTERVAL}",
-            "verification": "trusted" if trust else "verified", "pooled": pooled, "matches": matches, "rows": rows}
+            "verification": "trusted" if trust else "verified", "pooled": pooled, "matches": matches, "rows": rows,
+            "refused": refused, "duplicates": duplicates}

@@ -46,7 +46,8 @@ def quiet_gc():
 
 @dataclass
 class MatchRecord:
-    """What a report reads: the manifest, the verified events, and each agent's epilogue (unscored)."""
+    """What a report reads: the manifest (what its archive's format binds), the verified events, and each agent's
+    epilogue (bound with the manifest, unscored)."""
 
     manifest: dict[str, Any]
     events: list[dict[str, Any]]
@@ -57,17 +58,17 @@ class MatchRecord:
 _SUFFIX_LEN = len(b',"hash":"') + 32 + len(b'"}')  # lines are {"event":<payload>,"hash":"<32 hex>"}
 
 
-def load_match(path: Path | str) -> MatchRecord:
+def load_match(path: Path | str, *, unbound: bool = False) -> MatchRecord:
     """Open an archive, verify every hash link while parsing each event once, and refuse a tampered log.
 
     Raises ArchiveError (the same messages as `Archive.verify`) when an event does not match its
-    hash or the log does not end where the manifest says.
+    hash or the log does not end where the manifest says. `unbound` reads an archive of an older format
+    whole, as its reports were first computed (see `Archive`); no score takes it.
     """
-    with Archive(path) as archive:
+    with Archive(path, unbound=unbound) as archive:
         manifest = archive.manifest
         try:
             raw = archive.zip.read("events.jsonl")
-            extra = archive.zip.read("epilogues.json") if "epilogues.json" in archive.zip.namelist() else None
         except (KeyError, zipfile.BadZipFile, OSError) as exc:
             raise ArchiveError(f"{archive.path}: unreadable event log ({exc})") from None
         where = archive.path
@@ -77,8 +78,6 @@ def load_match(path: Path | str) -> MatchRecord:
         raise ArchiveError(f"{where}: the log ends at event {len(events)} ({head[:12]}) but the manifest says "
                            f"{manifest.get('event_count')} ({str(manifest.get('chain_head'))[:12]})")
     epilogues = dict(manifest.get("epilogues") or {})
-    if extra is not None:
-        epilogues.update(orjson.loads(extra))
     return MatchRecord(manifest, events, dict(sorted(epilogues.items())), where.name)
 
 

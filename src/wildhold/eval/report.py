@@ -476,9 +476,11 @@ def verification_line(stamp: dict[str, Any] | None) -> str | None:
         return None
     if stamp["status"] == "trusted":
         return f"Archive not verified: {stamp['note']}."
+    ignored = stamp.get("ignored_unbound")
+    left = f" Fields its format does not bind were not read: {', '.join(ignored)}." if ignored else ""
     if stamp["bound"]:
-        return f"Archive verified by re-simulation; archive head {stamp['archive_head']}."
-    return "Archive verified by re-simulation; unbound (format 1: its manifest has no header in the archive head)."
+        return f"Archive verified by re-simulation; archive head {stamp['archive_head']}.{left}"
+    return f"Archive verified by re-simulation; unbound (format 1: its manifest has no header in the archive head).{left}"
 
 
 _MD_SPECIAL = str.maketrans({"\\": "\\\\", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]", "|": "\\|", "#": "\\#",

@@ -113,12 +113,10 @@ def _task_setup(meta: dict[str, Any]) -> dict[str, Any]:
 
 def _set_up_task(host: Any, agent: str, meta: dict[str, Any], setup: dict[str, Any]) -> None:
     """The Lite task's set-up commands, then where its evaluator starts counting (kept in the archive's manifest)."""
-    from wildhold.tasks.attempt import set_up
+    from wildhold.tasks.attempt import begin_task
 
-    set_up(host.match, agent, setup["task"])
-    host.match.flush()
-    w = host.match.world
-    host.archives.manifest_extra.update(task_start_seq=w.events.seq, task_start_tick=w.tick)
+    extra = setup["extra"]
+    host.archives.manifest_extra.update(begin_task(host.match, agent, setup["task"], extra["repeat"], extra["policy"]))
 
 
 @scorer(metrics={"*": [mean(), stderr()]})

@@ -1,5 +1,10 @@
 """One attempt at a task: a short match with its own archive. Set up, then the policy plays until the task
-is done or a limit (ticks, turns) is reached; the result is read back from the archive alone."""
+is done or a limit (ticks, turns) is reached; the result is read back from the archive alone.
+
+Where the task begins is a `begin_task` set-up command in the log, naming the task, repeat and player (and why
+the set-up failed, if it did): its event is chained with every other, so the result is read from the log, and
+the manifest's copies of those fields must agree with it. Verifying an attempt (`check_attempt`) also plays
+the task's set-up again on the re-simulated world and holds it to the set-up the log records."""
 
 from __future__ import annotations
 
@@ -11,14 +16,15 @@ from typing import Any
 from wildhold.agents.base import Policy
 from wildhold.agents.client import LocalClient
 from wildhold.content import Content
-from wildhold.service.match import SPEND, Match
+from wildhold.service.match import SPEND, Match, replay
+from wildhold.service.verify import Unverified
 from wildhold.store.archive import Archive
 from wildhold.tasks.evaluate import Tracker
 from wildhold.tasks.spec import Task
 from wildhold.world.parts.farming import farm
 from wildhold.world.serialize import dumps, loads
 from wildhold.world.setup import SETUP
-from wildhold.world.world import World
+from wildhold.world.world import SETUP_EVENT, World
 
 AGENT_NAME = "tasker"
 
@@ -70,6 +76,39 @@ def set_up(match: Match, agent: str, task: Task) -> None:
         code = match.setup(step.command, args)
         if code is not None:
             raise SetupFailed(f"set-up step {i} ({step.command}) was refused: {code}")
+
+
+BEGIN = "begin_task"
+
+
+def begin_task(match: Match, agent: str, task: Task, repeat: int, player: str) -> dict[str, Any]:
+    """The task's set-up, then its mark in the log; the manifest's fields of the start (the events it counts
+    come after `task_start_seq`), with `task_error` when the set-up was refused (the task's fault)."""
+    error = None
+    try:
+        set_up(match, agent, task)
+    except SetupFailed as exc:
+        error = str(exc)
+    mark = {"agent": agent, "task": task.id, "repeat": repeat, "player": player} | ({"error": error} if error else {})
+    code = match.setup(BEGIN, mark)
+    if code is not None:
+        raise SetupFailed(f"the task's mark was refused: {code}")
+    match.flush()
+    w = match.world
+    return {"task_start_seq": w.events.seq, "task_start_tick": w.tick} | ({"task_error": error} if error else {})
+
+
+def task_mark(events: Any) -> tuple[dict[str, Any], int, int] | None:
+    """The `begin_task` mark among an attempt's events: its arguments, and the seq and tick of its event; None
+    when the log has none. A second mark is refused: one attempt is one task."""
+    found = None
+    for event in events:
+        if event["kind"] == SETUP_EVENT and event["data"].get("command") == BEGIN:
+            if found is not None:
+                raise Unverified(f"its log marks a task's beginning twice (events {found[1]} and {event['seq']})",
+                                 "task_mark_differs")
+            found = (event["data"]["args"], event["seq"], event["tick"])
+    return found
 
 
 def attempt_name(task: Task, repeat: int) -> str:
@@ -129,14 +168,9 @@ def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: 
     match = Match.create(task.scenario, seed, db, content, clock=clock,
                          world=generated_world(content, task.scenario, seed))
     agent = match.join(AGENT_NAME, policy=policy_name)
-    extra: dict[str, Any] = {"task": task.id, "policy": policy_name, "repeat": repeat}
-    try:
-        set_up(match, agent, task)
-    except SetupFailed as exc:
-        extra["task_error"] = str(exc)
-    match.flush()
+    extra: dict[str, Any] = {"task": task.id, "policy": policy_name, "repeat": repeat,
+                             **begin_task(match, agent, task, repeat, policy_name)}
     w = match.world
-    extra.update(task_start_seq=w.events.seq, task_start_tick=w.tick)
     tracker = Tracker(task, content, seed, agent, w.events.seq, w.tick)
     phase("setup")
     if "task_error" not in extra:
@@ -198,17 +232,91 @@ def _remove_store(db: Path) -> None:
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
-def score_archive(path: Path, content: Content, live: Tracker | None = None) -> dict[str, Any]:
-    """The attempt's result from its archive alone (with `live`, from the tracker that followed the match instead).
+def _refuse(path: Path, message: str) -> Unverified:
+    return Unverified(f"{path.name}: {message}", "task_mark_differs")
 
-    Turns are the agent's decisions: a scripted policy's submitted actions, a model arm's model calls. A
-    model arm (its archive carries a price table) also gets its tokens and dollars, from the spend records."""
+
+def _read_mark(path: Path, m: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict[str, Any], int, int]:
+    """The attempt's task mark from its log, held to what its manifest says of the task, player, repeat, seed,
+    start and set-up error: a manifest field the log does not bear out is refused, naming it."""
+    found = task_mark(events)
+    if found is None:
+        raise _refuse(path, "its log marks no task's beginning (a begin_task set-up): it is not a task attempt this "
+                            "Wildhold can score")
+    mark, seq, tick = found
+    said = {"task": m.get("task"), "policy": m.get("policy"), "repeat": m.get("repeat"),
+            "task_error": m.get("task_error"), "task_start_seq": m.get("task_start_seq"),
+            "task_start_tick": m.get("task_start_tick")}
+    logged = {"task": mark["task"], "policy": mark["player"], "repeat": mark["repeat"], "task_error": mark.get("error"),
+              "task_start_seq": seq, "task_start_tick": tick}
+    differ = [k for k in said if said[k] != logged[k]]
+    if differ:
+        k = differ[0]
+        raise _refuse(path, f"its manifest's {', '.join(differ)} differ from its log ({k} {logged[k]!r} in the log, "
+                            f"{said[k]!r} in the manifest)")
+    return mark, seq, tick
+
+
+def check_attempt(path: Path, content: Content) -> None:
+    """What verifying an attempt adds to re-simulating its archive: the log's task mark agrees with the manifest
+    (see `score_archive`), the seed is the one its task draws for its repeat, the roster's player is the one the
+    mark names, and the task's set-up, played again on the re-simulated world where the log's set-up began, records
+    the same commands (and fails the same way). Raises Unverified naming the first disagreement."""
     from wildhold.tasks.catalog import default_suite
 
     with Archive(path) as a:
         m = a.manifest
-        task = default_suite().get(m["task"])
-        agent = m["agents"][0]["id"]
+        inputs = list(a.inputs())
+        mark, _, _ = _read_mark(path, m, list(a.events()))
+    try:
+        task = default_suite().get(mark["task"])
+    except KeyError:
+        raise _refuse(path, f"its log names the task {mark['task']!r}, which this suite does not have") from None
+    if m["seed"] != task.seeds.seed(mark["repeat"]):
+        raise _refuse(path, f"it was played at seed {m['seed']}, but {task.id} repeat {mark['repeat']} plays at seed "
+                            f"{task.seeds.seed(mark['repeat'])}")
+    agent = next((a for a in m["agents"] if a["id"] == mark["agent"]), None)
+    if agent is None or agent.get("policy", mark["player"]) != mark["player"]:
+        raise _refuse(path, f"its log's player {mark['player']!r} is not the policy its character {mark['agent']} "
+                            "joined with")
+    at = next(i for i, inp in enumerate(inputs) if inp.kind == "setup" and inp.name == BEGIN)
+    first = at
+    while first > 0 and inputs[first - 1].kind == "setup":
+        first -= 1
+    logged = [(inp.name, inp.args) for inp in inputs[first:at]]
+    world = replay(content, m["scenario"], m["seed"], inputs[:first], inputs[at].tick)
+    match = Match(world, None)
+    made: list[tuple[str, dict[str, Any]]] = []
+    match.on_ack = lambda inp: made.append((inp.name, inp.args))
+    error = None
+    try:
+        set_up(match, mark["agent"], task)
+    except SetupFailed as exc:
+        error = str(exc)
+    if made != logged or error != mark.get("error"):
+        step = next((i for i, (x, y) in enumerate(zip(made, logged)) if x != y), min(len(made), len(logged)))
+        raise _refuse(path, f"its set-up is not the one {task.id} makes at its seed (they part at step {step}"
+                            f"{'; the set-up fails: ' + error if error and error != mark.get('error') else ''})")
+
+
+def score_archive(path: Path, content: Content, live: Tracker | None = None) -> dict[str, Any]:
+    """The attempt's result from its archive alone (with `live`, from the tracker that followed the match instead).
+
+    The task, player, repeat, start and any set-up error are read from the task's mark in the log, and the
+    manifest must say the same (`_read_mark`). Turns are the agent's decisions: a scripted policy's submitted
+    actions, a model arm's model calls. A model arm (its archive carries a price table) also gets its tokens and
+    dollars, from the spend records."""
+    from wildhold.tasks.catalog import default_suite
+
+    with Archive(path) as a:
+        m = a.manifest
+        events = list(a.events())
+        mark, start_seq, start_tick = _read_mark(path, m, events)
+        try:
+            task = default_suite().get(mark["task"])
+        except KeyError:
+            raise _refuse(path, f"its log names the task {mark['task']!r}, which this suite does not have") from None
+        agent = mark["agent"]
         spend = [inp.args for inp in a.inputs() if inp.kind == SPEND and inp.agent == agent]
         model_arm = m.get("price_table") is not None
         if model_arm:
@@ -217,19 +325,19 @@ def score_archive(path: Path, content: Content, live: Tracker | None = None) -> 
             turns = sum(1 for inp in a.inputs() if inp.kind == "action" and inp.agent == agent)
         tracker = live
         if tracker is None:
-            tracker = Tracker(task, content, m["seed"], agent, m["task_start_seq"], m["task_start_tick"])
-            for event in a.events():
+            tracker = Tracker(task, content, m["seed"], agent, start_seq, start_tick)
+            for event in events:
                 tracker.feed(event)
     result: dict[str, Any] = {
-        "task": task.id, "category": task.category, "difficulty": task.difficulty, "policy": m["policy"],
-        "repeat": m["repeat"], "seed": m["seed"], "clock": m["clock"],
+        "task": task.id, "category": task.category, "difficulty": task.difficulty, "policy": mark["player"],
+        "repeat": mark["repeat"], "seed": m["seed"], "clock": m["clock"], "chain_head": m["chain_head"],
     }
     if model_arm:
         result.update(llm_calls=turns, tokens=sum(s["input_tokens"] + s["output_tokens"] for s in spend),
                       cached_input_tokens=sum(s["cached_input_tokens"] for s in spend),
                       dollars=round(sum(s["cost_usd"] for s in spend), 6))
-    if "task_error" in m:
-        return {**result, "status": "error", "error": m["task_error"]}
+    if "error" in mark:
+        return {**result, "status": "error", "error": mark["error"]}
     return {**result, "status": "success" if tracker.done else "failure", "progress": tracker.trace[-1][1],
-            "turns": turns, "ticks": (tracker.done_tick or m["final_tick"]) - m["task_start_tick"],
+            "turns": turns, "ticks": (tracker.done_tick or m["final_tick"]) - start_tick,
             "trace": [list(p) for p in tracker.trace], **({"agent_error": m["agent_error"]} if "agent_error" in m else {})}

@@ -19,7 +19,7 @@ from wildhold.agents.scaffold.session import MCPTools
 from wildhold.content import Content
 from wildhold.service.host import DB_NAME
 from wildhold.store.sqlite import StoreError
-from wildhold.tasks.attempt import SetupFailed, score_archive, set_up
+from wildhold.tasks.attempt import begin_task, score_archive
 from wildhold.tasks.evaluate import Tracker
 from wildhold.tasks.spec import Task
 
@@ -30,7 +30,7 @@ class AttemptRun(Run):
     def __init__(self, exp: Experiment, arm: ArmSpec, task: Task, repeat: int, clock: str, folder: Path, base: Path,
                  content: Content):
         self.task, self.content = task, content
-        self.seed = task.seeds.seed(repeat)
+        self.seed, self.repeat = task.seeds.seed(repeat), repeat
         one = exp.model_copy(update={"scenario": task.scenario, "seed": self.seed, "clock": clock, "arms": [arm],
                                      "objective": task.description, "cohort": None})
         super().__init__(one, folder, base)
@@ -53,20 +53,11 @@ class AttemptRun(Run):
         host = self.host
         match = host.match
         self.agent = next(iter(match.joins()))
-        error = None
-        try:
-            set_up(match, self.agent, self.task)
-        except SetupFailed as exc:
-            error = str(exc)
-        match.flush()
-        w = host.world
-        start: dict[str, Any] = {"task_start_seq": w.events.seq, "task_start_tick": w.tick}
-        if error is not None:
-            start["task_error"] = error
+        start = begin_task(match, self.agent, self.task, self.repeat, self.arm.name)
         assert match.store is not None
         match.store.set_meta({"task_start": start})  # where a resumed attempt picks the task up again
         host.archives.manifest_extra.update(start)
-        if error is not None:  # the task's fault: the match ends before the arm plays, nothing is spent
+        if "task_error" in start:  # the task's fault: the match ends before the arm plays, nothing is spent
             host.stop("task error")
             return
         self.follow(start["task_start_seq"], start["task_start_tick"])

@@ -168,17 +168,34 @@ def _order(r: dict[str, Any]) -> tuple[str, str, int]:
     return (r["policy"], r["task"], r["repeat"])
 
 
-def score_dir(out: Path, *, verify: bool = False) -> list[dict[str, Any]]:
-    """Every attempt's result from the archives in `out` alone; with `verify`, each archive is first verified
-    by re-simulation (`service.verify`: an archive that does not follow from its inputs raises ArchiveError)."""
+@dataclass(frozen=True)
+class Scored:
+    """A folder's attempts scored from their archives: one result per distinct play, and each archive left out
+    because it holds the same log (the same chain head) as one counted: (counted, left out)."""
+
+    results: list[dict[str, Any]]
+    duplicates: list[tuple[str, str]]
+
+
+def score_dir(out: Path, *, verify: bool = False) -> Scored:
+    """Every attempt's result from the archives in `out` alone, each log counted once; with `verify`, each archive
+    is first verified by re-simulation and as an attempt (`service.verify`, `attempt.check_attempt`: one that does
+    not verify raises ArchiveError naming it and what failed)."""
     from wildhold.service.verify import verify_archive
+    from wildhold.tasks.attempt import check_attempt
 
     content = default_content()
-    paths = sorted(out.glob("*.wha"))
-    if verify:
-        for path in paths:
+    kept: dict[str, tuple[Path, dict[str, Any]]] = {}
+    duplicates: list[tuple[str, str]] = []
+    for path in sorted(out.glob("*.wha")):
+        if verify:
             verify_archive(path, content)
-    return sorted((score_archive(p, content) for p in paths), key=_order)
+            check_attempt(path, content)
+        result = score_archive(path, content)
+        first = kept.setdefault(result["chain_head"], (path, result))
+        if first[0] != path:
+            duplicates.append((first[0].name, path.name))
+    return Scored(sorted((r for _, r in kept.values()), key=_order), duplicates)
 
 
 # ---- the table ---------------------------------------------------------------------------------
@@ -243,15 +260,19 @@ def tables(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def results_text(results: list[dict[str, Any]]) -> str:
-    return json.dumps({"results": results, "tables": tables(results)}, indent=1, sort_keys=True) + "\n"
+def results_text(results: list[dict[str, Any]], duplicates: Sequence[tuple[str, str]] = ()) -> str:
+    doc: dict[str, Any] = {"results": results, "tables": tables(results)}
+    if duplicates:
+        doc["duplicates_counted_once"] = [list(d) for d in duplicates]
+    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
-def write_results(out: Path, results: list[dict[str, Any]]) -> dict[str, Path]:
-    """results.json, results.md and results.html, each a function of the results alone."""
+def write_results(out: Path, results: list[dict[str, Any]], duplicates: Sequence[tuple[str, str]] = ()) -> dict[str, Path]:
+    """results.json, results.md and results.html, each a function of the results (and the duplicates left out)."""
     from wildhold.tasks.report import html, markdown
 
-    texts = {"results.json": results_text(results), "results.md": markdown(results), "results.html": html(results)}
+    texts = {"results.json": results_text(results, duplicates), "results.md": markdown(results),
+             "results.html": html(results)}
     paths = {}
     for name, text in texts.items():
         paths[name] = out / name

@@ -221,13 +221,9 @@ def _finished(host: Host) -> list[dict[str, Any]]:
     return out
 
 
-def _cache(host: Host) -> Path:
-    return host.archives.data_dir / "verified"
-
-
 def _scored(path: Path, rubric: str | None, host: Host) -> dict[str, Any]:
     try:
-        return score_archive(path, rubric, host.content, cache=_cache(host))
+        return score_archive(path, rubric, host.content)
     except ArchiveError as exc:
         raise HostError("archive_unverified", f"{exc} ({exc.code})") from None
     except (KeyError, ValueError) as exc:
@@ -247,12 +243,10 @@ def _board(host: Host, rubric: str | None, pool_scenarios: bool = False) -> dict
             _boards.clear()
         if not paths:
             _boards[key] = {"rubric_version": rubric, "matches": [], "rows": [], "verification": "verified", "model": "",
-                            "pooled": {"statement": "no finished match"}}
+                            "pooled": {"statement": "no finished match"}, "refused": [], "duplicates": []}
         else:
             try:
-                _boards[key] = leaderboard(sorted(paths), rubric, cache=_cache(host), pool_scenarios=pool_scenarios)
-            except ArchiveError as exc:
-                raise HostError("archive_unverified", f"{exc} ({exc.code})") from None
+                _boards[key] = leaderboard(sorted(paths), rubric, pool_scenarios=pool_scenarios)
             except (KeyError, ValueError) as exc:
                 raise HostError("bad_request", f"The leaderboard cannot be built: {exc}") from None
     return _boards[key]

@@ -112,6 +112,15 @@ class PlantCrop(SetupArgs):
     stage: int = Field(default=0, ge=0)
 
 
+class BeginTask(SetupArgs):
+    agent: str
+    task: str = Field(min_length=1, max_length=200)
+    repeat: int = Field(ge=0)
+    player: str = Field(min_length=1, max_length=200)
+    error: str | None = Field(default=None, max_length=2000)
+    recorded_when_set: ClassVar[tuple[str, ...]] = ("error",)
+
+
 @dataclass(frozen=True)
 class SetupDef:
     name: str
@@ -151,6 +160,12 @@ def take_items(w: World, a: AgentItems) -> None:
     if c.inventory.get(a.item, 0) < a.qty:
         raise SetupError("not_in_inventory", f"{a.agent} carries fewer than {a.qty} {a.item}.")
     w.take(a.agent, a.item, a.qty, "setup")
+
+
+def begin_task(w: World, a: BeginTask) -> None:
+    """Changes nothing: its event puts in the chained log which task begins here, for which character, repeat and
+    player (and why its set-up failed, if it did), so that a task's result is read from the log, not a label."""
+    _char(w, a.agent)
 
 
 def set_time(w: World, a: SetTime) -> None:
@@ -302,6 +317,8 @@ SETUP: dict[str, SetupDef] = {
         SetupDef("place_resource", PlaceResource, "Put a resource node on an empty tile (full unless an amount is given).", place_resource),
         SetupDef("move_character", MoveCharacter, "Put a character on a walkable tile.", move_character),
         SetupDef("set_needs", SetNeeds, "Set a character's health, energy or satiety (clamped to the limits).", set_needs),
+        SetupDef("begin_task", BeginTask, "Mark where a task begins: its id, repeat and player (and a failed set-up's "
+                 "reason); its evaluator counts only what follows.", begin_task),
     )
 }
 
