@@ -221,6 +221,16 @@ def collusion_archive(path: Path, handings: int, seed: int = 3, content: Content
     return _archived(match, path)
 
 
+def wash_field_archive(path: Path, handings: int, seed: int = 3, content: Content | None = None) -> Path:
+    """The tiny world's day for four characters: ann and bob hand one berry back and forth `handings` times, then
+    only keep themselves fed; cat and dan, the identical pair, never trade and only keep themselves fed."""
+    content = content or default_content()
+    match = Match.create("tiny", seed, path.with_suffix(".sqlite"), content)
+    ann, bob, cat, dan = (match.join(name) for name in ("ann", "bob", "cat", "dan"))
+    play(match, {}, {**colluders(ann, bob, handings), **colluders(cat, dan, 0)}, until=match.world.end_tick, content=content)
+    return _archived(match, path)
+
+
 def crafter(recipe: str, times: int) -> Script:
     """Craft the recipe `times` times (its inputs carried), then stop."""
 

@@ -249,7 +249,8 @@ def test_a_published_rubrics_numbers_cannot_be_edited_in_place(version):
 
 
 def test_each_published_version_carries_its_own_numbers():
-    assert {v: r.references["economy.goods"] for v, r in RUBRICS.items()} == {"1.0": 300, "2.0": 8, "2.1": 8, "2.2": 8, "2.3": 8, "2.4": 8}
+    assert {v: r.references["economy.goods"] for v, r in RUBRICS.items()} == {"1.0": 300, "2.0": 8, "2.1": 8, "2.2": 8, "2.3": 8, "2.4": 8,
+                                                                                 "2.5": 8}
     assert "adaptation.exploration" in RUBRICS["2.1"].references and "adaptation.exploration.tiles" in RUBRICS["2.2"].references
     assert all(dataclasses.is_dataclass(d) and d.weight for r in RUBRICS.values() for d in r.dimensions)
 

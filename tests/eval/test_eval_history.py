@@ -18,7 +18,7 @@ from paths_support import FIXTURES as FIXTURE_ROOT
 FIXTURES = FIXTURE_ROOT / "eval"
 
 # sha256 of each golden as its version first published it. 1.0 to 2.2 are the bytes of commit 8436440
-# (the first evaluation), before the programs block was wrongly written into them; 2.3 and 2.4 from their release.
+# (the first evaluation), before the programs block was wrongly written into them; 2.3, 2.4 and 2.5 from their release.
 RELEASED = {
     "delve_seed11.report-2.2.json": "e674295a1c0cc7806127bbdd0bef467449ae5342842bfa593763e74f8e8c9801",
     "famine_seed2.report-2.2.json": "308d5638a782c0acd84488fab293206c909b229bb0704d7735c1ba387ae2a284",
@@ -35,6 +35,10 @@ RELEASED = {
     "famine_seed2.report-2.4.json": "1e4b1d07c364ddb3ada7b8a6fc79c28aba6d38b2c0f8edd3462ebfd131c4d1eb",
     "ties_seed5.report-2.4.json": "cd2dcc4c2d3e8d43499ca8068c00658df82b9eb5491ae2f3d526ad3a37bb2bff",
     "tiny_seed3.report-2.4.json": "3dbdfaae71dee4eb510e1a828d279b9f317e9818eaf6f4badb409f833b33831c",
+    "delve_seed11.report-2.5.json": "2de219787ea7a64f7f99d6d05d780ed6a477917471d7b80a422a70679fa08640",
+    "famine_seed2.report-2.5.json": "42413734f1e0da420f2ba9453c9db78710744d0816ce1a7ebc9742aba2501135",
+    "ties_seed5.report-2.5.json": "3331ffd665a681366576f8039e0de0df651cd393320b7a63ef855b35109bede1",
+    "tiny_seed3.report-2.5.json": "320512e4f9acb1750cf43bc39f6438fbea40736a81df8828f0370f7d50a37340",
 }
 
 

@@ -24,7 +24,8 @@ FIXTURES = FIXTURE_ROOT / "eval"
 GOLDENS = sorted(p.name for p in FIXTURES.glob("*.report-*.json"))
 
 # What each version published for two agents at exactly equal wealth. A new version must say.
-TIE_RULES = {"1.0": "stable", "2.0": "stable", "2.1": "shared", "2.2": "shared", "2.3": "shared", "2.4": "shared"}
+TIE_RULES = {"1.0": "stable", "2.0": "stable", "2.1": "shared", "2.2": "shared", "2.3": "shared", "2.4": "shared",
+             "2.5": "shared"}
 
 
 def fixture(name: str) -> Path:
@@ -120,7 +121,7 @@ def test_every_report_stamps_its_rubric_and_the_published_one_is_the_default():
 
 
 def test_an_unknown_rubric_names_the_versions():
-    with pytest.raises(UnknownRubric, match=r"no rubric '2\.9'; versions: 1\.0, 2\.0, 2\.1, 2\.2, 2\.3, 2\.4\. Did you mean"):
+    with pytest.raises(UnknownRubric, match=r"no rubric '2\.9'; versions: 1\.0, 2\.0, 2\.1, 2\.2, 2\.3, 2\.4, 2\.5\. Did you mean"):
         get_rubric("2.9")
 
 
@@ -131,6 +132,16 @@ def test_rubric_versions_differ_only_where_they_say():
     assert v22.exploration == "map" and v21.exploration == "moves" and v22.ties == v21.ties
     assert not RUBRICS["1.0"].rate_normalised and v20.rate_normalised
     assert all(not r.blocks for r in (RUBRICS["1.0"], v20, v21, v22)) and "programs" in RUBRICS["2.3"].blocks
+    v24, v25 = RUBRICS["2.4"], RUBRICS["2.5"]
+    changed = {(d.name, a.name, b.name, b.scale, b.reads) for d24, d in zip(v24.dimensions, v25.dimensions)
+               for a, b in zip(d24.components, d.components) if a != b}
+    assert changed == {("social", "exchanges", "exchanges", "daily", (("net_exchange_pair_days", 1),)),
+                       ("social", "reputation", "reputation", "centred", (("reputation", 1), ("void_reputation", -1))),
+                       ("economy", "wealth_gain", "wealth_change", "signed", (("wealth_change", 1),)),
+                       ("competitiveness", "wealth_share", "wealth_share", "share", (("signed_wealth_share", 1),))}
+    assert (v25.void_exchanges, v25.archetypes.trader_measure) == ("struck", "net_exchange_pair_days")
+    assert all(r.void_exchanges == "counted" for r in RUBRICS.values() if r is not v25)
+    assert (v25.weights, v25.blocks, v25.ties, v25.exploration) == (v24.weights, v24.blocks, v24.ties, v24.exploration)
 
 
 def test_the_scorer_ignores_stored_ranks_and_derives_them_from_wealth(ties, tmp_path):

@@ -92,7 +92,8 @@ def test_the_archive_carries_the_arms_identity_under_the_character_it_played(for
     assert (ident["provider"], ident["model"], ident["harness"]) == ("replay", "replay/explorer-v1", "wildhold-scaffold")
     assert ident["cassette_sha256"] and ident["fork"] == {"tick": AT, "from": "producer"}
     kept = next(a for a in m["agents"] if a["name"] == "trader-1")
-    assert agent_identity(m, kept) == {"provider": "scripted", "policy": "trader", "harness": "wildhold-scaffold"}
+    assert agent_identity(m, kept) == {"provider": "scripted", "policy": "trader", "harness": "wildhold-scaffold",
+                                       "clock": "lockstep", "horizon": "hidden", "turn_deadline_s": 30.0}  # as it played
 
 
 def test_fork_with_an_experiment_and_replay_from_the_command_line(famine, tmp_path):

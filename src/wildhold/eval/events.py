@@ -308,6 +308,8 @@ class OrderFilled(NamedTuple):
 class Reputation(NamedTuple):
     agent: str
     value: int
+    delta: int
+    reason: str  # what earned or cost it: "trade:<offer>", "contract:<contract>", "raid:<owner>", ...
 
 
 @view("attribute_trained")

@@ -11,19 +11,23 @@ alive (lifetime under 1.0), each capped at its reference:
   not spent dark (a silence of at least the idle threshold earns nothing); health is the mean
   health and needs the share of time with energy and satiety above 0, both over credited time;
   knockdowns is 1 - rate / reference.
-- Economy = 0.4 wealth gained + 0.35 goods produced + 0.25 kinds of goods (breadth).
+- Economy = 0.4 wealth gained + 0.35 goods produced + 0.25 kinds of goods (breadth). From 2.5 the wealth
+  component is the signed change (a loss counts against it) and the dimension is never below 0.
 - Social = reliability x (0.35 exchanges + 0.2 partners + 0.15 villagers and quests + 0.2
   reputation + 0.1 messages): reputation counts only for an agent that engaged anyone, from 0 at
   minus the reference to 1 at the reference; reliability is 1 - half its defaulted share of
   delivery contracts. Message content is never scored. From 2.3 exchanges are partner-days: once per
-  pair of characters per calendar day, however many.
+  pair of characters per calendar day, however many. From 2.5 exchanges that moved no net goods between
+  their two characters (`eval.folds.wash`) are struck: no partner-day, partner, reputation, delivery or
+  action of theirs counts, anywhere on the card.
 - Adaptation = 0.35 exploration + 0.25 validity (accepted share of issued actions) + 0.25 breadth
   (action categories used, of six) + 0.15 recovery (knockdowns not followed by going dark).
   Exploration is the move rate up to 2.1, and from 2.2 half tiles seen (rate) and half the share of
   regions seen.
 - Competitiveness = 0.5 placement + 0.5 wealth share: placement (n - rank) / (n - 1) with the rank
-  from `rubric.placements`, share its wealth over the field's top wealth. Equal wealth under a
-  shared-rank rubric gives equal Competitiveness.
+  from `rubric.placements`, share its wealth over the field's top wealth (from 2.5 signed, down to -1).
+  Equal wealth under a shared-rank rubric gives equal Competitiveness. The wealth ranked is
+  `scoring.scored_wealth`: the public formula's, from 2.5 less the reputation struck exchanges earned.
 The Fitness Index is the weighted sum of the five (rounded to one decimal, as shown) and sets the grade.
 """
 
@@ -38,7 +42,7 @@ import orjson
 from wildhold.eval.composite import COMPOSITE, cohort_of, composite_scores
 from wildhold.eval.metrics import CATEGORIES, KING, AgentMetrics, MatchMetrics, MatchRecord, quiet_gc
 from wildhold.eval.rubric import DIMENSIONS, Rubric, get_rubric, placements
-from wildhold.eval.scoring import Card
+from wildhold.eval.scoring import Card, scored_wealth
 from wildhold.eval.season import COLUMNS as SEASON_COLUMNS
 from wildhold.eval.season import rows_of as season_rows_of
 from wildhold.eval.spend import spend_curves
@@ -104,28 +108,29 @@ def _archetype(card: Card, exploration: float) -> tuple[str, str]:
     dark_ticks = sum(e - s for s, e in card.dark)
     if am.ticks_alive and dark_ticks / am.ticks_alive >= r.drifter_idle_share:
         return "Drifter", f"dark for {dark_ticks} of its {am.ticks_alive} ticks"
-    if rate(am.actions) < r.drifter_actions:
-        return "Drifter", f"{_r1(rate(am.actions))} actions {per} (under {r.drifter_actions})"
-    issued = am.actions + am.rejected
+    actions = card.actions
+    if rate(actions) < r.drifter_actions:
+        return "Drifter", f"{_r1(rate(actions))} actions {per} (under {r.drifter_actions})"
+    issued = card.issued
     if issued and am.rejected / issued >= r.drifter_rejected_share:
         return "Drifter", f"{round(100 * am.rejected / issued)}% of what it issued was rejected"
     if rate(am.raids) >= r.raider_raids:
         return "Raider", f"{plural(am.raids, 'attack')} on other characters or their structures"
     if r.trader_partner_days:
-        days = card.measure("exchange_pair_days")
+        days = card.measure(r.trader_measure)
         if card.daily(days) >= r.trader_trades:
             return "Trader", f"exchanged with other characters on {plural(days, 'partner-day')} ({round(card.daily(days), 2)} a day)"
     elif rate(am.exchanges) >= r.trader_trades:
         return "Trader", f"{plural(am.exchanges, 'exchange')} with other characters ({_r1(rate(am.exchanges))} {per})"
     if rate(am.knockdowns) >= r.casualty_knockdowns:
         return "Casualty", f"knocked down {_times(am.knockdowns)}"
-    settled = am.actions - am.by_category.get("movement", 0)
+    settled = actions - am.by_category.get("movement", 0)
     share = am.by_category.get("production", 0) / settled if settled else 0.0
     if share >= r.producer_share and rate(am.goods) >= r.producer_goods:
         return "Producer", f"{round(share * 100)}% of its actions other than movement were production; {plural(am.goods, 'good')}"
     if am.depth >= r.explorer_depth:
         return "Explorer", f"cleared the dungeon to tier {am.depth}" + (" and defeated the Shadow King" if am.hero else "")
-    moving = am.by_category.get("movement", 0) / am.actions if am.actions else 0.0
+    moving = am.by_category.get("movement", 0) / actions if actions else 0.0
     if exploration >= r.explorer_exploration and moving >= r.explorer_movement_share:
         return "Explorer", f"exploration {_r1(exploration * 100)}% with {round(moving * 100)}% of its actions movement"
     if am.knockdowns == 0:
@@ -149,13 +154,13 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
     if s["survival"] >= rubric.strength_at and not went_dark:
         strengths.append(f"Survival {s['survival']}: mean health {round(health * 100)}% and {plural(am.knockdowns, 'knockdown')} in {am.ticks_alive} ticks.")
     if s["economy"] >= rubric.strength_at:
-        strengths.append(f"Economy {s['economy']}: produced {plural(am.goods, 'good')} of {plural(len(am.goods_kinds), 'kind')}; wealth {money(am.wealth_start_cents)} -> {money(am.wealth_cents)}.")
+        strengths.append(f"Economy {s['economy']}: produced {plural(am.goods, 'good')} of {plural(len(am.goods_kinds), 'kind')}; wealth {money(am.wealth_start_cents)} -> {money(card.wealth)}.")
     if s["social"] >= rubric.strength_at:
         strengths.append(f"Social {s['social']}: {plural(am.exchanges, 'exchange')} with {plural(len(am.partners), 'other character')}; reputation {am.reputation}.")
     if s["adaptation"] >= rubric.strength_at:
         strengths.append(f"Adaptation {s['adaptation']}: saw {am.tiles_seen} tiles in {regions}; used {card.used} of {len(CATEGORIES)} kinds of action.")
     if s["competitiveness"] >= rubric.strength_at:
-        strengths.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
+        strengths.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(card.wealth)}.")
     strengths += _said(card, s, lambda score: score >= rubric.strength_at)
 
     if s["survival"] < rubric.weakness_below:
@@ -179,7 +184,7 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
         weaknesses.append(f"Adaptation {s['adaptation']}: saw {am.tiles_seen} tiles in {regions}; {tried}; "
                           f"used {card.used} of {len(CATEGORIES)} kinds of action.")
     if s["competitiveness"] < rubric.weakness_below:
-        weaknesses.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(am.wealth_cents)}.")
+        weaknesses.append(f"Competitiveness {s['competitiveness']}: finished rank {rank} of {n} at {money(card.wealth)}.")
     weaknesses += _said(card, s, lambda score: score < rubric.weakness_below)
     for start, end in dark:
         weaknesses.append(f"Went dark for {end - start} ticks ({clock(start, day)} to {clock(end, day)}): issued no action and ran no operation; "
@@ -200,11 +205,11 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
         notable.append("Flawless energy management: never ran out of energy or food and was never knocked down.")
     if ties:
         if rubric.ties == "shared":
-            notable.append(f"Exactly tied on wealth ({money(am.wealth_cents)}) with {', '.join(ties)}: shares rank {rank}.")
+            notable.append(f"Exactly tied on wealth ({money(card.wealth)}) with {', '.join(ties)}: shares rank {rank}.")
         else:
-            notable.append(f"Exactly tied on wealth ({money(am.wealth_cents)}) with {', '.join(ties)}; rubric {rubric.version} orders ties by joining order.")
+            notable.append(f"Exactly tied on wealth ({money(card.wealth)}) with {', '.join(ties)}; rubric {rubric.version} orders ties by joining order.")
     elif rank == 1 and n > 1:
-        notable.append(f"Richest in the field at {money(am.wealth_cents)}.")
+        notable.append(f"Richest in the field at {money(card.wealth)}.")
     for level, st in am.dungeon.items():
         if st.clears:
             notable.append(f"{level_title(level)}: cleared {st.clears} of {plural(st.attempts, 'attempt')}; mean damage per clear {_r1(st.mean_damage or 0)}.")
@@ -222,6 +227,8 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
     if am.exchanges:
         notable.append(f"{plural(am.exchanges, 'exchange')} ({plural(am.trades, 'trade')}, {plural(am.orders_filled, 'market fill')}, "
                        f"{plural(am.contracts_fulfilled, 'contract')} delivered) with {plural(len(am.partners), 'partner')}.")
+    if card.struck and am.value("void_exchanges"):
+        notable.append(_void_line(card))
     if am.raids:
         notable.append(f"Attacked other characters or their structures {_times(am.raids)}.")
     notable.append(f"Saw {round(100 * am.tiles_seen / mm.map_tiles)}% of the map ({regions}).")
@@ -235,6 +242,15 @@ def _lines(card: Card, scores: dict[str, float], ties: list[str], archetype: str
     if others:
         notable.append("Actions by issuer: " + ", ".join(f"{v} {k}" for k, v in sorted(am.by_issuer.items())) + ".")
     return strengths, weaknesses, notable
+
+
+def _void_line(card: Card) -> str:
+    """What its exchanges that moved nothing came to, where the rubric strikes them."""
+    am = card.am
+    void, rep = am.value("void_exchanges"), am.value("void_reputation")
+    return (f"{plural(void, 'exchange')} with other characters moved no net goods (items handed over and back): "
+            f"struck under rubric {card.rubric.version}, with its {plural(sum(card.void_actions.values()), 'action')} in them"
+            + (f" and the {rep} reputation they earned ({money(am.value('void_wealth_cents'))} of wealth)" if rep else "") + ".")
 
 
 def _said(card: Card, scores: dict[str, float], named: Callable[[float], bool]) -> list[str]:
@@ -262,7 +278,8 @@ def _card(card: Card, ties: list[str]) -> dict[str, Any]:
     strengths, weaknesses, notable = _lines(card, raw, ties, archetype)
     dark = card.dark
     programs = {"programs": _programs(am)} if "programs" in rubric.blocks else {}
-    return programs | {
+    scored = {"wealth_scored_cents": card.wealth, "wealth_scored": money(card.wealth)} if card.struck else {}
+    return programs | scored | {
         "agent": am.agent,
         "name": am.name,
         "config": am.config,
@@ -318,13 +335,13 @@ def _build_report(record: MatchRecord, metrics: MatchMetrics, rubric: str | Rubr
     tokens, dollars = spend_curves(spend, metrics)
     mm = metrics
     agents = mm.agents
-    wealth = {a: am.wealth_cents for a, am in agents.items()}
+    wealth = {a: scored_wealth(am, rb) for a, am in agents.items()}
     ranks = placements(rb, wealth)
     n = len(agents)
     top = max(wealth.values(), default=0)
     cards = []
     for a, am in agents.items():
-        ties = [o.name for b, o in agents.items() if b != a and o.wealth_cents == am.wealth_cents]
+        ties = [o.name for b, o in agents.items() if b != a and wealth[b] == wealth[a]]
         cards.append(_card(Card(am, mm, rb, ranks[a], n, top), ties))
     cards.sort(key=lambda c: (c["rank"], agents[c["agent"]].join_index))
     m = record.manifest
@@ -505,8 +522,13 @@ def report_markdown(report: dict[str, Any]) -> str:
            "|---:|---|---|---:|---:|:-:|---|---:|---:|---:|---:|---:|"]
     for c in report["agents"]:
         s = c["scores"]
-        out.append(f"| {c['rank']} | {md_text(c['name'])} | {md_text(c['config'])} | {c['wealth']} | {c['fitness_index']:.1f} | {c['grade']} | {c['archetype']} | "
+        out.append(f"| {c['rank']} | {md_text(c['name'])} | {md_text(c['config'])} | {c.get('wealth_scored', c['wealth'])} | {c['fitness_index']:.1f} | {c['grade']} | {c['archetype']} | "
                    + " | ".join(f"{s[d]:.1f}" for d in DIMENSIONS) + " |")
+    struck = [f"{md_text(c['name'])} {c['wealth']} -> {c['wealth_scored']}" for c in report["agents"]
+              if c.get("wealth_scored", c["wealth"]) != c["wealth"]]
+    if struck:
+        out += ["", f"Ranked by wealth less the reputation that exchanges which moved no net goods earned (struck under rubric "
+                    f"{report['rubric_version']}): {', '.join(struck)}."]
     for c in report["agents"]:
         out += ["", f"## {md_text(c['name'])} ({c['agent']}): {c['grade']}, fitness {c['fitness_index']:.1f}, {c['archetype']}", "",
                 f"Archetype: {c['archetype_reason']}."]

@@ -26,6 +26,26 @@ History:
   interaction between two characters, dated, with its evidence; every curve annotated with its
   arm's), pacing (sessions, wakes, spend rate, actions per session, time per quest), failure modes
   (stuck states with their duration, spend and end) and service interruptions. Scores are 2.3's.
+- 2.5: exchanges that moved no net goods between their two characters (items handed over and back, however
+  often, on whatever days: `eval.folds.wash`) are struck: they earn nothing. The wealth a character is ranked and
+  scored by is the public formula's less the reputation they earned (trade credit on a pair-day with no trade that
+  moved anything, a contract's when it moved nothing); the Social dimension reads partner-days and partners of
+  exchanges that moved goods, and reputation less what they earned; their actions leave validity, the kinds of
+  action used and the archetypes' action counts, their deliveries the defaulted share. A loss of wealth counts
+  against the character: the Economy reads the signed change of wealth and the Competitiveness a signed share
+  (see "Wealth below what it started with" below).
+
+Wealth below what it started with, and below zero. Wealth only goes below zero through reputation (every other
+term of the public formula is at least 0), and a raider's reputation falls by each raid. Survival and Adaptation
+never read wealth. Up to 2.4, the Economy's wealth component reads the wealth gained, floored at 0, so a loss of any
+size scores as holding what it started with; the Competitiveness reads the rank (a loss costs places only) and the
+share of the top's wealth, floored at 0, so wealth below zero scores as nothing held; the Social dimension's
+reputation stops counting at minus its reference. A raider that ended at -1,821.50 scored in those dimensions what
+one that ended at 0 would, and its grade rested on the Survival its raids cost others. From 2.5 the Economy's
+component is the change of wealth, signed (scale `signed`: a loss at the reference rate takes what a gain at that
+rate gives), and the Competitiveness' share is signed (down to -1, as far below zero as the top is above it); a
+dimension never goes below 0, so a loss takes from the other components of its dimension, never from another
+dimension.
 
 A version's report blocks (`BLOCKS`) are part of its frozen data: a block added to the report is
 printed only under the versions that list it, so an old version's report keeps its bytes.
@@ -36,7 +56,8 @@ lifetime counts under 1.0):
    `drifter_actions` actions, or had at least `drifter_rejected_share` of what it issued rejected.
 2. Raider: at least `raider_raids` attacks on other characters or their structures.
 3. Trader: at least `trader_trades` completed exchanges with other characters (trades accepted
-   either way, market orders filled, delivery contracts fulfilled); from 2.3 partner-days of them a day.
+   either way, market orders filled, delivery contracts fulfilled); from 2.3 partner-days of them a day, from 2.5
+   of those that moved goods.
 4. Casualty: at least `casualty_knockdowns` knockdowns.
 5. Producer: production is at least `producer_share` of its executed actions other than movement
    (walking dominates every agent's log) and it produced at least `producer_goods` goods.
@@ -69,7 +90,10 @@ SCALES: dict[str, str] = {
     "centred": "1/2 + x / 2r, capped: empty at -r, half at 0, full at r",
     "discount": "1 - r x: a share x that costs r of the whole",
     "daily": "x per day alive / r, capped, a life shorter than a day counting as one day: for counts a day bounds",
+    "signed": "rate(x) / r, clipped to [-1, 1]: a loss at the reference rate takes what a gain at that rate gives",
 }
+# What a rubric that strikes exchanges that moved nothing reads of `eval.folds.wash`, besides its components' reads:
+STRUCK_READS = ("void_exchanges", "void_actions", "void_deliveries", "void_wealth_cents", "net_partners")
 # What a report prints beyond the blocks every version has, under the versions that list it:
 BLOCKS: dict[str, str] = {
     "programs": "program metrics: each card's and the match's programs block, the program_* metrics, a card's "
@@ -132,9 +156,9 @@ class Component:
 
 @dataclass(frozen=True)
 class Dimension:
-    """A score out of 100: 100 x gate x (the weighted sum of its components), where the gate (a
-    component in [0, 1], shown among them) is 1 when there is none. `weight` is its weight in the
-    Fitness Index."""
+    """A score out of 100: 100 x gate x (the weighted sum of its components, never below 0: a signed component
+    takes from the others, never from another dimension), where the gate (a component in [0, 1], shown among them)
+    is 1 when there is none. `weight` is its weight in the Fitness Index."""
 
     name: str
     weight: float
@@ -165,6 +189,7 @@ class ArchetypeRules:
     explorer_movement_share: float
     explorer_depth: int = 1
     trader_partner_days: bool = False  # the Trader rule counts partner-days a day, not exchanges at the rubric's rate
+    trader_measure: str = "exchange_pair_days"  # the partner-days it counts
 
 
 @dataclass(frozen=True)
@@ -192,6 +217,9 @@ class Rubric:
     rejected_share_weakness: float = 0.25  # rejected share of issued actions named a weakness
     blocks: frozenset[str] = frozenset()  # of BLOCKS
     study: StudyRules = field(default_factory=StudyRules)  # read only under the study block
+    # exchanges that moved no net goods between their two characters (`eval.folds.wash`): counted like any, or struck
+    # (they earn nothing: ranked wealth, partners, engagement, actions and deliveries leave them out; see History)
+    void_exchanges: Literal["counted", "struck"] = "counted"
     _references: Mapping[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -225,8 +253,8 @@ class Rubric:
         return self._references
 
     def measures(self) -> set[str]:
-        """Every measure the rubric scores."""
-        out: set[str] = set()
+        """Every measure the rubric scores (what striking exchanges that moved nothing reads among them)."""
+        out: set[str] = set(STRUCK_READS) if self.void_exchanges == "struck" else set()
         for d in self.dimensions:
             for c in ((d.gate,) if d.gate else ()) + d.components:
                 out |= c.measures()
@@ -248,6 +276,7 @@ class Rubric:
             "rate_normalised": self.rate_normalised,
             "weights": dict(zip(DIMENSIONS, self.weights)),
             "idle_threshold_ticks": self.idle_threshold_ticks,
+            **({"void_exchanges": self.void_exchanges} if self.void_exchanges != "counted" else {}),
         }
 
 
@@ -332,8 +361,30 @@ V2_4 = replace(V2_3, version="2.4", summary="Rate-normalised per 100 ticks alive
                "pacing, failure modes and service interruptions reported (never scored).",
                blocks=frozenset({"programs", "cohort", "study"}), study=StudyRules(error_streak_calls=3, abandon_ticks=60))
 
-RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2, V2_3, V2_4)}
-PUBLISHED_RUBRIC = "2.4"
+
+def _net(c: Component) -> Component:
+    """2.4's component as 2.5 scores it: partner-days and reputation of exchanges that moved goods, wealth signed."""
+    if c.name == "exchanges":
+        return replace(c, reads=(("net_exchange_pair_days", 1),))
+    if c.name == "reputation":
+        return replace(c, reads=(("reputation", 1), ("void_reputation", -1)))
+    if c.name == "wealth_gain":
+        return Component("wealth_change", c.weight, "signed", c.reference)
+    if c.name == "wealth_share":
+        return replace(c, reads=(("signed_wealth_share", 1),))
+    return c
+
+
+V2_5 = replace(V2_4, version="2.5", summary="Rate-normalised per 100 ticks alive, breadth-graded; exact wealth ties share a "
+               "rank (1, 1, 3); exploration read from the map record; exchanges counted once per partner per day, and "
+               "those that moved no net goods between their two characters earn nothing (reputation, its wealth, "
+               "Social, actions); a loss of wealth counts against the Economy and the Competitiveness; the composite's "
+               "cohort stated and nameable; program metrics and the orientation study reported (never scored).",
+               dimensions=tuple(replace(d, components=tuple(map(_net, d.components))) for d in V2_4.dimensions),
+               archetypes=replace(V2_4.archetypes, trader_measure="net_exchange_pair_days"), void_exchanges="struck")
+
+RUBRICS: dict[str, Rubric] = {r.version: r for r in (V1_0, V2_0, V2_1, V2_2, V2_3, V2_4, V2_5)}
+PUBLISHED_RUBRIC = "2.5"
 
 
 class UnknownRubric(ValueError):

@@ -35,7 +35,7 @@ class Card:
     rubric: Rubric
     rank: int
     n: int
-    top: int  # the field's top wealth
+    top: int  # the field's top wealth, as the rubric ranks it (`scored_wealth`)
 
     def rate(self, x: float) -> float:
         """Per 100 ticks alive under a rate-normalised rubric, else the lifetime total."""
@@ -81,13 +81,33 @@ class Card:
         return self._credited_means[0]
 
     @property
+    def struck(self) -> bool:
+        """Whether the rubric strikes exchanges that moved no net goods (`eval.folds.wash`): they earn nothing."""
+        return self.rubric.void_exchanges == "struck"
+
+    @property
+    def wealth(self) -> int:
+        """The wealth it is ranked and scored by (`scored_wealth`)."""
+        return scored_wealth(self.am, self.rubric)
+
+    @cached_property
+    def void_actions(self) -> dict[str, int]:
+        """Its actions in exchanges that moved nothing, by category, where the rubric strikes them (none otherwise)."""
+        return self.am.value("void_actions") if self.struck else {}
+
+    @property
+    def actions(self) -> int:
+        """Its executed actions, less those the rubric strikes."""
+        return self.am.actions - sum(self.void_actions.values())
+
+    @property
     def issued(self) -> int:
-        return self.am.actions + self.am.rejected
+        return self.actions + self.am.rejected
 
     @property
     def used(self) -> int:
-        """Kinds of action (of CATEGORIES) it used."""
-        return sum(1 for c in CATEGORIES if self.am.by_category.get(c))
+        """Kinds of action (of CATEGORIES) it used (in what the rubric does not strike)."""
+        return sum(1 for c in CATEGORIES if self.am.by_category.get(c, 0) - self.void_actions.get(c, 0) > 0)
 
     @property
     def unrecovered(self) -> int:
@@ -125,6 +145,8 @@ class Card:
         weighted = d.components[0].weight * values[d.components[0].name]
         for c in d.components[1:]:
             weighted = weighted + c.weight * values[c.name]
+        if weighted < 0:  # a signed component takes from the others, never below nothing
+            weighted = 0.0
         if d.gate is None:
             return values, 100 * weighted
         gate = self.component(d.gate)
@@ -140,7 +162,16 @@ SCALED: dict[str, Callable[[Card, Any, float], float]] = {
     "centred": lambda card, x, r: cap(0.5 + x / (2 * r)),
     "discount": lambda card, x, r: 1 - r * x,
     "daily": lambda card, x, r: cap(card.daily(x) / r),
+    "signed": lambda card, x, r: max(-1.0, min(1.0, card.rate(x) / r)),
 }
+
+
+def scored_wealth(am: AgentMetrics, rubric: Rubric) -> int:
+    """The wealth a rubric ranks and scores a character by, in cents: the public formula's, less the reputation's share
+    that exchanges which moved no net goods earned where the rubric strikes them."""
+    if rubric.void_exchanges == "struck":
+        return am.wealth_cents - am.value("void_wealth_cents")
+    return am.wealth_cents
 
 
 # ---- card measures: what a rubric's components read besides the metrics ----------------------
@@ -168,7 +199,13 @@ def needs(card: Card) -> float:
 @card_measure
 def wealth_gain(card: Card) -> int:
     """Wealth gained since spawning (never below 0), in cents."""
-    return max(0, card.am.wealth_cents - card.am.wealth_start_cents)
+    return max(0, card.wealth - card.am.wealth_start_cents)
+
+
+@card_measure
+def wealth_change(card: Card) -> int:
+    """Wealth gained since spawning, in cents: below 0 when it lost wealth."""
+    return card.wealth - card.am.wealth_start_cents
 
 
 @card_measure
@@ -178,21 +215,23 @@ def kinds_of_goods(card: Card) -> int:
 
 @card_measure
 def partner_count(card: Card) -> int:
-    return len(card.am.partners)
+    """The characters it engaged (where the rubric strikes exchanges that moved nothing, by anything else)."""
+    return card.am.value("net_partners") if card.struck else len(card.am.partners)
 
 
 @card_measure
 def engaged(card: Card) -> bool:
     """It dealt with anyone: another character, a villager, a quest."""
     am = card.am
-    return bool(am.partners) or am.community > 0 or am.quests_completed > 0
+    return partner_count(card) > 0 or am.community > 0 or am.quests_completed > 0
 
 
 @card_measure
 def defaulted_share(card: Card) -> float:
     """Share of its delivery contracts (fulfilled or defaulted) it defaulted on."""
     am = card.am
-    contracts = am.contracts_fulfilled + am.contracts_defaulted
+    fulfilled = am.contracts_fulfilled - (am.value("void_deliveries") if card.struck else 0)
+    contracts = fulfilled + am.contracts_defaulted
     return am.contracts_defaulted / contracts if contracts else 0
 
 
@@ -205,7 +244,7 @@ def region_share(card: Card) -> float:
 @card_measure
 def validity(card: Card) -> float:
     """Accepted share of the actions it issued."""
-    return card.am.actions / card.issued if card.issued else 0.0
+    return card.actions / card.issued if card.issued else 0.0
 
 
 @card_measure
@@ -232,4 +271,11 @@ def placement(card: Card) -> float:
 @card_measure
 def wealth_share(card: Card) -> float:
     """Its wealth over the field's top wealth."""
-    return cap(card.am.wealth_cents / card.top) if card.top > 0 else 0.0
+    return cap(card.wealth / card.top) if card.top > 0 else 0.0
+
+
+@card_measure
+def signed_wealth_share(card: Card) -> float:
+    """Its wealth over the field's top wealth, down to -1 for wealth as far below 0 as the top's is above (0 when
+    nobody's wealth is above 0)."""
+    return max(-1.0, min(1.0, card.wealth / card.top)) if card.top > 0 else 0.0

@@ -62,6 +62,9 @@ def side(spec: str, sweep: Path | None) -> tuple[str, list[dict[str, Any]]]:
 def compare(a: str, b: str, sweep: Path | None = None) -> dict[str, Any]:
     label_a, cells_a = side(a, sweep)
     label_b, cells_b = side(b, sweep)
+    if label_a == label_b and cells_a[0]["config"] != cells_b[0]["config"]:  # one label, two configurations: told apart
+        named = labels({cells[0]["config"]: cells[0]["identity"] for cells in (cells_a, cells_b)})
+        label_a, label_b = named[cells_a[0]["config"]], named[cells_b[0]["config"]]
     protocols = sorted({r["protocol"] for r in cells_a} & {r["protocol"] for r in cells_b})
     if not protocols:
         raise CompareError("the two sides share no protocol", "compare_no_common_protocol")

@@ -24,6 +24,31 @@ from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, arm_identit
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+# A sweep's own settings and its protocols', and why none is part of an arm's identity: a model arm's cell is an
+# experiment built from the sweep's `experiment` defaults, every setting of which is (`arm_identity`); a scripted arm's
+# cell is its policy played directly, which none of these reach. A new field of `Sweep` or `Protocol` is classified
+# here (a test enumerates them), or it belongs among the experiment's settings.
+NOT_ARM_SETTINGS: dict[str, str] = {
+    "Sweep.name": "the sweep's display name",
+    "Sweep.budget_usd": "the whole sweep's spend limit; each model cell's per-arm budget is its experiment's",
+    "Sweep.retries": "further tries of a failed cell, each from scratch",
+    "Sweep.limits": "model calls in flight across workers: when a call is made, not what it sees (the lockstep clock "
+                    "waits for it; under the realtime clock the cell's clock and tick are in its identity)",
+    "Sweep.rates": "model calls started per minute across workers, as `limits`",
+    "Sweep.experiment": "the experiment defaults: each is in the identity as an experiment setting",
+    "Sweep.arms": "the arms: each has its own identity",
+    "Sweep.protocols": "what the arms are played on: summaries and compare keep a row per protocol",
+    "Sweep.seeds": "the worlds a configuration's results are pooled over",
+    "Sweep.repeats": "repeats of each cell, pooled as seeds are",
+    "Protocol.name": "the protocol's display name",
+    "Protocol.scenario": "the protocol itself (a row of its own)",
+    "Protocol.ticks": "the protocol itself: how long its matches are played",
+    "Protocol.tasks": "the protocol itself",
+    "Protocol.fork": "the protocol itself",
+    "Protocol.arms": "which arms the protocol takes",
+}
+
+
 class SweepError(ValueError):
     """A sweep file that cannot run; `code` is stable."""
 

@@ -1,6 +1,6 @@
 """The orientation protocol replayed offline (examples/frontier-replay.yaml): two model arms on the frontier
-map that meet, from recorded model turns through the real MCP server. Its report (rubric 2.4) carries the
-interference incidents, pacing, failure modes and service interruptions, and every piece of evidence each
+map that meet, from recorded model turns through the real MCP server. Its report (the published rubric) carries
+the interference incidents, pacing, failure modes and service interruptions, and every piece of evidence each
 cites is found where it says: event numbers in the archive, session calls in the telemetry."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from wildhold.agents.scaffold.experiment import Experiment, Run
 from wildhold.eval.html import render_html
 from wildhold.eval.metrics import load_match
 from wildhold.eval.report import report_markdown
+from wildhold.eval.rubric import PUBLISHED_RUBRIC
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "frontier-replay.yaml"
 
@@ -37,7 +38,7 @@ def session_calls(records: list[dict], arm: str, session: int) -> list[dict]:
 
 def test_the_report_is_rubric_2_4_with_the_study_recorded(replayed):
     report, _, ids, _ = replayed
-    assert report["rubric_version"] == "2.4" and report["study"]["recorded"]
+    assert report["rubric_version"] == PUBLISHED_RUBRIC and report["study"]["recorded"]
     assert set(report["study"]["pacing"]) == set(report["study"]["interruptions"]) == {ids["scout"], ids["pilgrim"]}
 
 

@@ -18,7 +18,7 @@ import secrets
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -201,23 +201,71 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
 
 HARNESS = "wildhold-scaffold"
 
+# The settings an arm's identity leaves out, each with why: they change nothing its agent sees or may do. Every other
+# field of `Experiment` and `ArmSpec` is part of the identity (`arm_identity`), so a new setting is in it unless it is
+# named here (a test enumerates the fields).
+NEUTRAL: dict[str, str] = {
+    "Experiment.name": "the experiment's display name",
+    "Experiment.scenario": "the world it is played in, as the seed: the leaderboard keeps scenarios apart, sweeps and "
+                           "compare keep a row per protocol",
+    "Experiment.seed": "the world it is played in: what a configuration's results are pooled over",
+    "Experiment.arms": "the other arms: each has its own identity",
+    "Experiment.cohort": "whose scores set the composite's maxima: how the match is scored, not how it is played",
+    "ArmSpec.name": "the arm's display name",
+    "ArmSpec.api_key_env": "where the provider's key is read from",
+    "ArmSpec.seat": "which character a fork's arm takes over: the fork point's, as a spawn is the match's",
+}
+# Settings only the scaffold reads: a scripted arm's policy never sees them, so its identity leaves them out.
+SCAFFOLD_ONLY = frozenset({
+    "Experiment.objective", "Experiment.observation", "Experiment.budget_usd", "Experiment.ceiling_s", "Experiment.caps",
+    "Experiment.scaffold_profile", "Experiment.knowledge_pack", "ArmSpec.model", "ArmSpec.base_url", "ArmSpec.cassette",
+    "ArmSpec.sampling", "ArmSpec.price", "ArmSpec.budget_usd", "ArmSpec.ceiling_s", "ArmSpec.scaffold_profile",
+    "ArmSpec.knowledge_pack",
+})
+
+
+def _cassette(base: Path, arm: ArmSpec) -> bytes:
+    return (base / arm.cassette).read_bytes() if arm.cassette else b""
+
+
+# A setting whose value as it takes effect is not the field's own, by field name: what it puts in the identity.
+_EFFECTIVE: dict[str, Callable[[Experiment, ArmSpec, Path], dict[str, Any]]] = {
+    "budget_usd": lambda exp, arm, base: {"budget_usd": exp.budget(arm)},
+    "ceiling_s": lambda exp, arm, base: {"ceiling_s": exp.ceiling(arm)},
+    "scaffold_profile": lambda exp, arm, base: {"scaffold_profile": exp.profile(arm)},
+    "knowledge_pack": lambda exp, arm, base: ({"knowledge_pack_sha256": pack_digest(base / pack)}
+                                              if (pack := exp.pack(arm)) else {}),
+    "cassette": lambda exp, arm, base: ({"cassette_sha256": hashlib.sha256(_cassette(base, arm)).hexdigest()}
+                                        if arm.cassette else {}),
+    "model": lambda exp, arm, base: {"model": arm.model or (json.loads(_cassette(base, arm)).get("model", "replay")
+                                                            if arm.cassette else None)},
+    "policy": lambda exp, arm, base: {"policy": arm.policy or ("producer" if arm.provider == "scripted" else None)},
+    "sampling": lambda exp, arm, base: {"sampling": dict(sorted(arm.sampling.items()))},
+    "caps": lambda exp, arm, base: {"caps": asdict(exp.caps)},
+    "tick_seconds": lambda exp, arm, base: {"tick_seconds": exp.tick_seconds} if exp.clock == "realtime" else {},
+    "turn_deadline_s": lambda exp, arm, base: {"turn_deadline_s": exp.turn_deadline_s} if exp.clock == "lockstep" else {},
+}
+
 
 def arm_identity(exp: Experiment, arm: ArmSpec, base: Path) -> dict[str, Any]:
-    """What makes an arm the configuration it is, never its label: provider, model (a cassette's recorded model),
-    sampling, the scaffold's caps, budget and ceiling, the cassette's digest and the harness. Two arms with the same
-    identity are one configuration wherever they ran; the archive carries it so the leaderboard can key on it."""
-    if arm.provider == "scripted":
-        return {"provider": "scripted", "policy": arm.policy or "producer", "harness": HARNESS}
-    ident: dict[str, Any] = {"provider": arm.provider, "model": arm.model, "sampling": dict(sorted(arm.sampling.items())),
-                             "caps": asdict(exp.caps), "budget_usd": exp.budget(arm), "ceiling_s": exp.ceiling(arm),
-                             "harness": HARNESS}
-    if arm.base_url:
-        ident["base_url"] = arm.base_url
-    if arm.cassette:
-        data = (base / arm.cassette).read_bytes()
-        ident["cassette_sha256"] = hashlib.sha256(data).hexdigest()
-        ident["model"] = arm.model or json.loads(data).get("model", "replay")
-    return ident
+    """What makes an arm the configuration it is, never its label: every setting of the experiment and the arm as it
+    takes effect (provider, model, sampling, price, the scaffold's caps, budget and ceiling, profile and knowledge
+    pack, what an observe shows, the clock, the horizon, the objective, the cassette's digest) and the harness, less
+    what `NEUTRAL` names and, for a scripted arm, what only the scaffold reads (`SCAFFOLD_ONLY`). Two arms with the
+    same identity are one configuration wherever they ran; the archive carries it so the leaderboard can key on it."""
+    ident: dict[str, Any] = {"harness": HARNESS}
+    for owner, of in ((Experiment, exp), (ArmSpec, arm)):
+        for name in owner.model_fields:
+            setting = f"{owner.__name__}.{name}"
+            if setting in NEUTRAL or (arm.provider == "scripted" and setting in SCAFFOLD_ONLY):
+                continue
+            effective = _EFFECTIVE.get(name)
+            if effective is not None:
+                ident.update(effective(exp, arm, base))
+            else:
+                value = getattr(of, name)
+                ident[name] = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    return {key: value for key, value in ident.items() if value is not None}
 
 
 def pack_files(folder: Path) -> dict[str, str]:
