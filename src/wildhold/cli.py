@@ -632,6 +632,7 @@ def export_cmd(
     from wildhold.eval.export import export_match
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.extras import MissingExtra
+    from wildhold.runner.cells import CellUnverified
     from wildhold.runner.export import NotASweep, export_sweep
     from wildhold.store.archive import ArchiveError
 
@@ -640,7 +641,7 @@ def export_cmd(
             paths = export_sweep(archive, out)
         else:
             paths = export_match(archive, out, rubric, trust=trust, cache=cache)
-    except (ArchiveError, UnknownRubric, ContentError, MissingExtra, NotASweep) as exc:
+    except (ArchiveError, UnknownRubric, ContentError, MissingExtra, NotASweep, CellUnverified) as exc:
         _refuse(exc)
     for name, path in paths.items():
         _say(f"{name}: {path}")
@@ -812,16 +813,18 @@ def compare(
     sweep_dir: Annotated[Optional[Path], typer.Option("--sweep", help="The sweep folder A and B name configurations of.")] = None,
     format: Annotated[CompareFormat, typer.Option("--format", help="Markdown, HTML or JSON.")] = CompareFormat.md,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
+    trust: Annotated[bool, typer.Option("--trust", help="Take each cell's result as it is, without checking it against its archives; the output says so.")] = False,
 ) -> None:
     """Two configurations (or two sweeps) side by side on every measure, with intervals and a test.
 
     Per protocol: each side's mean, std and 95% t-interval over seeds, and B - A over the seeds both ran with the
-    paired t-interval and the paired t-test (one test: they agree); sides with no seed in common get Welch's."""
+    paired t-interval and the paired t-test (one test: they agree); sides with no seed in common get Welch's.
+    Every cell's measures are first recomputed from its verified archives (a cell that disagrees is refused)."""
     from wildhold.runner.compare import CompareError, markdown, render_html
     from wildhold.runner.compare import compare as run_compare
 
     try:
-        result = run_compare(a, b, sweep_dir)
+        result = run_compare(a, b, sweep_dir, trust=trust)
     except CompareError as exc:
         _refuse(exc)
     if format is CompareFormat.json:

@@ -15,6 +15,8 @@ from wildhold.cli import app
 from wildhold.runner.spec import Sweep, SweepError, cells
 from wildhold.runner.sweep import run_sweep
 
+runner = CliRunner()
+
 pytestmark = [pytest.mark.slow(seconds=90), pytest.mark.xdist_group("sweep_smoke")]  # one local smoke sweep feeds several tests
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -319,3 +321,35 @@ def test_a_sweep_killed_with_its_workers_resumes_to_the_same_archives(local, tmp
     assert resumed["finished"] == 6 and resumed["skipped_finished"] == done_first
     full = _heads(local[1])
     assert _heads(resumed) == {k: full[k] for k in _heads(resumed)}
+
+
+def test_compare_and_export_recompute_every_cell_from_its_archives_and_refuse_an_edited_result(local, tmp_path):
+    out = tmp_path / "sweep"
+    shutil.copytree(local[0], out)
+    compared = runner.invoke(app, ["compare", "explorer", "stumbler", "--sweep", str(out)])
+    assert compared.exit_code == 0 and "recomputed from its verified archives" in compared.output, compared.output
+    results = json.loads((out / "results.json").read_text())
+    cell = next(r for r in results["results"] if r["arm"] == "stumbler")
+    cell["measures"]["index"] += 10.0  # a stumbler that did better than its archive says
+    (out / "results.json").write_text(json.dumps(results))
+    refused = runner.invoke(app, ["compare", "explorer", "stumbler", "--sweep", str(out)])
+    line = refused.output.strip().splitlines()
+    assert refused.exit_code == 1 and len(line) == 1 and "(refused: cell_unverified)" in line[0]
+    assert cell["cell"] in line[0] and "index" in line[0]
+    exported = runner.invoke(app, ["export", str(out), "--out", str(tmp_path / "x")])
+    assert exported.exit_code == 1 and "cell_unverified" in exported.output and not (tmp_path / "x").exists()
+    trusted = runner.invoke(app, ["compare", "explorer", "stumbler", "--sweep", str(out), "--trust"])
+    assert trusted.exit_code == 0 and "not checked against their archives" in trusted.output
+
+
+def test_a_resumed_sweep_runs_again_a_cell_whose_result_no_longer_follows_from_its_archive(local, tmp_path):
+    small = _variant(tmp_path, seeds=[1], protocols=[{"name": "tiny", "scenario": "tiny", "ticks": 60}])
+    first = run_sweep(small, tmp_path / "out", workers=2)
+    path = next((tmp_path / "out" / "cells").glob("producer__*/result.json"))
+    edited = json.loads(path.read_text())
+    edited["measures"]["index"] = 99.0
+    path.write_text(json.dumps(edited))
+    again = run_sweep(small, tmp_path / "out", workers=2)
+    assert again["ran_now"] == 1 and again["skipped_finished"] == 2
+    assert _heads(again) == _heads(first)
+    assert json.loads(path.read_text())["measures"]["index"] != 99.0

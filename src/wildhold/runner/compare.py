@@ -1,6 +1,8 @@
 """`wildhold compare A B`: two configurations (or two sweeps) side by side on every measure, per protocol: each
 side's n, mean, std and 95% interval over seeds, and B - A with the interval and the test of one design (paired
-over the seeds both sides ran, else Welch; wildhold.eval.stats). Markdown, HTML (every string escaped) and JSON."""
+over the seeds both sides ran, else Welch; wildhold.eval.stats). Markdown, HTML (every string escaped) and JSON.
+Each cell's measures are first recomputed from its verified archives (`runner.cells.verify_cell`); a sweep's
+results.json is a note of them, never a source of its own."""
 
 from __future__ import annotations
 
@@ -27,6 +29,20 @@ def _results(folder: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text())["results"]
 
 
+def _verified(cells: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
+    """The cells, each held to its archives first (`verify_cell`): a cell whose result does not follow from them is
+    refused, naming it and what differs."""
+    from wildhold.runner.cells import CellUnverified, verify_cell
+    from wildhold.store.archive import ArchiveError
+
+    for r in cells:
+        try:
+            verify_cell(r, folder / "cells" / r["cell"])
+        except (ArchiveError, CellUnverified) as exc:
+            raise CompareError(f"{folder}: {exc}", getattr(exc, "code", CellUnverified.code)) from None
+    return cells
+
+
 def _pick(results: list[dict[str, Any]], selector: str | None, where: str) -> list[dict[str, Any]]:
     """The cells of one configuration: named by arm, label or a prefix of its key; none needed when only one."""
     identities = {r["config"]: r["identity"] for r in results}
@@ -45,23 +61,29 @@ def _pick(results: list[dict[str, Any]], selector: str | None, where: str) -> li
     return [r for r in results if r["config"] in keys]
 
 
-def side(spec: str, sweep: Path | None) -> tuple[str, list[dict[str, Any]]]:
-    """A side: a sweep folder (`DIR`, or `DIR@CONFIG`), or a configuration of `sweep`."""
+def side(spec: str, sweep: Path | None) -> tuple[str, list[dict[str, Any]], Path]:
+    """A side: a sweep folder (`DIR`, or `DIR@CONFIG`), or a configuration of `sweep`; its label, cells and folder."""
     folder, _, selector = spec.partition("@")
     if Path(folder).is_dir():
-        cells = _pick(_results(Path(folder)), selector or None, folder)
+        where = Path(folder)
+        cells = _pick(_results(where), selector or None, folder)
     elif sweep is not None:
+        where = sweep
         cells = _pick(_results(sweep), spec, str(sweep))
     else:
         raise CompareError(f"{spec!r} is not a sweep folder; to name a configuration, give the sweep with --sweep DIR",
                            "compare_not_a_sweep")
     ident = cells[0]["identity"]
-    return labels({cells[0]["config"]: ident})[cells[0]["config"]], cells
+    return labels({cells[0]["config"]: ident})[cells[0]["config"]], cells, where
 
 
-def compare(a: str, b: str, sweep: Path | None = None) -> dict[str, Any]:
-    label_a, cells_a = side(a, sweep)
-    label_b, cells_b = side(b, sweep)
+def compare(a: str, b: str, sweep: Path | None = None, *, trust: bool = False) -> dict[str, Any]:
+    """Each side's cells (verified against their archives unless `trust`), compared on every measure."""
+    label_a, cells_a, where_a = side(a, sweep)
+    label_b, cells_b, where_b = side(b, sweep)
+    if not trust:  # both sides named well first: checking every cell against its archives is the slow part
+        _verified(cells_a, where_a)
+        _verified(cells_b, where_b)
     if label_a == label_b and cells_a[0]["config"] != cells_b[0]["config"]:  # one label, two configurations: told apart
         named = labels({cells[0]["config"]: cells[0]["identity"] for cells in (cells_a, cells_b)})
         label_a, label_b = named[cells_a[0]["config"]], named[cells_b[0]["config"]]
@@ -83,6 +105,8 @@ def compare(a: str, b: str, sweep: Path | None = None) -> dict[str, Any]:
     return {"a": {"spec": a, "label": label_a, "config": cells_a[0]["config"], "identity": cells_a[0]["identity"]},
             "b": {"spec": b, "label": label_b, "config": cells_b[0]["config"], "identity": cells_b[0]["identity"]},
             "statistic": f"each side: mean over seeds ± std (n-1) [{INTERVAL}]. {DIFFERENCE}",
+            "verification": ("trusted: cells not checked against their archives (--trust)" if trust
+                             else "every cell's measures recomputed from its verified archives"),
             "protocols": rows}
 
 
@@ -110,7 +134,8 @@ def markdown(result: dict[str, Any]) -> str:
         return text.replace("|", "\\|")
 
     lines = [f"# Compare: A = {cell(result['a']['label'])} ({result['a']['config']}), "
-             f"B = {cell(result['b']['label'])} ({result['b']['config']})", "", result["statistic"], ""]
+             f"B = {cell(result['b']['label'])} ({result['b']['config']})", "", result["statistic"], "",
+             f"Cells: {result['verification']}.", ""]
     for protocol in result["protocols"]:
         lines += [f"## {cell(protocol['protocol'])}", "", "| " + " | ".join(HEAD) + " |", "|---" * len(HEAD) + "|"]
         lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in _rows(protocol)]
@@ -124,7 +149,7 @@ def render_html(result: dict[str, Any]) -> str:
              "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
              "padding:4px 8px;text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>",
              f"<h1>Compare: A = {e(result['a']['label'])} <code>{e(result['a']['config'])}</code>, "
-             f"B = {e(result['b']['label'])} <code>{e(result['b']['config'])}</code></h1>", f"<p>{e(result['statistic'])}</p>"]
+             f"B = {e(result['b']['label'])} <code>{e(result['b']['config'])}</code></h1>", f"<p>{e(result['statistic'])}</p>", f"<p>Cells: {e(result['verification'])}.</p>"]
     for key in ("a", "b"):
         parts.append(f"<details><summary>{key.upper()}: identity</summary><pre>"
                      f"{e(json.dumps(result[key]['identity'], indent=1, sort_keys=True))}</pre></details>")

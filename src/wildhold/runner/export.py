@@ -18,6 +18,7 @@ import orjson
 
 from wildhold.eval.identity import labels
 from wildhold.extras import require
+from wildhold.runner.cells import verify_cell
 from wildhold.runner.curves import cell_points
 from wildhold.runner.summary import MEASURES
 
@@ -44,6 +45,8 @@ def export_sweep(sweep_dir: Path | str, out: Path | str) -> dict[str, Path]:
     if not (sweep_dir / "results.json").is_file():
         raise NotASweep(f"{sweep_dir} holds no results.json: give a folder `wildhold sweep` wrote")
     results = json.loads((sweep_dir / "results.json").read_text())["results"]
+    for r in results:  # every cell held to its archives first (ArchiveError or CellUnverified refuses the export)
+        verify_cell(r, sweep_dir / "cells" / r["cell"])
     names = labels({r["config"]: r["identity"] for r in results})
     tables: dict[str, list[dict[str, Any]]] = {name: [] for name in FILES}
     for r in results:
