@@ -139,8 +139,12 @@ async def test_matches_leaderboard_and_profiles_are_the_clis_figures_once_the_ma
         cli = leaderboard([s.host.archives.path])
         assert served["rows"] == cli["rows"] and served["matches"] == cli["matches"]
         board = (await s.http.get("/leaderboard")).text
+        assert "Composite (95% CI)" in board  # every aggregate the page prints carries its interval
         for row in cli["rows"]:
             assert row["config"] in board
+            composite = row["measures"].get("composite")
+            if composite and composite["mean"] is not None:
+                assert f"<td>{composite['mean']}" in board
         profile = await s.http.get("/u/bob")
         assert profile.status_code == 200 and "bob" in profile.text
         assert (await s.http.get("/u/nobody")).status_code == 404
