@@ -1114,7 +1114,7 @@ def _print_results(results: list[dict[str, Any]], paths: dict[str, Path], layout
 def tasks_run(
     suite_names: Annotated[list[str], typer.Option("--suite", help="lite, full, or task ids (repeat --suite, or separate them with commas).")],
     out: Annotated[Path, typer.Option("--out", help="Folder for archives and results (a rerun resumes).")],
-    agent: Annotated[Optional[str], typer.Option("--agent", help="oracle, idle, random or another scripted policy (default oracle).")] = None,
+    agent: Annotated[Optional[str], typer.Option("--agent", help="oracle, oracle-eps:E (the oracle playing a random legal action with probability E), idle, random or another scripted policy (default oracle).")] = None,
     experiment: Annotated[Optional[Path], typer.Option("--experiment", help="An experiment file: each arm attempts every task (model arms through the scaffold).")] = None,
     clock: Annotated[Optional[TaskClock], typer.Option("--clock", help="Pause the world while the player decides (lockstep) or not (realtime); default: each task's own.")] = None,
     tick_seconds: Annotated[float, typer.Option("--tick-seconds", min=0.001, help="Realtime, scripted policies: wall-clock seconds per world minute (a model arm's is its experiment's).")] = 1.0,
@@ -1133,9 +1133,14 @@ def tasks_run(
     players = [Player(agent or "oracle", policy=agent or "oracle")]
     if agent not in (None, "oracle"):
         from wildhold.agents.scripted import POLICIES
+        from wildhold.tasks.graded import parse_eps
 
-        if agent not in POLICIES:
-            _fail(f"unknown agent {agent!r}; known: oracle, {', '.join(POLICIES)}")
+        try:
+            graded = parse_eps(agent)
+        except ValueError as exc:
+            _fail(str(exc))
+        if graded is None and agent not in POLICIES:
+            _fail(f"unknown agent {agent!r}; known: oracle, oracle-eps:E (the graded player), {', '.join(POLICIES)}")
     if experiment is not None:
         if not experiment.exists():
             _fail(f"{experiment} does not exist")

@@ -73,7 +73,7 @@ def rows(t: dict[str, Any], layout: str = "wildhold") -> tuple[list[str], list[l
 
 
 CAPTION = ("success: the share of tasks solved (%) per repeat, as mean ± sample std (n-1) over repeats, then "
-           "[the 95% interval of that mean]: Student-t over repeats, clipped to 0-100 (a BCa bootstrap from 30 "
+           "the 95% interval of that mean, in brackets: Student-t over repeats, clipped to 0-100 (a BCa bootstrap from 30 "
            "repeats on, marked BCa); n: attempts; steps: agent turns (a scripted policy's actions, a model arm's "
            "model calls), mean per attempt")
 SPEND_CAPTION = "; tokens and $ per task: a model arm's spend, mean per attempt"

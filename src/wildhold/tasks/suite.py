@@ -20,6 +20,7 @@ from wildhold.content import Content, default_content
 from wildhold.eval.stats import describe
 from wildhold.tasks.attempt import attempt_name, run_attempt, score_archive, sweep_scratch
 from wildhold.tasks.catalog import default_suite
+from wildhold.tasks.graded import GradedOracle, parse_eps
 from wildhold.tasks.oracle import Oracle
 from wildhold.tasks.spec import CATEGORIES, DIFFICULTIES, Task
 
@@ -71,7 +72,11 @@ def players_of(experiment: Path) -> list[Player]:
 
 
 def policy_for(name: str, task: Task, content: Content) -> Policy:
-    """`oracle` is told the task's goal; every other policy is a scripted one (`idle`, `random`, ...)."""
+    """`oracle` is told the task's goal, and so is the graded player `oracle-eps:E` (tasks.graded); every other
+    policy is a scripted one (`idle`, `random`, ...)."""
+    eps = parse_eps(name)
+    if eps is not None:
+        return GradedOracle(Oracle(content, task.evaluator, task.params), eps, content)
     return Oracle(content, task.evaluator, task.params) if name == "oracle" else make_policy(name, content)
 
 
