@@ -142,7 +142,7 @@ def test_two_sweeps_differing_only_in_what_an_observe_shows_are_compared_as_two_
         (folder / "results.json").write_text(json.dumps({"results": cells}))
         sides.append((folder, identity_key(scripted)))
     (text, scripted_text), (image, scripted_image) = sides
-    result = compare(str(text), str(image))
+    result = compare(str(text), str(image), trust=True)  # synthetic cells: the labels are what is tested
     assert result["a"]["config"] != result["b"]["config"] and result["a"]["label"] != result["b"]["label"]
     assert scripted_text == scripted_image  # a scripted cell is its policy played directly: no observe reaches it
 
