@@ -199,14 +199,13 @@ def demo(
 ) -> None:
     """Play a match of scripted agents on the fast clock, archive it and print a summary."""
     from wildhold.agents.runner import ScriptedRun
+    from wildhold.store.sqlite import StoreError
 
     out.mkdir(parents=True, exist_ok=True)
     db = out / "match.sqlite"
-    for stale in out.glob("match.sqlite*"):
-        stale.unlink()
     try:
-        run = ScriptedRun.start(scenario, seed, db, agents=agents)
-    except ContentError as exc:
+        run = ScriptedRun.start(scenario, seed, db, agents=agents, replace=True)
+    except (ContentError, StoreError) as exc:
         _fail(str(exc))
     if ack_stdout:
         run.match.on_ack = lambda inp: print(f"ack {inp.seq}", flush=True)
