@@ -33,7 +33,7 @@ class Health:
     def __init__(self) -> None:
         self.storage: str | None = None  # why the store takes no writes
         self.clock: str | None = None  # why the clock stopped
-        self.storage_failures = 0  # writes that failed, each a refused change or a paused tick
+        self.storage_failures = 0  # writes that failed: a change refused, a tick paused, a try of the store
 
     @property
     def cause(self) -> str | None:

@@ -170,6 +170,7 @@ class Host:
         store = self.match.store
         assert store is not None  # only a store fails to write
         try:
+            store.probe()
             with store.transaction():
                 match = Match.from_store(store, self.content)
                 match.flush(snapshot=True)

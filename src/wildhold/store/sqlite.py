@@ -286,6 +286,12 @@ class MatchStore:
         """A later snapshot at the same tick (more inputs taken in it) supersedes the earlier one."""
         self._execute(SAVE_SNAPSHOT, (tick, input_seq, event_seq, state))
 
+    def probe(self) -> None:
+        """Write the latest snapshot again as it is: a write of a snapshot's size that changes nothing, which raises
+        `WriteFailed` while the disk refuses writes (a cheap test before taking a match up again)."""
+        with self.transaction():
+            self._execute("UPDATE snapshots SET tick = tick WHERE tick = (SELECT MAX(tick) FROM snapshots)")  # rewrites the row
+
     def latest_snapshot(self) -> tuple[int, int, int, bytes] | None:
         return self.db.execute("SELECT tick, input_seq, event_seq, state FROM snapshots ORDER BY tick DESC LIMIT 1").fetchone()
 
