@@ -199,14 +199,13 @@ def demo(
 ) -> None:
     """Play a match of scripted agents on the fast clock, archive it and print a summary."""
     from wildhold.agents.runner import ScriptedRun
+    from wildhold.store.sqlite import StoreError
 
     out.mkdir(parents=True, exist_ok=True)
     db = out / "match.sqlite"
-    for stale in out.glob("match.sqlite*"):
-        stale.unlink()
     try:
-        run = ScriptedRun.start(scenario, seed, db, agents=agents)
-    except ContentError as exc:
+        run = ScriptedRun.start(scenario, seed, db, agents=agents, replace=True)
+    except (ContentError, StoreError) as exc:
         _fail(str(exc))
     if ack_stdout:
         run.match.on_ack = lambda inp: print(f"ack {inp.seq}", flush=True)
@@ -926,16 +925,17 @@ def bench_server(json_out: Annotated[bool, typer.Option("--json", help="Also pri
 
 @bench_app.command("hardening")
 def bench_hardening(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
-                    quick: Annotated[bool, typer.Option(help="Small sizes: 3 kills, 400 requests, 16 agents, a 1-minute soak.")] = False,
-                    only: Annotated[Optional[list[str]], typer.Option(help="Run only this measurement: crash, fuzz, load or soak (repeatable).")] = None,
+                    quick: Annotated[bool, typer.Option(help="Small sizes: 3 kills, 1 fill, 400 requests, 16 agents, a 1-minute soak.")] = False,
+                    only: Annotated[Optional[list[str]], typer.Option(help="Run only this measurement: crash, diskfull, fuzz, load or soak (repeatable).")] = None,
                     kills: Annotated[Optional[int], typer.Option(help="SIGKILLs of serve (default 100).")] = None,
+                    fills: Annotated[Optional[int], typer.Option(help="Times the disk fills under serve, then frees (default 5).")] = None,
                     requests: Annotated[Optional[int], typer.Option(help="Fuzzed requests, HTTP and MCP together (default 100,000).")] = None,
                     agents: Annotated[Optional[int], typer.Option(help="Agents of the load run (default 256).")] = None,
                     soak_minutes: Annotated[Optional[float], typer.Option(help="Minutes of the realtime soak (default 60).")] = None,
                     period: Annotated[float, typer.Option(help="Load: seconds between one agent's turns (observe + act); the offered load is agents x 2 / period calls a second.")] = 1.0,
                     official_mcp: Annotated[bool, typer.Option("--official-mcp", help="Load: MCP agents on the official client rather than the wire (its own work a call, about as much CPU as the server spends on it, then shares the machine).")] = False,
                     seed: Annotated[int, typer.Option(help="Seed of the kill moments and the fuzzing.")] = 1) -> None:
-    """A real `wildhold serve` under abuse: SIGKILLs (nothing acknowledged lost), fuzzing (no 5xx), load (p99), soak (memory)."""
+    """A real `wildhold serve` under abuse: SIGKILLs and a full disk (nothing acknowledged lost), fuzzing (no 5xx), load (p99), soak (memory)."""
     from wildhold.bench.hardening import MEASUREMENTS
     from wildhold.bench.hardening import bench_hardening as run
 
@@ -945,7 +945,7 @@ def bench_hardening(json_out: Annotated[bool, typer.Option("--json", help="Also 
     if period <= 0:
         _fail("--period is a positive number of seconds")
     run(as_json=json_out, quick=quick, only=chosen, seed=seed, kills=kills, requests=requests, agents=agents,
-        soak_minutes=soak_minutes, period=period, wire=not official_mcp, console=console)
+        soak_minutes=soak_minutes, period=period, wire=not official_mcp, console=console, fills=fills)
 
 
 @bench_app.command("programs")

@@ -11,6 +11,7 @@ import math
 import pytest
 from typer.testing import CliRunner
 
+from wildhold.bench.diskfull import diskfull
 from wildhold.bench.fuzz import fuzz
 from wildhold.bench.hardening import PACED_OPTIONS, _freed, bench_hardening, crash, soak
 from wildhold.bench.served import Serve, agent_for
@@ -24,6 +25,17 @@ def test_sigkills_while_agents_and_a_program_act_lose_and_duplicate_nothing_and_
     assert figures["lost"] == 0 and figures["duplicated"] == 0 and figures["program_actions_repeated"] == 0
     assert figures["errors"] == []
     # The program runs on across the kills; only the runner's wall-clock safety net (a machine too slow) may stop it.
+    assert figures["program_state_after"] in ("running", "waiting") or figures["program_error"]["reason"] == "wall_clock"
+    assert figures["sigterm_exit_code"] == 0 and figures["replay_verifies"] is True
+
+
+@pytest.mark.slow(seconds=40)
+def test_a_disk_that_fills_under_serve_loses_nothing_acknowledged_says_so_and_the_match_goes_on(tmp_path):
+    figures = asyncio.run(diskfull(fills=1, work=tmp_path))
+    assert figures["acknowledged"] > 0 and figures["storage_refusals"] > 0
+    assert figures["lost"] == 0 and figures["duplicated"] == 0 and figures["program_actions_repeated"] == 0
+    assert figures["silent_failures"] == 0 and figures["errors"] == [] and figures["log_lines"] == 1
+    assert figures["degraded_fills"] == figures["resumed_fills"] == 1 and figures["ticks_while_degraded"] == 0
     assert figures["program_state_after"] in ("running", "waiting") or figures["program_error"]["reason"] == "wall_clock"
     assert figures["sigterm_exit_code"] == 0 and figures["replay_verifies"] is True
 
@@ -92,4 +104,4 @@ def test_a_cancel_refused_because_the_wait_already_ended_is_no_failed_call_on_ei
 
 def test_an_unknown_measurement_is_refused_with_the_names():
     result = CliRunner().invoke(app, ["bench", "hardening", "--only", "crahs"])
-    assert result.exit_code == 2 and "crash, fuzz, load, soak" in result.output
+    assert result.exit_code == 2 and "crash, diskfull, fuzz, load, soak" in result.output

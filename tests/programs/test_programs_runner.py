@@ -4,6 +4,8 @@ and letting the program go is posted, not waited for. None of this changes what 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from programs_support import join, open_host, state, steps
 
@@ -103,3 +105,30 @@ def test_a_restore_with_an_answer_resumes_at_once_and_one_paused_elsewhere_is_le
     wrong = ask({"op": "load", "dump": dump, "seed": 1, "expect": {**call, "fn": "move"}, "answer": {"value": None}})
     assert wrong["kind"] == "mismatch" and "answered" not in wrong
     assert ask({"op": "resume", "answer": {"value": None}})["kind"] == "refused"  # it is no longer held
+
+
+def test_runner_folders_whose_process_is_gone_are_removed_when_a_runner_client_starts(tmp_path, monkeypatch):
+    """`serve` killed outright leaves its runner's folder behind; the next start removes it, and no folder of a
+    process still running (this one's), nor one that names no process."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout)
+    left = tmp_path / f"wildhold-runner-{gone}-k1ll3d"
+    left.mkdir()
+    (left / "scratch").write_text("left by a killed server")
+    running = tmp_path / f"wildhold-runner-{os.getpid()}-l1ve"
+    running.mkdir()
+    unnamed = tmp_path / "wildhold-runner-x7q2"
+    unnamed.mkdir()
+    client = RunnerClient(Settings.from_spec(default_content().programs, blocking_functions()))
+    try:
+        assert not left.exists() and running.exists() and unnamed.exists()
+        client.request({"op": "check", "source": "x = 1\n", "stubs": ""}, 30)
+        assert client.workdir is not None and Path(client.workdir).name.startswith(f"wildhold-runner-{os.getpid()}-")
+    finally:
+        client.close()

@@ -28,9 +28,10 @@ class ScriptedRun:
     @classmethod
     def start(cls, scenario: str = "default", seed: int = 0, db: Path | str | None = None,
               agents: int | None = None, policies: list[str] | None = None,
-              content: Content | None = None) -> ScriptedRun:
+              content: Content | None = None, replace: bool = False) -> ScriptedRun:
+        """A new match of scripted agents; `replace` starts `db` afresh whatever it held (see `Match.create`)."""
         content = content or default_content()
-        match = Match.create(scenario, seed, db, content)
+        match = Match.create(scenario, seed, db, content, replace=replace)
         names = policies or match.world.scenario.policies
         count = agents or match.world.scenario.agents
         chosen = {}

@@ -1,9 +1,10 @@
 """`wildhold bench hardening`: the served match under abuse, on a real `wildhold serve` process on loopback.
 
-Four figures. Crash durability: SIGKILLs of `serve` at seeded random moments (some while it starts)
+Five figures. Crash durability: SIGKILLs of `serve` at seeded random moments (some while it starts)
 while agents act over HTTP and MCP and a program runs, restarting on the same data folder each time;
 no action the server answered as accepted may be lost or duplicated, and the final archive must
-replay. Fuzzing (wildhold.bench.fuzz): no 5xx, and replay afterwards. Load: p50/p99 per face at a stated
+replay. A full disk (wildhold.bench.diskfull): the same, while the disk fills and frees, every refusal
+coded and shown. Fuzzing (wildhold.bench.fuzz): no 5xx, and replay afterwards. Load: p50/p99 per face at a stated
 offered load (agents x calls a second each), beside a lone call's time and the closed-loop saturation
 throughput, with the CPU per call of the server, of the generator and of the rest of the machine. Soak: the
 server's memory over a long realtime run.
@@ -29,9 +30,9 @@ from wildhold.bench import PASS, figures_table
 from wildhold.bench.served import (CALL_TIMEOUT_S, Answer, HttpAgent, McpAgent, Serve, WireMcpAgent, agent_for,
                                    end_match, failure, machine_cpu, percentile, replay_verifies)
 
-MEASUREMENTS = ("crash", "fuzz", "load", "soak")
-FULL = {"kills": 100, "requests": 100_000, "agents": 256, "soak_minutes": 60.0}
-QUICK = {"kills": 3, "requests": 400, "agents": 16, "soak_minutes": 1.0}
+MEASUREMENTS = ("crash", "diskfull", "fuzz", "load", "soak")
+FULL = {"kills": 100, "fills": 5, "requests": 100_000, "agents": 256, "soak_minutes": 60.0}
+QUICK = {"kills": 3, "fills": 1, "requests": 400, "agents": 16, "soak_minutes": 1.0}
 TARGET_P99_MS = 50.0
 TARGET_GROWTH = 0.10
 
@@ -41,6 +42,7 @@ CRASH_OPTIONS = ["--scenario", "season", "--clock", "realtime", "--tick-seconds"
 CRASH_FACES = ("http", "mcp") * 3
 STARTUP_KILL_SHARE = 0.1  # of the kills land while the server starts (resumes), before it answers
 ACTIVE_S = (0.0, 2.0)  # how long agents act after the first accepted action before a kill, drawn uniformly
+STORAGE_PAUSE_S = 0.25  # an agent refused with storage_unavailable tries again this much later
 PACED_OPTIONS = ["--scenario", "default", "--clock", "realtime", "--tick-seconds", "1", "--rate", "0",
                  "--idle-after", "100000"]
 LOAD_SECONDS, QUICK_LOAD_SECONDS = 30.0, 4.0
@@ -66,6 +68,9 @@ class Ledger:
         self.acked: dict[str, str] = {}  # text -> op
         self.errors: list[str] = []  # failures while the server was up (after a kill they are expected)
         self.answered = asyncio.Event()  # an action was accepted since the last restart
+        self.refusals = Counter[str]()  # refused actions by code
+        self.full = False  # the server's disk is full (bench diskfull): actions accepted now are counted apart
+        self.acked_while_full = 0
 
     def nonce(self, name: str) -> str:
         self.next[name] += 1
@@ -73,7 +78,8 @@ class Ledger:
 
 
 async def _act_until(agent_face: str, base: str, token: str, name: str, ledger: Ledger, dead: asyncio.Event) -> None:
-    """One agent's turns until the server dies: say a unique text, wait for it, again."""
+    """One agent's turns until the server dies (or `dead` is set): say a unique text, wait for it, again; a refusal
+    is counted by its code."""
     try:
         async with agent_for(agent_face, base, token) as agent:
             while not dead.is_set():
@@ -81,8 +87,13 @@ async def _act_until(agent_face: str, base: str, token: str, name: str, ledger: 
                 said = await agent.act("say", {"text": text})
                 if said.ok:
                     ledger.acked[text] = said.body["op"]
+                    ledger.acked_while_full += ledger.full
                     ledger.answered.set()
                     await agent.read("wait_operation", {"op": said.body["op"], "timeout_s": 2})
+                    continue
+                ledger.refusals[said.code or "?"] += 1
+                if said.code == "storage_unavailable":
+                    await asyncio.sleep(STORAGE_PAUSE_S)  # nothing to cancel: the action was not taken
                 else:
                     await agent.act("cancel", {})
     except Exception as exc:  # noqa: BLE001 - the server is killed under it; only failures before count
@@ -372,11 +383,14 @@ async def soak(minutes: float, work: Path) -> dict[str, Any]:
 
 async def _measure(which: tuple[str, ...], sizes: dict[str, Any], seed: int, quick: bool, work: Path,
                    period: float = LOAD_PERIOD_S, wire: bool = True) -> dict[str, Any]:
+    from wildhold.bench.diskfull import diskfull
     from wildhold.bench.fuzz import fuzz
 
     out: dict[str, Any] = {}
     if "crash" in which:
         out["crash"] = await crash(sizes["kills"], seed, work)
+    if "diskfull" in which:
+        out["diskfull"] = await diskfull(sizes["fills"], work)
     if "fuzz" in which:
         out["fuzz"] = await asyncio.to_thread(fuzz, sizes["requests"], seed, work)
     if "load" in which:
@@ -389,14 +403,14 @@ async def _measure(which: tuple[str, ...], sizes: dict[str, Any], seed: int, qui
 def bench_hardening(as_json: bool = False, quick: bool = False, only: tuple[str, ...] = MEASUREMENTS, seed: int = 1,
                     kills: int | None = None, requests: int | None = None, agents: int | None = None,
                     soak_minutes: float | None = None, period: float = LOAD_PERIOD_S, wire: bool = True,
-                    console: Console | None = None) -> dict[str, Any]:
+                    console: Console | None = None, fills: int | None = None) -> dict[str, Any]:
     """Run the measurements asked for, print their table (and with `as_json` one JSON line last), return the figures;
     the load's agents take a turn every `period` seconds, its MCP agents on the wire client unless `wire` is off."""
     unknown = set(only) - set(MEASUREMENTS)
     if unknown:
         raise ValueError(f"no measurement {', '.join(sorted(unknown))}; there are {', '.join(MEASUREMENTS)}")
     sizes = dict(QUICK if quick else FULL)
-    given = {"kills": kills, "requests": requests, "agents": agents, "soak_minutes": soak_minutes}
+    given = {"kills": kills, "fills": fills, "requests": requests, "agents": agents, "soak_minutes": soak_minutes}
     sizes.update({k: v for k, v in given.items() if v is not None})
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="wildhold-hardening-") as tmp:
@@ -424,6 +438,10 @@ def _table(f: dict[str, Any]):
         table.add_row("SIGTERM exit code, then replay of the final archive verifies",
                       f"{c['sigterm_exit_code']}, {yes[c['replay_verifies']]}", "0, yes",
                       PASS[c["sigterm_exit_code"] == 0 and c["replay_verifies"]])
+    if d := f.get("diskfull"):
+        from wildhold.bench.diskfull import rows
+
+        rows(table, d)
     if z := f.get("fuzz"):
         table.add_row(f"fuzzed requests: HTTP (schemathesis, {z['http']['stateful']:,} stateful) + MCP (every tool)",
                       f"{z['http']['requests']:,} + {z['mcp']['requests']:,}", "", "")

@@ -173,6 +173,17 @@ class Answer:
         return str(self.body).partition(":")[0] or None
 
 
+def _unavailable(r: httpx2.Response) -> bool:
+    """A 503 that is a coded refusal (`storage_unavailable`, `runner_unavailable`: retry later), not a fault."""
+    if r.status_code != 503:
+        return False
+    try:
+        body = r.json()
+    except ValueError:
+        return False
+    return isinstance(body, dict) and str(body.get("code", "")).endswith("_unavailable")
+
+
 class HttpAgent:
     """An agent over the HTTP API: actions on /api/actions/<name>, reads on /api/<query>."""
 
@@ -195,7 +206,7 @@ class HttpAgent:
         t0 = time.perf_counter()
         r = await self.http.request(method, path, **kw)
         ms = (time.perf_counter() - t0) * 1000
-        if r.status_code >= 500:
+        if r.status_code >= 500 and not _unavailable(r):
             raise RuntimeError(f"{method} {path}: {r.status_code} {r.text[:300]}")
         return Answer(r.status_code == 200, r.json(), ms)
 

@@ -1,7 +1,9 @@
 """The world's side of the runner channel: spawn the runner, send one request, wait a bounded time.
 
 A reply must answer the request it follows (same id) about the same program under the same
-capability; anything else is refused and the runner is replaced. A request may also be posted
+capability; anything else is refused and the runner is replaced. The runner works in a temporary folder
+named after the process that made it; folders whose process is gone (a server killed outright) are
+removed when the next client starts. A request may also be posted
 (letting a program go at the end of its turn): its reply is read, and checked alike, before the
 next request is sent. Every failure of the channel — an exit, a timeout, a malformed or forged
 frame — raises `RunnerFailed` with the reason the program in flight fails with, and the next
@@ -29,6 +31,34 @@ from wildhold.programs.sandbox import Settings
 
 SPAWN_TIMEOUT_S = 30.0
 READ_CHUNK = 1 << 16
+WORKDIR_PREFIX = "wildhold-runner-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+def sweep_workdirs(root: str | None = None) -> list[Path]:
+    """Remove the runner folders (`wildhold-runner-<pid>-...`) whose process is gone, among those this user may
+    remove (root's runners work in folders it gave away); the folders removed."""
+    mine = {os.geteuid(), UNPRIVILEGED_UID} if os.geteuid() == 0 else {os.geteuid()}
+    removed = []
+    for folder in Path(root or tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
+        pid = folder.name[len(WORKDIR_PREFIX):].partition("-")[0]
+        try:
+            owned = folder.lstat().st_uid in mine and folder.is_dir() and not folder.is_symlink()
+        except OSError:
+            continue
+        if owned and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
 
 
 class RunnerFailed(RuntimeError):
@@ -57,6 +87,7 @@ class RunnerClient:
         self.identity: dict[str, Any] = {}
         self.owed: list[dict[str, Any]] = []  # posted requests whose replies are still to be read
         self.received = bytearray()  # bytes read past the last whole frame
+        sweep_workdirs()
 
     @property
     def reply_timeout(self) -> float:
@@ -64,7 +95,7 @@ class RunnerClient:
         return s.call_wall_s + s.reply_grace_s + 1.0
 
     def _spawn(self) -> None:
-        self.workdir = tempfile.mkdtemp(prefix="wildhold-runner-")
+        self.workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
         if os.geteuid() == 0:  # the runner gives up root (runner.drop_privileges); its folder goes with it
             os.chown(self.workdir, UNPRIVILEGED_UID, UNPRIVILEGED_GID)
         self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -97,9 +97,7 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
         _fits(experiment, m, out)
     folder = private_folder(out / "world") if experiment is not None else out
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in folder.glob("match.sqlite*"):
-        stale.unlink()
-    match = Match.create(m["scenario"], m["seed"], folder / "match.sqlite", content,
+    match = Match.create(m["scenario"], m["seed"], folder / "match.sqlite", content, replace=True,
                          **({"clock": experiment.clock, "horizon": experiment.horizon} if experiment is not None else {}))
     try:
         for inp in inputs:

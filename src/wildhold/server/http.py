@@ -68,7 +68,7 @@ STATUS: dict[str, int] = {
     "unknown_operation": 404, "unknown_section": 404, "setup_refused": 422, "not_found": 404,
     "unknown_program": 404, "program_invalid": 422, "program_too_large": 413, "program_limit": 409,
     "program_running": 409, "program_not_running": 409, "invalid_arguments": 422, "runner_unavailable": 503,
-    "archive_unverified": 422,
+    "archive_unverified": 422, "storage_unavailable": 503,
 }
 # A world's refusal of a well-formed request is 409 (the state refuses it: busy, not_in_inventory...); a request
 # the world cannot read (arguments off the action's schema) is 422; a body that is not JSON at all is 400 bad_request.
@@ -84,6 +84,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     422: {**_ERROR, "description": "Malformed for the world: bad_arguments (off the action's schema; the message says where) "
                                      "or unknown_action; nothing changed."},
     429: {**_ERROR, "description": "rate_limited: wait retry_after_s seconds."},
+    503: {**_ERROR, "description": "storage_unavailable: the match's store takes no writes (a full disk); nothing "
+                                     "changed, retry after retry_after_s seconds."},
 }
 PROGRAM_ERRORS: dict[int | str, dict[str, Any]] = {
     **ERRORS,
@@ -92,7 +94,8 @@ PROGRAM_ERRORS: dict[int | str, dict[str, Any]] = {
                                      "not_started, match_over."},
     413: {**_ERROR, "description": "program_too_large: the source is longer than the limit in the rules document (programs)."},
     422: {**_ERROR, "description": "program_invalid (a syntax or type error; the message names the line) or invalid_arguments."},
-    503: {**_ERROR, "description": "runner_unavailable: the program runner could not be reached; nothing changed."},
+    503: {**_ERROR, "description": "runner_unavailable: the program runner could not be reached, or storage_unavailable: "
+                                     "the match's store takes no writes; nothing changed."},
 }
 PUBLIC_ERRORS = {k: v for k, v in ERRORS.items() if k in (400, 404)}
 # Reports: public once a match is over, the operator's before (403); errors are JSON even beside an HTML page.
@@ -366,9 +369,16 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
         """Raw counters of the service and the world: live activity, so the operator's only."""
         return reads.metrics(current())
 
-    @app.get("/api/health", response_model=Health, tags=["public"])
-    async def health() -> dict[str, Any]:
-        return {"ok": True, "status": current().state, "tick": current().world.tick}
+    @app.get("/api/health", response_model=Health, tags=["public"],
+             responses={503: {"model": Health, "description": "degraded: the cause says why (the store takes no "
+                                                              "writes, or the clock stopped)."}})
+    async def health() -> Any:
+        """Whether the match goes on: its state, or `degraded` (HTTP 503) with the cause."""
+        host = current()
+        cause = host.health.cause
+        if cause is None:
+            return {"ok": True, "status": host.state, "tick": host.world.tick, "cause": None}
+        return JSONResponse({"ok": False, "status": "degraded", "tick": host.world.tick, "cause": cause}, status_code=503)
 
     # ---- reports (scored by the evaluation layer, passed in: faces do not import it) ----------------
 

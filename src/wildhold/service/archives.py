@@ -1,8 +1,8 @@
 """The archives a served match writes into its data folder, and the agents' epilogues kept in them.
 
-The final archive is written when the match ends (and again when a late epilogue arrives); the
-operator may ask for a snapshot at any time; a report is computed from an archive, never from the
-live world.
+The final archive is written when the match ends (and again when a late epilogue or spend arrives),
+once the change that made it due is committed (`Host.changing`); the operator may ask for a snapshot
+at any time; a report is computed from an archive, never from the live world.
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ class Archives:
         self.manifest_extra = manifest_extra
         self.epilogues = epilogues
         self.path: Path | None = None  # the final archive, once written
+        self.due = False  # the final archive is to be written (again): the match ended, or what it holds changed
 
     def export(self) -> Path:
         self.path = self.host.match.export(self.data_dir / ARCHIVE_NAME, self.extra())
+        self.due = False
         return self.path
 
     def extra(self) -> dict[str, Any]:
@@ -47,7 +49,8 @@ class Archives:
                 return self.path
             if not admin:
                 raise HostError("forbidden", "A live match's report is for the operator (admin token) until the match ends.")
-            return host.match.export(self.data_dir / LIVE_REPORT_NAME, self.extra())
+            with host.changing():
+                return host.match.export(self.data_dir / LIVE_REPORT_NAME, self.extra())
         if not match_id.replace("-", "").replace("_", "").isalnum():
             raise HostError("not_found", f"No archive named {match_id!r}.")
         path = self.data_dir / f"{match_id}.wildhold.zip"
@@ -58,9 +61,10 @@ class Archives:
     def snapshot(self) -> dict[str, Any]:
         """A snapshot in the store and an archive of the match so far, beside the database."""
         match = self.host.match
-        match.flush(snapshot=True)
-        w = match.world
-        path = match.export(self.data_dir / f"snapshot-tick{w.tick}.wildhold.zip", self.extra())
+        with self.host.changing():
+            match.flush(snapshot=True)
+            w = match.world
+            path = match.export(self.data_dir / f"snapshot-tick{w.tick}.wildhold.zip", self.extra())
         return {"tick": w.tick, "state_hash": state_hash(w), "chain_head": w.events.head, "archive": str(path)}
 
     def write_epilogue(self, agent: str, text: str) -> dict[str, Any]:
@@ -73,9 +77,9 @@ class Archives:
         if host.state == "lobby":
             raise HostError("not_started", "The match is still in its lobby.")
         w = host.world
-        self.epilogues[agent] = {"name": w.chars[agent].name, "text": text, "tick": w.tick}
-        if host.match.store is not None:
-            host.match.store.set_meta({"epilogues": self.epilogues})
-        if host.state == "over":
-            self.export()
+        with host.changing():
+            self.epilogues[agent] = {"name": w.chars[agent].name, "text": text, "tick": w.tick}
+            if host.match.store is not None:
+                host.match.store.set_meta({"epilogues": self.epilogues})
+            self.due = self.due or host.state == "over"
         return {"agent": agent, "chars": len(text), "tick": w.tick, "scored": False}

@@ -3,12 +3,17 @@
 Realtime steps at the configured rate, lockstep when every active agent has its turn in (or the
 deadline passes), fast as quickly as the loop allows. The driver also owns activity: the tick each
 agent last acted, who is idle (recorded once, as an input of the match), who submitted this tick.
+While the store takes no writes the driver pauses and tries it again; a driver that fails for any other
+reason stops, and the host's health says why.
 """
 
 from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING, Iterable
+
+from wildhold.service.errors import HostError
+from wildhold.service.health import STORAGE_RETRY_S
 
 if TYPE_CHECKING:
     from wildhold.service.host import Host
@@ -27,6 +32,12 @@ class Clock:
         self._task: asyncio.Task | None = None
 
     # ---- activity ---------------------------------------------------------------------------------
+
+    def forget(self) -> None:
+        """No activity known: the host is about to replay it from a store."""
+        self.last_active.clear()
+        self.idle.clear()
+        self.submitted.clear()
 
     def acted(self, agent: str, tick: int) -> None:
         """The agent called for its character at `tick`: active, and no longer idle."""
@@ -81,13 +92,14 @@ class Clock:
         """Advance one tick, give running programs their turn, follow activity, end the match when its time is up
         (or its owner's end condition holds)."""
         host = self.host
-        host.match.step()
-        self.submitted.clear()
-        host.counters["ticks"] += 1
-        if not host.world.finished:
-            host.programs.tick()
-        self._track_activity()
-        host.end_if_due()
+        with host.changing():
+            host.match.step()
+            self.submitted.clear()
+            host.counters["ticks"] += 1
+            if not host.world.finished:
+                host.programs.tick()
+            self._track_activity()
+            host.end_if_due()
 
     def wake(self) -> None:
         """Something happened (an action, a start, the end): a waiting driver looks again."""
@@ -105,18 +117,41 @@ class Clock:
             return False
 
     async def run(self) -> None:
-        """Drive the world: realtime at the configured rate, lockstep turn by turn, or fast."""
+        """Drive the world until the match is over (and its archive written); a failure other than the store's ends
+        the driver, and the host's health names it."""
+        try:
+            await self._drive()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - never silent: the health and the log carry it
+            self.host.health.clock_stopped(exc, self.host.world.tick)
+
+    def _step(self) -> None:
+        """One tick, unless the store refuses it: the driver then waits for the store (see `_drive`)."""
+        try:
+            self.step()
+        except HostError as exc:
+            if exc.code != "storage_unavailable":
+                raise
+
+    async def _drive(self) -> None:
+        """Realtime at the configured rate, lockstep turn by turn, or fast; paused while the store takes no writes."""
         self._activity = asyncio.Event()
         loop = asyncio.get_running_loop()
         host, c = self.host, self.host.config
         next_at = loop.time() + c.tick_seconds
-        while host.state != "over":
+        while host.state != "over" or host.health.storage is not None:
+            if host.health.storage is not None:
+                await asyncio.sleep(STORAGE_RETRY_S)
+                host.recover()
+                next_at = loop.time() + c.tick_seconds
+                continue
             if host.state == "lobby" or (c.clock == "fast" and not host.access.joined()):
                 await self._until_activity(1.0)
                 next_at = loop.time() + c.tick_seconds
                 continue
             if c.clock == "fast":
-                self.step()
+                self._step()
                 await asyncio.sleep(0)
             elif c.clock == "realtime":
                 delay = next_at - loop.time()
@@ -124,7 +159,7 @@ class Clock:
                     await asyncio.sleep(delay)
                 if host.state != "running":
                     continue
-                self.step()
+                self._step()
                 next_at = max(next_at + c.tick_seconds, loop.time() - 5 * c.tick_seconds)
             else:
                 deadline = loop.time() + c.turn_deadline_s
@@ -133,12 +168,13 @@ class Clock:
                     if remaining <= 0 or not await self._until_activity(remaining):
                         break
                 if host.state == "running":
-                    self.step()
+                    self._step()
                     await asyncio.sleep(0)
 
     def start(self) -> asyncio.Task:
         """Run the driver as a task of the running event loop (the loop every face calls from)."""
         if self._task is None or self._task.done():
+            self.host.health.clock = None
             self._task = asyncio.get_running_loop().create_task(self.run(), name="wildhold-clock")
         return self._task
 
@@ -153,5 +189,5 @@ class Clock:
 
     @property
     def running(self) -> bool:
-        """Whether the driver's task is in place (the app's lifespan started it and has not stopped it)."""
-        return self._task is not None
+        """Whether the driver runs now: started, not stopped, and not ended (by the match's end or a failure)."""
+        return self._task is not None and not self._task.done()

@@ -31,6 +31,8 @@ SERVICE_CODES: dict[str, str] = {
     "program_running": "That program is already running; stop it before starting it again.",
     "invalid_arguments": "An argument is of the wrong kind or out of range (a program name, a revision, a log position).",
     "runner_unavailable": "The program runner could not be reached just now; nothing changed, try again.",
+    "storage_unavailable": "The match's store takes no writes just now (its disk is full, or refuses writes): nothing "
+                           "was changed and the clock is paused; retry after the seconds given.",
     "archive_unverified": "The archive is not scored: re-simulated it is not what it says, or it was played under other "
                           "content (the message names the check and its code).",
 }

@@ -7,8 +7,11 @@ from its archive like any other. Wall-clock time only decides *when* inputs happ
 
 `Host` composes its owners: `access` (tokens, records, rate limits), `clock` (the driver and
 activity), `operations` (operation records), `archives` (archives and epilogues), `spectate` (the
-live feed and views) and `programs`;
+live feed and views), `programs` and `health` (what degrades it);
 what it answers about the world is in `wildhold.service.reads`, served through the query registry.
+Every change goes through `changing`: one transaction, refused while the store takes no writes; a
+write that fails leaves the store as it was, and the host takes the match up from its store again
+once it takes writes (`recover`), as a restart would.
 """
 
 from __future__ import annotations
@@ -16,20 +19,22 @@ from __future__ import annotations
 import sys
 import time
 from collections import Counter
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from wildhold.content import Content, default_content
 from wildhold.service.access import Access, AgentRecord, HostConfig
 from wildhold.service.archives import Archives
 from wildhold.service.clock import Clock
 from wildhold.service.errors import HostError, refuse_unless_running
+from wildhold.service.health import Health
 from wildhold.service.match import Horizon, Match
 from wildhold.service.operations import Operations
 from wildhold.service.program_host import ProgramHost
 from wildhold.service.spectate import FEED_KEPT, Spectate
 from wildhold.store.private import private_folder, tighten
-from wildhold.store.sqlite import StoreError
+from wildhold.store.sqlite import StoreError, WriteFailed
 from wildhold.world.errors import Rejected
 from wildhold.world.observe import MemoryCursors
 
@@ -42,9 +47,6 @@ class Host:
     def __init__(self, match: Match, config: HostConfig, data_dir: Path, *,
                  manifest_extra: dict[str, Any] | None = None, now: Callable[[], float] = time.monotonic):
         config.check()
-        self.match = match
-        self.world = match.world
-        self.memory_cursors = MemoryCursors()  # each agent's place in its memory, for observations as changes
         self.content = match.world.content
         self.config = config
         self.horizon: Horizon = match.horizon  # hidden: no face tells an agent when the match ends
@@ -52,12 +54,27 @@ class Host:
         self.started_at = now()
         self.counters: Counter[str] = Counter()
         self.rejections: Counter[str] = Counter()
+        self.health = Health()
+        self.access = Access(config, match.store, self.counters, now)
+        self.archives = Archives(self, data_dir, dict(manifest_extra or {}), {})
+        self.clock = Clock(self)
+        # An end besides the season's, set by whoever runs the match (a task attempt's limits): a reason to end
+        # it, or None; looked at after every tick and every submission.
+        self.ends_when: Callable[[], str | None] | None = None
+        self._changing = False
+        self._attach(match)
+
+    def _attach(self, match: Match) -> None:
+        """Serve `match` as its store left it: records, activity, operation records, the live feed, programs."""
+        self.match = match
+        self.world = match.world
+        self.memory_cursors = MemoryCursors()  # each agent's place in its memory, for observations as changes
         meta = match.store.meta() if match.store else {}
         self.state: str = "over" if match.ended else ("running" if meta.get("server_started") else "lobby")
-        self.access = Access(config, match.store, self.counters, now)
+        self.access.records.clear()
         self.access.load(meta, {args["name"]: agent for agent, args in match.joins().items()} if match.store else {})
-        self.archives = Archives(self, data_dir, dict(manifest_extra or {}), dict(meta.get("epilogues", {})))
-        self.clock = Clock(self)
+        self.archives.epilogues = dict(meta.get("epilogues", {}))
+        self.clock.forget()
         self.operations = Operations(self)
         self.spectate = Spectate(self)
         if match.store is not None:  # activity, operation records and the live feed as the stored log left them
@@ -65,12 +82,9 @@ class Host:
             self.operations.note_events(match.store.events(0), count=False)
             self.spectate.note_events(match.store.events(max(0, self.world.events.seq - FEED_KEPT)))
         match.on_events = self._note_events
-        if not config.lobby and self.state == "lobby":
+        if not self.config.lobby and self.state == "lobby":
             self._set_started()
         self.programs = ProgramHost(self)  # restores every program that was running or waiting
-        # An end besides the season's, set by whoever runs the match (a task attempt's limits): a reason to end
-        # it, or None; looked at after every tick and every submission.
-        self.ends_when: Callable[[], str | None] | None = None
 
     @classmethod
     def open(cls, data_dir: Path | str, config: HostConfig, scenario: str = "default", seed: int = 0,
@@ -87,7 +101,8 @@ class Host:
             print(f"wildhold: {data_dir} was open to other users ({len(loose)} of its paths); its folders are now 0700 "
                   "and its files 0600, its owner's only", file=sys.stderr)
         db = data_dir / DB_NAME
-        if db.exists():
+        resumed = db.exists()
+        if resumed:
             match = Match.resume(db, content)
             meta = match.store.meta()
             for key, want in (("scenario", scenario), ("seed", seed), ("clock", config.clock), ("horizon", horizon)):
@@ -97,8 +112,13 @@ class Host:
                                      f"pass the same settings to resume it, or another --data folder")
         else:
             match = Match.create(scenario, seed, db, content, clock=config.clock, horizon=horizon)
-            match.store.set_meta({"server_config": config.public(), "server_started": False})
-        return cls(match, config, data_dir, manifest_extra=manifest_extra)
+        try:
+            if not resumed:
+                match.store.set_meta({"server_config": config.public(), "server_started": False})
+            return cls(match, config, data_dir, manifest_extra=manifest_extra)
+        except BaseException:
+            match.store.close()
+            raise
 
     # ---- the lifecycle: lobby, running, over ----------------------------------------------------
 
@@ -106,6 +126,73 @@ class Host:
         self.state = "running"
         if self.match.store is not None:
             self.match.store.set_meta({"server_started": True})
+
+    # ---- changes, and the store that keeps them ----------------------------------------------------
+
+    @contextmanager
+    def changing(self) -> Iterator[None]:
+        """Every change to the match (a face's call, a tick) runs inside: refused while the store takes no writes, one
+        transaction otherwise. A refusal or a fault inside keeps what was written before it, as the world applied it;
+        a write that fails keeps nothing, degrades the host and refuses the change with `storage_unavailable`. An
+        archive due is written once the change is committed. Nested calls (a program's action in its turn) are
+        part of the change around them."""
+        if self._changing:
+            yield
+            return
+        self.health.refuse_changes()
+        store = self.match.store
+        self._changing = True
+        try:
+            error: BaseException | None = None
+            with store.transaction() if store is not None else nullcontext():
+                try:
+                    yield
+                except WriteFailed:
+                    raise
+                except BaseException as exc:
+                    error = exc
+            if error is not None:
+                raise error
+            if self.archives.due:
+                self.archives.export()
+        except WriteFailed as exc:
+            self.health.storage_failed(exc, self.world.tick)
+        finally:
+            self._changing = False
+        self.health.refuse_changes()  # a write failed: the change is refused like those that follow
+
+    def recover(self) -> bool:
+        """After a write failed: take the match up again from its store, as a restart would (the world may have run
+        ahead of what was kept), once the store takes writes again (a snapshot written proves it). False while it
+        still refuses them."""
+        if self.health.storage is None:
+            return True
+        store = self.match.store
+        assert store is not None  # only a store fails to write
+        try:
+            store.probe()
+            with store.transaction():
+                match = Match.from_store(store, self.content)
+                match.flush(snapshot=True)
+        except WriteFailed as exc:
+            self.health.storage_failed(exc, self.world.tick)
+            return False
+        self.programs.close()
+        waiting = self.operations
+        self._attach(match)
+        waiting.release_waiters()  # long polls on operations as they were answer now
+        self.health.storage_back(self.world.tick)
+        if self.state == "over" and self.archives.path is None:
+            self.archives.due = True
+        try:
+            with self.changing():
+                pass  # writes the archive that was due
+        except HostError:
+            return False
+        self.clock.wake()
+        return True
+
+    # ---- the lifecycle, continued ---------------------------------------------------------------
 
     def _join(self, rec: AgentRecord) -> str:
         agent = self.match.join(rec.name, via="server", **rec.extra)
@@ -115,7 +202,8 @@ class Host:
 
     def register(self, name: str, extra: dict[str, str] | None = None) -> tuple[str, AgentRecord]:
         """A new agent and its bearer token; it joins the world now, or at the start when in the lobby."""
-        return self.access.register(name, extra, self.state, self._join)
+        with self.changing():
+            return self.access.register(name, extra, self.state, self._join)
 
     def seat(self, name: str, extra: dict[str, str] | None = None) -> tuple[str, AgentRecord]:
         """A bearer token for the character named `name`, already in the world (a fork's): the operator's act, never
@@ -125,7 +213,8 @@ class Host:
         agent = next((c.id for c in self.world.chars.values() if c.name == name), None)
         if agent is None:
             raise HostError("not_found", f"No character named {name!r} in this match.")
-        token, rec = self.access.seat(name, agent, extra)
+        with self.changing():
+            token, rec = self.access.seat(name, agent, extra)
         self.clock.acted(agent, self.world.tick)
         return token, rec
 
@@ -134,24 +223,28 @@ class Host:
         if self.state != "lobby":
             raise HostError("already_started" if self.state == "running" else "match_over",
                             "The match has already started." if self.state == "running" else "The match has ended.")
-        agents = self.access.close_lobby(self._join)
-        self._set_started()
-        self.match.flush(snapshot=True)
+        with self.changing():
+            agents = self.access.close_lobby(self._join)
+            self._set_started()
+            self.match.flush(snapshot=True)
         self.clock.wake()
         return {"status": self.state, "tick": self.world.tick, "agents": agents}
 
     def stop(self, reason: str = "stopped by the operator") -> dict[str, Any]:
         """End the match now and write its archive."""
-        if self.state != "over":
-            self.finish(reason)
+        with self.changing():
+            if self.state != "over":
+                self.finish(reason)
+            elif self.archives.path is None:
+                self.archives.due = True
         return {"status": self.state, "tick": self.world.tick, "archive": str(self.archives.path)}
 
     def finish(self, reason: str) -> None:
-        """The match ends: programs stop, the end is recorded, the archive written, every waiter released."""
+        """The match ends: programs stop, the end is recorded, the archive is due, every waiter released."""
         self.programs.stop_all("the match ended")
         self.match.end(reason)
         self.state = "over"
-        self.archives.export()
+        self.archives.due = True
         self.clock.wake()
         self.operations.release_waiters()
 
@@ -164,9 +257,22 @@ class Host:
             self.finish(reason)
 
     def close(self) -> None:
-        """Stop cleanly: end the program runner (programs stay stored), a final snapshot so a restart resumes exactly here."""
+        """Stop cleanly: end the program runner (programs stay stored), the archive if one is due, a final snapshot so
+        a restart resumes exactly here (none while the store takes no writes: a restart replays its log instead)."""
         self.programs.close()
-        self.match.close()
+        if self.health.storage is None and self.archives.due:
+            try:
+                with self.changing():
+                    pass
+            except HostError:
+                pass  # the store refused: the health says so, the log has it
+        if self.health.storage is not None:  # the world may have run ahead of its store: nothing of it is written
+            self.match.store.close()
+            return
+        try:
+            self.match.close()
+        except WriteFailed as exc:
+            self.health.storage_failed(exc, self.world.tick)
 
     def _note_events(self, records: list[tuple[int, int, str, bytes, str]]) -> None:
         self.operations.note_events(records)
@@ -177,27 +283,29 @@ class Host:
     def submit(self, agent: str, action: str, args: Any, issuer: str = "direct") -> dict[str, Any] | Rejected:
         """Record and apply one action; the operation's record, or the world's rejection."""
         refuse_unless_running(self.state)
-        self.clock.acted(agent, self.world.tick)
-        result = self.match.submit(agent, action, args, issuer)
-        self.match.flush()
-        self.spectate.submitted(agent, action, result)
-        if isinstance(result, Rejected):
-            self.rejections[result.code] += 1
+        with self.changing():
+            self.clock.acted(agent, self.world.tick)
+            result = self.match.submit(agent, action, args, issuer)
+            self.match.flush()
+            self.spectate.submitted(agent, action, result)
+            if isinstance(result, Rejected):
+                self.rejections[result.code] += 1
+                self.end_if_due()
+                return result
+            self.counters["actions_accepted"] += 1
+            self.clock.submitted.add(agent)
+            record = self.operations.operation(agent, result.op)
             self.end_if_due()
-            return result
-        self.counters["actions_accepted"] += 1
-        self.clock.submitted.add(agent)
         self.clock.wake()
-        record = self.operations.operation(agent, result.op)
-        self.end_if_due()
         return record
 
     def setup(self, command: str, args: dict[str, Any]) -> dict[str, Any]:
         """An operator's setup command, recorded as an input like every change."""
         if self.state == "over":
             raise HostError("match_over", "The match has ended.")
-        code = self.match.setup(command, args)
-        self.match.flush()
+        with self.changing():
+            code = self.match.setup(command, args)
+            self.match.flush()
         if code is not None:
             raise HostError("setup_refused", f"Setup command {command!r} was refused ({code}); the world is unchanged.")
         return {"command": command, "tick": self.world.tick}
@@ -207,10 +315,10 @@ class Host:
         inputs so the archive carries it. No agent can write one; once the match is over the archive is rewritten."""
         if agent not in self.world.chars:
             raise HostError("not_found", f"No character {agent!r} in this match.")
-        self.match.record_spend(agent, usage)
-        self.match.flush()
-        if self.state == "over":
-            self.archives.export()
+        with self.changing():
+            self.match.record_spend(agent, usage)
+            self.match.flush()
+            self.archives.due = self.archives.due or self.state == "over"
 
     def count(self, name: str) -> None:
         """Count one request or error of a face, for the metrics."""

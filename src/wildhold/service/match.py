@@ -147,10 +147,11 @@ class Match:
     @classmethod
     def create(cls, scenario: str = "default", seed: int = 0, db: Path | str | None = None,
                content: Content | None = None, clock: str = "fast", horizon: Horizon = "visible",
-               world: World | None = None) -> Match:
+               world: World | None = None, replace: bool = False) -> Match:
         """A new match; `horizon` says whether its agents are told when it ends (hidden: no face says so).
         `world`, when given, is this scenario and seed's world as generated, its first events still pending
-        (a copy restored from a generated one spares generating it again)."""
+        (a copy restored from a generated one spares generating it again). `replace` starts the database afresh
+        whatever it held, once this process holds its lock."""
         if horizon not in HORIZONS:
             raise StoreError(f"horizon must be one of {', '.join(HORIZONS)}, not {horizon!r}")
         content = content or default_content()
@@ -158,39 +159,56 @@ class Match:
             raise StoreError(f"the world given is {world.scenario_name} seed {world.seed} at tick {world.tick}, not "
                              f"{scenario} seed {seed} as generated")
         world = world or World(content, scenario, seed)
-        store = None
-        if db is not None:
-            store = MatchStore(db)
-            if store.meta():
+        store = MatchStore(db, replace=replace) if db is not None else None
+        try:
+            if store is not None:
+                if store.meta():
+                    raise StoreError(f"{db} already holds a match; resume it instead")
+                store.set_meta({
+                    "wildhold_version": __version__, "scenario": scenario, "seed": seed,
+                    "content_digest": content.digest, "clock": clock, "horizon": horizon,
+                })
+            match = cls(world, store)
+            match.horizon = horizon
+            match.flush(snapshot=True)
+        except BaseException:
+            if store is not None:
                 store.close()
-                raise StoreError(f"{db} already holds a match; resume it instead")
-            store.set_meta({
-                "wildhold_version": __version__, "scenario": scenario, "seed": seed,
-                "content_digest": content.digest, "clock": clock, "horizon": horizon,
-            })
-        match = cls(world, store)
-        match.horizon = horizon
-        match.flush(snapshot=True)
+            raise
         return match
 
     @classmethod
     def resume(cls, db: Path | str, content: Content | None = None) -> Match:
-        """Rebuild a stored match from its latest snapshot, the inputs after it, and the ticks its log reached."""
+        """Take a stored match up again, once its log verifies (a damaged store is refused, naming its first bad
+        event): from its latest snapshot, the inputs after it, and the ticks its log reached."""
         content = content or default_content()
         store = MatchStore(db)
+        try:
+            meta = store.meta()
+            if not meta:
+                raise StoreError(f"{db} holds no match")
+            if meta["content_digest"] != content.digest:
+                raise StoreError(f"{db} was played under other content files ({meta['content_digest'][:12]})")
+            store.verify_chain()
+            return cls.from_store(store, content)
+        except BaseException:
+            store.close()
+            raise
+
+    @classmethod
+    def from_store(cls, store: MatchStore, content: Content) -> Match:
+        """The match an open store holds: its latest snapshot, the inputs after it, the ticks its log reached (events
+        its log lacks are written again, as the world emits them)."""
         meta = store.meta()
-        if not meta:
-            store.close()
-            raise StoreError(f"{db} holds no match")
-        if meta["content_digest"] != content.digest:
-            store.close()
-            raise StoreError(f"{db} was played under other content files ({meta['content_digest'][:12]})")
         snap = store.latest_snapshot()
         if snap is None:
             world, after_input = World(content, meta["scenario"], meta["seed"]), 0
         else:
-            _, after_input, _, blob = snap
+            tick, after_input, _, blob = snap
             world = loads(content, blob)
+            if world.events.seq and store.event_hash(world.events.seq) != world.events.head:
+                raise StoreError(f"{store.path}: the snapshot at tick {tick} does not follow the stored log at event "
+                                 f"{world.events.seq}; it cannot be resumed")
         match = cls(world, store)
         match.horizon = meta.get("horizon", "visible")  # a store older than the setting was played visible
         # An end recorded before the snapshot counts too: a finished match resumes finished, and stays as it is.
@@ -208,10 +226,12 @@ class Match:
 
     def close(self, snapshot: bool = True) -> None:
         """Stop cleanly: a final snapshot, so a resume starts exactly here (none for a store about to be
-        thrown away, its archive written)."""
+        thrown away, its archive written); the store is closed even when that snapshot cannot be written."""
         if self.store:
-            self.flush(snapshot=snapshot)
-            self.store.close()
+            try:
+                self.flush(snapshot=snapshot)
+            finally:
+                self.store.close()
 
     def joins(self) -> dict[str, dict[str, Any]]:
         """Each character's id and the arguments it joined with, in joining order."""
@@ -285,10 +305,15 @@ class Match:
             self.on_events(records)
         if self.store is None or not records:
             return
-        for seq, _, _, _, digest in records:
-            known = self._known_events.pop(seq, None)
-            if known is not None and known != digest:
-                raise StoreError(f"event {seq} differs from the stored log: the world diverged on resume")
+        if self._known_events:  # resuming: events the log holds already are checked, never written twice
+            fresh = []
+            for record in records:
+                known = self._known_events.pop(record[0], None)
+                if known is None:
+                    fresh.append(record)
+                elif known != record[4]:
+                    raise StoreError(f"event {record[0]} differs from the stored log: the world diverged on resume")
+            records = fresh
         self.store.append_events(records)
 
     def flush(self, snapshot: bool = False) -> None:

@@ -106,7 +106,7 @@ class ProgramHost:
         program = self._program(agent, name)
         tick, sha = self.host.world.tick, hashlib.sha256(source.encode()).hexdigest()
         revision = len(program.revisions) + 1
-        with self.store.transaction():
+        with self.host.changing(), self.store.transaction():
             self.store.add_program_source(agent, name, revision, tick, sha, source)
             self.host.match.program(agent, "save", {"name": name, "revision": revision, "source_sha256": sha})
             self.host.match.flush()
@@ -124,7 +124,8 @@ class ProgramHost:
         live = sum(1 for p in self.programs.values() if p.agent == agent and p.run and p.run.state in LIVE)
         if live >= self.spec.max_running_per_agent:
             raise HostError("program_limit", f"You already run {live} programs, the most at once; stop one first.")
-        program.run = begin_run(self.host.match, agent, name, revision)
+        with self.host.changing():
+            program.run = begin_run(self.host.match, agent, name, revision)
         self.counters["starts"] += 1
         return self._status(program)
 
@@ -135,8 +136,8 @@ class ProgramHost:
         run = program.run
         if run is None or run.state not in LIVE:
             raise HostError("program_not_running", f"{name!r} is not running.")
-        run.end("stopped", self.host.world.tick)
-        with self.store.transaction():
+        with self.host.changing(), self.store.transaction():
+            run.end("stopped", self.host.world.tick)
             self.store.save_program_run(run.row())
             self.host.match.program(agent, "stop", {"name": name, "revision": run.revision, "run": run.run, "reason": reason})
             self.host.match.flush()

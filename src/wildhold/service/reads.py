@@ -175,7 +175,7 @@ def roster(host: Host) -> list[dict[str, Any]]:
 
 
 def metrics(host: Host) -> dict[str, Any]:
-    """Raw counters: requests by face, actions, rejections by code, events by kind, clock state."""
+    """Raw counters: requests by face, actions, rejections by code, events by kind, clock state, what degrades the host."""
     w = host.world
     return {
         "wildhold_version": __version__,
@@ -187,6 +187,8 @@ def metrics(host: Host) -> dict[str, Any]:
         "joined": len(host.access.joined()),
         "idle": len(host.clock.idle),
         "operations_running": len(w.ops),
+        "clock_running": host.clock.running,
+        "health": host.health.view(),
         "counters": dict(sorted(host.counters.items())),
         "rejections": dict(sorted(host.rejections.items())),
         "events": dict(sorted(host.operations.events_by_kind.items())),

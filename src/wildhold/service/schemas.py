@@ -131,8 +131,10 @@ class SetupDone(Strict):
 
 class Health(Strict):
     ok: bool
-    status: Literal["lobby", "running", "over"]
+    status: Literal["lobby", "running", "over", "degraded"]
     tick: int
+    cause: str | None = Field(None, description="Why the match is degraded: its store takes no writes, or its clock "
+                                                   "stopped; null when it is not.")
 
 
 class Clock(BaseModel):

@@ -57,7 +57,8 @@ class Spectate:
     def key(self) -> tuple[Any, ...]:
         """Changes whenever anything the live view shows may have changed."""
         host = self.host
-        return host.world.tick, host.world.events.seq, self._submissions, host.state, len(host.access.records)
+        return (host.world.tick, host.world.events.seq, self._submissions, host.state, len(host.access.records),
+                host.health.cause)
 
     def view(self) -> dict[str, Any]:
         """The live view now: built once per change, shared by every watcher."""
@@ -79,7 +80,7 @@ class Spectate:
                                  for p in host.programs.list(a)["programs"]] if started else [],
                        recent=list(self.recent.get(a, ())))
         feed = list(self.feed)[-FEED_SHOWN:]
-        return {"status": host.state, "clock": host.config.clock,
+        return {"status": host.state, "clock": host.config.clock, "degraded": host.health.cause,
                 "lobby": [r.name for r in host.access.records.values() if r.agent is None], **view,
                 "feed": [feed_row(seq, tick, kind, payload) for seq, tick, kind, payload in reversed(feed)]}
 

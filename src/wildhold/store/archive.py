@@ -36,7 +36,7 @@ from typing import Any, Iterator
 import orjson
 
 from wildhold.store.private import opener, private_folder
-from wildhold.store.sqlite import Input, MatchStore
+from wildhold.store.sqlite import Input, MatchStore, WriteFailed
 from wildhold.world.events import GENESIS, link
 
 FORMAT = 3
@@ -98,16 +98,20 @@ def export_archive(store: MatchStore, manifest: dict[str, Any], final_state: byt
     tmp = path.with_suffix(path.suffix + ".tmp")
     header = header_bytes(manifest)
     manifest = {"format": FORMAT, **manifest, "archive_head": archive_head(header, manifest["chain_head"])}
-    with open(tmp, "wb", opener=opener) as raw, zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        z.writestr(_member("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-        z.writestr(_member(HEADER), header)
-        z.writestr(_member("inputs.jsonl"), b"".join(orjson.dumps(asdict(i)) + b"\n" for i in store.inputs(0)))
-        with z.open(_member("events.jsonl"), "w") as f:
-            for _, _, _, payload, digest in store.events(0):
-                f.write(b'{"event":' + bytes(payload) + b',"hash":"' + digest.encode() + b'"}\n')
-        z.writestr(_member("final_state.json"), final_state)
-        _write_programs(z, store)
-    tmp.replace(path)
+    try:
+        with open(tmp, "wb", opener=opener) as raw, zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_DEFLATED) as z:
+            z.writestr(_member("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+            z.writestr(_member(HEADER), header)
+            z.writestr(_member("inputs.jsonl"), b"".join(orjson.dumps(asdict(i)) + b"\n" for i in store.inputs(0)))
+            with z.open(_member("events.jsonl"), "w") as f:
+                for _, _, _, payload, digest in store.events(0):
+                    f.write(b'{"event":' + bytes(payload) + b',"hash":"' + digest.encode() + b'"}\n')
+            z.writestr(_member("final_state.json"), final_state)
+            _write_programs(z, store)
+        tmp.replace(path)
+    except OSError as exc:  # a full disk: no archive rather than half of one
+        tmp.unlink(missing_ok=True)
+        raise WriteFailed(f"the archive {path} could not be written: {exc}") from None
     return path
 
 

@@ -4,7 +4,10 @@ Inputs (joins, actions, setup commands) are committed before they take effect, s
 acknowledged survives a kill at any moment; events and snapshots are derived from inputs and
 can be rebuilt, which is how a match resumes. Agent-written programs keep their sources, their
 runs (with each paused program's snapshot), the transcript of every world call and their logs;
-a tick's program writes commit in one transaction with the actions they submitted.
+a tick's program writes commit in one transaction with the actions they submitted. One process
+writes a store (`wildhold.store.lock`); a write the disk refuses raises `WriteFailed` and leaves no
+transaction open, so the next write starts afresh. A row is replaced only where a later value
+supersedes it (meta, snapshots, a program run's record); a duplicate event or input is an error.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
+from wildhold.store.errors import StoreError, WriteFailed
+from wildhold.store.lock import WriterLock
 from wildhold.store.private import private_file
+from wildhold.world.events import GENESIS, link
 
 SCHEMA_VERSION = 1
 
@@ -59,8 +65,18 @@ RUN_COLUMNS = ("run", "agent", "name", "revision", "seed", "state", "started_tic
 RUN_JSON = ("error", "waiting_on", "pending")
 
 
-class StoreError(RuntimeError):
-    """The database is missing, of another version, or disagrees with itself."""
+def _upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...]) -> str:
+    """An insert whose row replaces the one under the same key: for values a later one supersedes."""
+    rest = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
+    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {rest}")
+
+
+SET_META = _upsert("meta", ("key", "value"), ("key",))
+SAVE_SNAPSHOT = _upsert("snapshots", ("tick", "input_seq", "event_seq", "state"), ("tick",))
+SAVE_RUN = _upsert("program_runs", RUN_COLUMNS, ("run",))
+SAVE_LOG_STATE = _upsert("program_log_state", ("agent", "name", "next_seq", "dropped"), ("agent", "name"))
+SIDE_FILES = ("", "-wal", "-shm")  # the database and the files SQLite keeps beside it
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,29 +93,92 @@ class Input:
 
 
 class MatchStore:
-    def __init__(self, path: Path | str):
-        self.path = private_file(Path(path))  # its -wal and -shm files take its mode
-        self.db = sqlite3.connect(self.path, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0:
-            self.db.executescript(SCHEMA)
-            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        elif version != SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: store schema {version}, this Wildhold reads {SCHEMA_VERSION}")
-        self.db.executescript(PROGRAM_SCHEMA)
-        self._savepoints = 0
-        row = self.db.execute("SELECT MAX(seq) FROM inputs").fetchone()
-        self.last_input = row[0] or 0
+    """One match's database, open for writing by this process only (`StoreLocked` otherwise). `replace` starts it
+    afresh, whatever it held (the lock is taken first, so a match another process writes is never removed)."""
+
+    def __init__(self, path: Path | str, replace: bool = False):
+        path = Path(path)
+        self.lock = WriterLock(path)
+        self.db: sqlite3.Connection | None = None
+        try:
+            if replace:
+                for suffix in SIDE_FILES:
+                    path.with_name(path.name + suffix).unlink(missing_ok=True)
+            self.path = private_file(path)  # its -wal and -shm files take its mode
+            self.db = self._connect()
+            self._savepoints = 0
+            self._doomed: WriteFailed | None = None  # a write failed inside the open transaction: none of it may commit
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version == 0:
+                self._execute(SCHEMA, script=True)
+                self._execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version != SCHEMA_VERSION:
+                raise StoreError(f"{self.path}: store schema {version}, this Wildhold reads {SCHEMA_VERSION}")
+            self._execute(PROGRAM_SCHEMA, script=True)
+            self.last_input = self._max_input()
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.OperationalError as exc:
+            db.close()
+            raise WriteFailed(f"the match store {self.path} cannot be opened for writing: {exc}") from None
+        return db
 
     def close(self) -> None:
-        self.db.close()
+        try:
+            if self.db is not None:
+                self.db.close()
+        finally:
+            self.lock.release()
+
+    def _max_input(self) -> int:
+        return self.db.execute("SELECT MAX(seq) FROM inputs").fetchone()[0] or 0
+
+    # ---- writing ------------------------------------------------------------------------------
+
+    def _execute(self, sql: str, params: Any = (), many: bool = False, script: bool = False) -> None:
+        """Every write goes through here: one the disk refuses raises `WriteFailed`, and leaves no transaction open
+        (SQLite may have rolled it back already, or kept it open after a failed commit)."""
+        try:
+            if script:
+                self.db.executescript(sql)
+            elif many:
+                self.db.executemany(sql, params)
+            else:
+                self.db.execute(sql, params)
+        except sqlite3.OperationalError as exc:
+            failed = WriteFailed(f"{self.path.name} could not be written: {exc}")
+            if self._savepoints:
+                self._doomed = self._doomed or failed
+            else:
+                self._rollback()
+            raise failed from None
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"{self.path}: {exc}: the store already holds that record, which only a second "
+                             "process writing the same match would write") from None
+
+    def _rollback(self) -> None:
+        """Nothing of the open transaction is kept; a connection that cannot roll back is opened again, which does."""
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        if self.db.in_transaction:
+            self.db.close()
+            self.db = self._connect()
+        self.last_input = self._max_input()
 
     # ---- meta ---------------------------------------------------------------------------------
 
     def set_meta(self, values: dict[str, Any]) -> None:
-        self._batch("INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, orjson.dumps(v).decode()) for k, v in values.items()])
+        self._batch(SET_META, [(k, orjson.dumps(v).decode()) for k, v in values.items()])
 
     def meta(self) -> dict[str, Any]:
         return {k: orjson.loads(v) for k, v in self.db.execute("SELECT key, value FROM meta")}
@@ -107,13 +186,13 @@ class MatchStore:
     # ---- inputs -------------------------------------------------------------------------------
 
     def record_input(self, tick: int, kind: str, agent: str | None, name: str, args: dict[str, Any], issuer: str) -> int:
-        """Commit one input; once this returns, the input is acknowledged and survives a crash."""
-        self.last_input += 1
-        self.db.execute(
-            "INSERT INTO inputs VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (self.last_input, tick, kind, agent, name, orjson.dumps(args).decode(), issuer),
-        )
-        return self.last_input
+        """Write one input; once it is committed (at once, or with the transaction it is part of), the input is
+        acknowledged and survives a crash."""
+        seq = self.last_input + 1
+        self._execute("INSERT INTO inputs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      (seq, tick, kind, agent, name, orjson.dumps(args).decode(), issuer))
+        self.last_input = seq
+        return seq
 
     def inputs(self, after: int = 0) -> Iterator[Input]:
         for seq, tick, kind, agent, name, args, issuer in self.db.execute(
@@ -128,29 +207,66 @@ class MatchStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Everything written inside commits together, or not at all; transactions nest."""
+        """Everything written inside commits together, or not at all; transactions nest. A write that fails rolls the
+        whole outermost transaction back, even one an inner part caught, and raises `WriteFailed` there."""
+        depth = self._savepoints
+        name = f"sp{depth + 1}"
+        self._execute(f"SAVEPOINT {name}")
         self._savepoints += 1
-        name = f"sp{self._savepoints}"
-        self.db.execute(f"SAVEPOINT {name}")
         try:
             yield
+            if depth == 0 and self._doomed is not None:
+                raise self._doomed
+            self._execute(f"RELEASE {name}")
         except BaseException:
+            if depth == 0:
+                self._savepoints = 0
+                self._rollback()
+            else:
+                self._undo(name)
+            raise
+        finally:
+            self._savepoints = depth
+            if depth == 0:
+                self._doomed = None
+
+    def _undo(self, name: str) -> None:
+        """An inner transaction's writes are undone; when they cannot be (SQLite rolled everything back), the outermost
+        transaction is doomed."""
+        try:
             self.db.execute(f"ROLLBACK TO {name}")
             self.db.execute(f"RELEASE {name}")
-            self.last_input = self.db.execute("SELECT MAX(seq) FROM inputs").fetchone()[0] or 0
-            raise
-        else:
-            self.db.execute(f"RELEASE {name}")
-        finally:
-            self._savepoints -= 1
+        except sqlite3.Error as exc:
+            self._doomed = self._doomed or WriteFailed(f"{self.path.name} could not be written: {exc}")
+        self.last_input = self._max_input()
 
     def _batch(self, sql: str, rows: list[tuple]) -> None:
         with self.transaction():
-            self.db.executemany(sql, rows)
+            self._execute(sql, rows, many=True)
 
     def append_events(self, records: list[tuple[int, int, str, bytes, str]]) -> None:
+        """New events only: an event already stored under the same number is an error, never replaced."""
         if records:
-            self._batch("INSERT OR REPLACE INTO events VALUES (?, ?, ?, ?, ?)", records)
+            self._batch("INSERT INTO events VALUES (?, ?, ?, ?, ?)", records)
+
+    def verify_chain(self) -> tuple[int, str]:
+        """Every stored event, numbered from 1 without a gap and linked to the one before: (count, head). A damaged log
+        raises `StoreError` naming its first bad event."""
+        head, count = GENESIS, 0
+        for seq, payload, digest in self.db.execute("SELECT seq, payload, hash FROM events ORDER BY seq"):
+            count += 1
+            if seq != count:
+                raise StoreError(f"{self.path}: the stored log is damaged: event {count} is missing (the next is {seq}); "
+                                 "it cannot be resumed")
+            head = link(head, payload)
+            if head != digest:
+                raise StoreError(f"{self.path}: the stored log is damaged: event {seq} does not match its hash (two "
+                                 "processes wrote this match, or the file was edited); it cannot be resumed")
+        return count, head
+
+    def event_hash(self, seq: int) -> str | None:
+        row = self.db.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+        return row[0] if row else None
 
     def event_hashes(self, after: int) -> dict[int, str]:
         return dict(self.db.execute("SELECT seq, hash FROM events WHERE seq > ?", (after,)))
@@ -162,12 +278,19 @@ class MatchStore:
         return self.db.execute("SELECT MAX(tick) FROM events").fetchone()[0]
 
     def truncate_events(self, after: int) -> None:
-        self.db.execute("DELETE FROM events WHERE seq > ?", (after,))
+        self._execute("DELETE FROM events WHERE seq > ?", (after,))
 
     # ---- snapshots ----------------------------------------------------------------------------
 
     def save_snapshot(self, tick: int, input_seq: int, event_seq: int, state: bytes) -> None:
-        self.db.execute("INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?)", (tick, input_seq, event_seq, state))
+        """A later snapshot at the same tick (more inputs taken in it) supersedes the earlier one."""
+        self._execute(SAVE_SNAPSHOT, (tick, input_seq, event_seq, state))
+
+    def probe(self) -> None:
+        """Write the latest snapshot again as it is: a write of a snapshot's size that changes nothing, which raises
+        `WriteFailed` while the disk refuses writes (a cheap test before taking a match up again)."""
+        with self.transaction():
+            self._execute("UPDATE snapshots SET tick = tick WHERE tick = (SELECT MAX(tick) FROM snapshots)")  # rewrites the row
 
     def latest_snapshot(self) -> tuple[int, int, int, bytes] | None:
         return self.db.execute("SELECT tick, input_seq, event_seq, state FROM snapshots ORDER BY tick DESC LIMIT 1").fetchone()
@@ -175,7 +298,7 @@ class MatchStore:
     # ---- programs -----------------------------------------------------------------------------
 
     def add_program_source(self, agent: str, name: str, revision: int, tick: int, sha256: str, source: str) -> None:
-        self.db.execute("INSERT INTO program_sources VALUES (?, ?, ?, ?, ?, ?)", (agent, name, revision, tick, sha256, source))
+        self._execute("INSERT INTO program_sources VALUES (?, ?, ?, ?, ?, ?)", (agent, name, revision, tick, sha256, source))
 
     def program_sources(self, with_source: bool = True) -> list[dict[str, Any]]:
         """Every saved revision (agent, name, revision, tick, sha256 and, unless asked not to, the source)."""
@@ -189,9 +312,9 @@ class MatchStore:
         return row[0] if row else None
 
     def save_program_run(self, run: dict[str, Any]) -> None:
-        """Insert or replace one run's row; `run` holds every column (JSON columns as Python values)."""
+        """Write one run's row, replacing its previous state; `run` holds every column (JSON columns as Python values)."""
         values = [orjson.dumps(run[c]).decode() if c in RUN_JSON and run[c] is not None else run[c] for c in RUN_COLUMNS]
-        self.db.execute(f"INSERT OR REPLACE INTO program_runs VALUES ({', '.join('?' * len(RUN_COLUMNS))})", values)
+        self._execute(SAVE_RUN, values)
 
     def program_runs(self) -> list[dict[str, Any]]:
         out = []
@@ -212,8 +335,8 @@ class MatchStore:
     def add_program_calls(self, rows: Iterable[tuple[int, int, int, str, Any, bytes]]) -> None:
         """Transcript rows (run, seq, tick, call, args, result as the JSON the program was sent); results
         (observations, mostly) are stored compressed."""
-        self.db.executemany("INSERT INTO program_calls VALUES (?, ?, ?, ?, ?, ?)",
-                            [(r, q, t, c, orjson.dumps(a).decode(), zlib.compress(res, 1)) for r, q, t, c, a, res in rows])
+        self._execute("INSERT INTO program_calls VALUES (?, ?, ?, ?, ?, ?)",
+                      [(r, q, t, c, orjson.dumps(a).decode(), zlib.compress(res, 1)) for r, q, t, c, a, res in rows], many=True)
 
     def program_calls(self, run: int | None = None) -> Iterator[dict[str, Any]]:
         """The transcript, in run then call order: each world call and the answer the program received."""
@@ -224,9 +347,9 @@ class MatchStore:
     def add_program_logs(self, agent: str, name: str, lines: list[tuple[int, int, str]], keep: int,
                          next_seq: int, dropped: int) -> None:
         """Append (seq, tick, text) lines to a program's log, keep only the last `keep`, note the counters."""
-        self.db.executemany("INSERT INTO program_logs VALUES (?, ?, ?, ?, ?)", [(agent, name, *line) for line in lines])
-        self.db.execute("DELETE FROM program_logs WHERE agent = ? AND name = ? AND seq < ?", (agent, name, next_seq - keep))
-        self.db.execute("INSERT OR REPLACE INTO program_log_state VALUES (?, ?, ?, ?)", (agent, name, next_seq, dropped))
+        self._execute("INSERT INTO program_logs VALUES (?, ?, ?, ?, ?)", [(agent, name, *line) for line in lines], many=True)
+        self._execute("DELETE FROM program_logs WHERE agent = ? AND name = ? AND seq < ?", (agent, name, next_seq - keep))
+        self._execute(SAVE_LOG_STATE, (agent, name, next_seq, dropped))
 
     def program_logs(self) -> Iterator[dict[str, Any]]:
         for agent, name, seq, tick, text in self.db.execute("SELECT * FROM program_logs ORDER BY agent, name, seq"):

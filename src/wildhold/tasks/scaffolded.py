@@ -18,6 +18,7 @@ from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, Run
 from wildhold.agents.scaffold.session import MCPTools
 from wildhold.content import Content
 from wildhold.service.host import DB_NAME
+from wildhold.store.errors import StoreLocked
 from wildhold.store.sqlite import StoreError
 from wildhold.tasks.attempt import begin_task, score_archive
 from wildhold.tasks.evaluate import Tracker
@@ -135,6 +136,8 @@ def run_model_attempt(task: Task, exp: Experiment, arm: ArmSpec, repeat: int, ou
         shutil.rmtree(work, ignore_errors=True)
     try:
         run = AttemptRun(exp, arm, task, repeat, clock, work, base, content)
+    except StoreLocked:
+        raise  # another process plays this attempt: its folder is not this one's to remove
     except StoreError:
         shutil.rmtree(work, ignore_errors=True)
         run = AttemptRun(exp, arm, task, repeat, clock, work, base, content)

@@ -33,7 +33,8 @@ function render() {
   const v = state.view;
   const t = v.time;
   const when = WildholdMap.clock(t);
-  document.getElementById("clock").textContent = `${v.scenario}: ${v.status}, clock ${v.clock}; ${when}`;
+  document.getElementById("clock").textContent = `${v.scenario}: ${v.status}, clock ${v.clock}; ${when}` +
+    (v.degraded ? ` | DEGRADED: ${v.degraded}` : "");
 
   const body = document.querySelector("#standings tbody");
   body.textContent = "";
