@@ -101,6 +101,50 @@ def scratch_folder(out: Path) -> Path:
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else out
 
 
+def play(match: Match, agent: str, task: Task, tracker: Tracker, policy: Policy | None, clock: str,
+         tick_seconds: float = 1.0) -> str | None:
+    """Play a task set up in `match` until it is done or a limit (ticks, turns) is reached, the events fed to
+    `tracker`; what broke, when the policy did. With no policy the character does nothing."""
+    w = match.world
+    match.on_events = tracker.records
+    client = LocalClient(w, match.submit)
+    turns, stop = 0, w.tick + task.limits.ticks
+    while w.tick < stop and not tracker.done:
+        if policy is not None and turns < task.limits.turns and client.idle(agent):
+            started = time.perf_counter()
+            try:
+                decision = policy.decide(client.view(agent, policy))
+            except Exception as exc:  # a player that breaks fails its own attempt, never the run
+                return f"{type(exc).__name__}: {exc}"[:500]
+            if clock == "realtime":  # the world did not wait: the minutes the decision took pass first
+                for _ in range(int((time.perf_counter() - started) / tick_seconds)):
+                    if w.tick >= stop or tracker.done:
+                        break
+                    match.step()
+            if decision is not None and w.tick < stop and not tracker.done:
+                client.submit(agent, *decision)
+                turns += 1
+        match.step()
+        if turns >= task.limits.turns and client.idle(agent):
+            break
+    return None
+
+
+def play_in_memory(task: Task, content: Content, policy: Policy | None = None, repeat: int = 0) -> Tracker:
+    """An attempt played in memory (no store, no archive), its tracker returned: the do-nothing check (no
+    policy) and the checks of what a policy earns. A set-up the world refuses raises SetupFailed."""
+    seed = task.seeds.seed(repeat)
+    match = Match.create(task.scenario, seed, None, content, clock=task.clock,
+                         world=generated_world(content, task.scenario, seed))
+    agent = match.join(AGENT_NAME, policy=policy.name if policy else "idle")
+    set_up(match, agent, task)
+    match.flush()
+    tracker = Tracker(task, content, seed, agent, match.world.events.seq, match.world.tick)
+    play(match, agent, task, tracker, policy, task.clock)
+    match.close(snapshot=False)
+    return tracker
+
+
 def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: Path, content: Content,
                 clock: str | None = None, tick_seconds: float = 1.0, name: str | None = None,
                 timings: dict[str, float] | None = None, scratch: Path | None = None) -> dict[str, Any]:
@@ -140,28 +184,9 @@ def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: 
     tracker = Tracker(task, content, seed, agent, w.events.seq, w.tick)
     phase("setup")
     if "task_error" not in extra:
-        match.on_events = tracker.records
-        client = LocalClient(w, match.submit)
-        turns, stop = 0, w.tick + task.limits.ticks
-        while w.tick < stop and not tracker.done:
-            if turns < task.limits.turns and client.idle(agent):
-                started = time.perf_counter()
-                try:
-                    decision = policy.decide(client.view(agent, policy))
-                except Exception as exc:  # a player that breaks fails its own attempt, never the run
-                    extra["agent_error"] = f"{type(exc).__name__}: {exc}"[:500]
-                    break
-                if clock == "realtime":  # the world did not wait: the minutes the decision took pass first
-                    for _ in range(int((time.perf_counter() - started) / tick_seconds)):
-                        if w.tick >= stop or tracker.done:
-                            break
-                        match.step()
-                if decision is not None and w.tick < stop and not tracker.done:
-                    client.submit(agent, *decision)
-                    turns += 1
-            match.step()
-            if turns >= task.limits.turns and client.idle(agent):
-                break
+        broke = play(match, agent, task, tracker, policy, clock, tick_seconds)
+        if broke is not None:
+            extra["agent_error"] = broke
     phase("play")
     match.end("task over")
     part = out / f"{name}.wha.part"  # written whole, then renamed: an archive in `out` is a finished attempt

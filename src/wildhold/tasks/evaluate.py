@@ -26,8 +26,7 @@ class Tracker:
         self.start_seq, self.now = start_seq, start_tick
         self.trace: list[tuple[int, float]] = [(start_tick, 0.0)]
         self.done_tick: int | None = None
-        self._routes = {kind: (VIEWS[kind], values(kind), getattr(self.evaluator, attr))
-                        for kind, attr in self.evaluator.reads.items()}
+        self._routes = {kind: (VIEWS[kind], values(kind), handle) for kind, handle in self.evaluator.handlers().items()}
 
     def feed(self, event: dict[str, Any]) -> None:
         if event["seq"] <= self.start_seq:

@@ -1,6 +1,7 @@
 """The oracle: a policy told only its task's goal (what the description says, as the evaluator's
 parameters) that sees what any agent sees, its view, and reuses the expedition's skills to reach it.
-It proves a task can be done within its limits."""
+It proves a task can be done within its limits. A goal of several acts (`all`) it takes one act at a
+time, in order, each until what it sees says it is done."""
 
 from __future__ import annotations
 
@@ -26,13 +27,71 @@ class Oracle(Expedition):
         self.searched, self.given_up = 0, set()  # turns spent looking for the aim's nodes; aims given up
         self.produce = {crop.product: name for name, crop in content.crops.items()}
         self.coop = next(k for k, st in content.structures.items() if st.part == "coop")
+        self.finished: set[int] = set()  # the acts of an `all` goal it has seen done
+        self.start: dict[str, Any] = {}  # what it saw when it first decided: friendships, its structures
 
     def decide(self, view: AgentView) -> Decision:
-        p = self.params
-        g = self.goal
         if self.origin is None:
-            me = view.status()
+            obs = view.observation()
+            me = obs["self"]
             self.origin, self.held = (me["x"], me["y"]), dict(me["inventory"])
+            self.start = {"friendship": {k: dict(v) for k, v in (obs.get("friendship") or {}).items()},
+                          "owned": self.owned(obs)}
+        if self.goal == "all":
+            return self.each(view)
+        return self.act(view, self.goal, self.params)
+
+    def each(self, view: AgentView) -> Decision:
+        """The next step of the first act not yet seen done (farming's acts together: till, plant, water)."""
+        terms = [(t["evaluator"], t.get("params", {})) for t in self.params["terms"]]
+        crops = {p["crop"] for g, p in terms if g in ("plant", "water")}
+        if crops and all(g in ("till", "plant", "water") for g, _ in terms):
+            return self.farm(view, crops.pop())
+        for i, (g, p) in enumerate(terms):
+            if i in self.finished:
+                continue
+            if self.seen_done(view, g, p):
+                self.finished.add(i)
+                continue
+            decision = self.act(view, g, p)
+            if decision is not None or self.params.get("ordered"):
+                return decision
+        return None
+
+    def owned(self, obs: dict[str, Any]) -> dict[str, int]:
+        me = obs["self"]["id"]
+        kinds: dict[str, int] = {}
+        for st in obs.get("structures") or []:
+            if st.get("owner") == me:
+                kinds[st["kind"]] = kinds.get(st["kind"], 0) + 1
+        return kinds
+
+    def seen_done(self, view: AgentView, g: str, p: dict[str, Any]) -> bool:
+        """Whether what it sees says an act is done: what it came by, placed, settled, gave, earned since it began
+        (an act it cannot see done, such as a sale or a fight, comes last in every goal)."""
+        obs = view.observation()
+        inv, qty = obs["self"]["inventory"], p.get("qty", 1)
+
+        def gained(item: str) -> int:
+            return inv.get(item, 0) - self.held.get(item, 0)
+
+        if g in ("obtain", "buy"):
+            return gained(p["item"]) >= qty
+        if g == "harvest":
+            return gained(self.content.crops[p["crop"]].product) >= qty
+        if g == "earn":
+            return gained(self.content.economy.coin) >= qty
+        if g == "settle":
+            return -gained(self.content.animals[p["animal"]].item) >= qty
+        if g == "place":
+            return self.owned(obs).get(p["structure"], 0) - self.start["owned"].get(p["structure"], 0) >= qty
+        if g == "gift":
+            now, then = (obs.get("friendship") or {}).get(p["npc"]) or {}, self.start["friendship"].get(p["npc"]) or {}
+            return now.get("gifts_today", 0) > then.get("gifts_today", 0)
+        return False
+
+    def act(self, view: AgentView, g: str, p: dict[str, Any]) -> Decision:
+        """The next step toward one act."""
         if g == "gather_all":
             inv = view.status()["inventory"]
             for item, qty in p["items"].items():
@@ -50,6 +109,8 @@ class Oracle(Expedition):
         if g == "obtain":
             if p.get("via") in ("craft", "cook"):
                 return self.make(view, self.recipe_for(view, p["item"], p["via"])) or self.explore_here(view)
+            if p.get("via") == "own":
+                return self.carrying(view, p["item"], self.held.get(p["item"], 0) + p.get("qty", 1))
             return self.gather(view, p["item"])
         if g == "earn":
             coin = self.content.economy.coin
@@ -89,7 +150,7 @@ class Oracle(Expedition):
             if got:
                 return got
         if g == "befriend" and ((view.observation().get("friendship", {}).get(p["npc"]) or {}).get("talked_today")):
-            item, way = self.gift_plan(view, p["npc"])
+            item, way = self.gift_plan(view, p["npc"], p.get("qty", 1))
             if item is None:
                 return way  # come by the gift before walking back to the villager
         if g in ("talk", "gift", "buy", "sell", "befriend"):
@@ -98,7 +159,7 @@ class Oracle(Expedition):
             if at is not True:
                 return at or self.explore_here(view)
             if g == "befriend":
-                return self.befriend(view, npc)
+                return self.befriend(view, npc, p.get("qty", 1))
             args = {"npc": npc} if g == "talk" else {"npc": npc, "item": p["item"]}
             return g, args
         return None
@@ -137,21 +198,21 @@ class Oracle(Expedition):
     def in_hand(self, view: AgentView, tool: str) -> Decision:
         return None if view.status()["equipment"].get("hand") == tool else ("equip", {"item": tool})
 
-    def befriend(self, view: AgentView, npc: str) -> Decision:
+    def befriend(self, view: AgentView, npc: str, points: int) -> Decision:
         """A talk, then a gift the villager thinks well enough of to reach the points asked."""
         f = view.observation().get("friendship", {}).get(npc) or {}
         if not f.get("talked_today"):
             return "talk", {"npc": npc}
-        item, way = self.gift_plan(view, npc)
+        item, way = self.gift_plan(view, npc, points)
         return ("gift", {"npc": npc, "item": item}) if item else way
 
-    def gift_plan(self, view: AgentView, npc: str) -> tuple[str | None, Decision]:
+    def gift_plan(self, view: AgentView, npc: str, points: int) -> tuple[str | None, Decision]:
         """The gift to give, when one worth the points asked is carried; else None and the way to come by
         the easiest one (kept to once chosen, given up after a while when its nodes are not found)."""
         social = self.content.social
         spec, inv = self.content.npcs[npc], view.status()["inventory"]
         groups = [g for g, felt in ((spec.loves, "loved"), (spec.likes, "liked"))
-                  if social.talk_points + social.gift_points[felt] >= self.params.get("qty", 1)] or [spec.loves]
+                  if social.talk_points + social.gift_points[felt] >= points] or [spec.loves]
         for group in groups:
             item = next((i for i in group if inv.get(i)), None)
             if item:
@@ -467,21 +528,27 @@ class Oracle(Expedition):
         return self.explore_here(view)
 
     def farm(self, view: AgentView, crop: str) -> Decision:
-        """Plant where a tilled plot allows it, water what is planted, till where it does not; the hoe in hand to till."""
-        me = view.status()
+        """Water what is planted and dry (the can in hand), plant where a tilled plot allows it, till where it does
+        not (the hoe in hand)."""
+        obs = view.observation()
+        me = obs["self"]
         seed = self.content.crops[crop].seed
-        can = self.content.farming.water_tool
-        for dx, dy in _AROUND:
-            xy = {"x": me["x"] + dx, "y": me["y"] + dy}
-            if can in me["inventory"] and view.refusal("water", xy) is None:
-                return "water", xy
+        can, hoe = self.content.farming.water_tool, self.content.farming.till_tool
+        around = [{"x": me["x"] + dx, "y": me["y"] + dy} for dx, dy in _AROUND]
+        if can in me["inventory"] or me["equipment"].get("hand") == can:
+            for xy in around:
+                if view.refusal("water", xy) is None:
+                    return "water", xy
+            dry = [q for q in obs.get("farming", {}).get("plots", []) if q.get("crop") == crop and not q.get("watered_today")
+                   and max(abs(q["x"] - me["x"]), abs(q["y"] - me["y"])) <= 1]
+            if dry and me["equipment"].get("hand") != can:
+                return "equip", {"item": can}
+        for xy in around:
             if me["inventory"].get(seed) and view.refusal("plant", {**xy, "seed": seed}) is None:
                 return "plant", {**xy, "seed": seed}
-        tool = self.content.farming.till_tool
-        for dx, dy in _AROUND:
-            xy = {"x": me["x"] + dx, "y": me["y"] + dy}
+        for xy in around:
             if view.refusal("till", xy) is None:
                 return "till", xy
-        if me["equipment"].get("hand") != tool and tool in me["inventory"]:
-            return "equip", {"item": tool}
+        if me["equipment"].get("hand") != hoe and hoe in me["inventory"]:
+            return "equip", {"item": hoe}
         return self.explore_here(view)

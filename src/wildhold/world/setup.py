@@ -39,6 +39,10 @@ class AgentItems(SetupArgs):
     qty: int = Field(default=1, ge=1)
 
 
+class Agent(SetupArgs):
+    agent: str
+
+
 class SetTime(SetupArgs):
     day: int = Field(ge=1)
     hour: int = Field(ge=0, le=23)
@@ -151,6 +155,12 @@ def take_items(w: World, a: AgentItems) -> None:
     if c.inventory.get(a.item, 0) < a.qty:
         raise SetupError("not_in_inventory", f"{a.agent} carries fewer than {a.qty} {a.item}.")
     w.take(a.agent, a.item, a.qty, "setup")
+
+
+def empty_pack(w: World, a: Agent) -> None:
+    c = _char(w, a.agent)
+    for item, qty in sorted(c.inventory.items()):
+        w.take(a.agent, item, qty, "setup")
 
 
 def set_time(w: World, a: SetTime) -> None:
@@ -290,6 +300,7 @@ SETUP: dict[str, SetupDef] = {
     for d in (
         SetupDef("give_items", AgentItems, "Give a character items.", give_items),
         SetupDef("take_items", AgentItems, "Take items a character carries.", take_items),
+        SetupDef("empty_pack", Agent, "Take everything a character carries (what it started with too), so that a task asks it to come by what it needs.", empty_pack),
         SetupDef("set_time", SetTime, "Jump forward to a day and time (time never runs backwards).", set_time),
         SetupDef("set_season", SetSeason, "Jump forward to the first day of a season that is not past, at an hour (8 unless given).", set_season),
         SetupDef("set_friendship", SetFriendship, "Set a character's friendship with a villager to the start of a level.", set_friendship),
