@@ -1,9 +1,9 @@
 """Evaluators count what the character did: every act of a task of several, in order when it says so, a
-villager's day only when it says today, things it came by itself only when it says so."""
+villager's day only when it says today, things it came by itself only when it says so, and no time passing."""
 
 from __future__ import annotations
 
-from wildhold.eval.events import ItemMoved, Talked, Tended, Tilled
+from wildhold.eval.events import ItemMoved, Knockdown, Talked, Tended, Tilled
 from wildhold.eval.fold import MatchInfo
 from wildhold.tasks.evaluators import EVALUATORS
 
@@ -68,3 +68,16 @@ def test_own_counts_what_the_character_gathers_or_makes_not_what_it_buys(content
     _feed(ev, 5, "item_gained", ItemMoved("a1", "berries", 1, "craft:berries_from_nowhere"))
     assert ev.done
 
+
+def test_living_through_earns_nothing_until_it_is_done(content):
+    ev = _evaluator(content, "survive", {"ticks": 420})
+    for t in range(0, 420, 30):
+        ev.tick(t)
+        assert ev.progress == 0.0  # before: the idle agent climbed to 0.68 by time passing alone
+    ev.tick(420)
+    assert ev.done and ev.progress == 1.0
+    fallen = _evaluator(content, "survive", {"ticks": 420})
+    fallen.tick(0)
+    _feed(fallen, 10, "knockdown", Knockdown("a1", [0, 0]))
+    fallen.tick(500)
+    assert not fallen.done and fallen.progress == 0.0

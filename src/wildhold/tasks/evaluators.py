@@ -4,6 +4,7 @@ Each evaluator is a `Fold` (the evaluation layer's API: `@on` handlers over the 
 registered by name with the model of its parameters. `refs` names the parameters that point into a
 content table, so a task that names nothing real is refused at load. An evaluator counts only what it
 is fed: the tracker (`tasks.evaluate`) feeds it the events after the task's set-up, live or offline.
+Progress counts what the character did, never time passing: a character that does nothing stays at 0.
 A task that asks for several acts is scored by `all`, whose terms are the evaluators of each act.
 """
 
@@ -524,7 +525,8 @@ class SurviveParams(Params):
 
 @evaluator("survive")
 class Survive(Evaluator):
-    """`ticks` of time lived through without being knocked down; a knockdown fails the task for good."""
+    """`ticks` of time lived through without being knocked down; a knockdown fails the task for good. Living
+    through is all or nothing: time passing is no progress (a character that does nothing would earn it)."""
 
     params_model = SurviveParams
 
@@ -550,7 +552,7 @@ class Survive(Evaluator):
 
     @property
     def progress(self) -> float:
-        return 0.0 if self.fallen else super().progress
+        return 1.0 if self.done else 0.0
 
     @property
     def done(self) -> bool:
