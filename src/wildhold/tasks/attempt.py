@@ -14,7 +14,7 @@ from wildhold.content import Content
 from wildhold.service.match import SPEND, Match
 from wildhold.store.archive import Archive
 from wildhold.tasks.evaluate import Tracker
-from wildhold.tasks.spec import Task
+from wildhold.tasks.spec import SetupStep, Task
 from wildhold.world.parts.farming import farm
 from wildhold.world.serialize import dumps, loads
 from wildhold.world.setup import SETUP
@@ -30,43 +30,67 @@ class SetupFailed(Exception):
 NEAR = ("place_structure", "place_resource", "plant_crop")  # the set-up commands `near: true` may put beside the character
 
 
-def _beside(match: Match, agent: str, command: str) -> tuple[int, int]:
-    """The nearest free tile to the character for what the set-up puts there (a crop needs soil); when it
-    is not next to the character, the character is moved next to it, so that it stands within reach."""
+_RING = sorted(((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if (dx, dy) != (0, 0)),
+               key=lambda d: (abs(d[0]) + abs(d[1]), d[1], d[0]))  # the tiles within reach, nearest first
+
+
+def _beside(match: Match, agent: str, steps: list[SetupStep]) -> tuple[tuple[int, int] | None, list[tuple[int, int]]]:
+    """A tile within the character's reach for each of `steps` (`near` set-up steps: a crop needs soil), all
+    around one standing tile: where the character stands when they fit (None), else the nearest tile it could
+    walk to where they do, to move it to. Any map with enough free soil and ground beside a tile holds them."""
     w = match.world
-    x, y = w.xy(w.chars[agent].pos)
+    here = w.chars[agent].pos
     soil = set(w.content.farming.soil)
+    plots = farm(w).plots
 
     def free(p: int | None) -> bool:
         return (p is not None and w.is_walkable(p) and p not in w.structures and p not in w.nodes
-                and p not in w.occupants and p not in farm(w).plots)
+                and p not in w.occupants and p not in plots)
 
-    for r in range(1, 7):
-        ring = sorted(((dx, dy) for dx in range(-r, r + 1) for dy in range(-r, r + 1) if max(abs(dx), abs(dy)) == r),
-                      key=lambda d: (abs(d[0]) + abs(d[1]), d[1], d[0]))
-        for dx, dy in ring:
-            p = w.pos(x + dx, y + dy)
-            if not free(p) or (command == "plant_crop" and w.terrain_names[w.terrain[p]] not in soil):
-                continue
-            if r > 1:
-                stand = next((q for q in (w.pos(x + dx + ex, y + dy + ey) for ex in (-1, 0, 1) for ey in (-1, 0, 1))
-                              if q != p and free(q)), None)
-                if stand is None:
-                    continue
-                code = match.setup("move_character", {"agent": agent, "x": w.xy(stand)[0], "y": w.xy(stand)[1]})
-                if code is not None:
-                    raise SetupFailed(f"could not move the character beside ({x + dx}, {y + dy}): {code}")
-            return x + dx, y + dy
-    raise SetupFailed(f"no free tile near the character for {command}")
+    def fit(stand: int) -> list[int] | None:
+        x, y = w.xy(stand)
+        taken: list[int] = []
+        for step in steps:
+            spot = next((q for dx, dy in _RING if (q := w.pos(x + dx, y + dy)) is not None and free(q) and q not in taken
+                         and (step.command != "plant_crop" or w.terrain_names[w.terrain[q]] in soil)), None)
+            if spot is None:
+                return None
+            taken.append(spot)
+        return taken
+
+    seen, frontier = {here}, [here]
+    while frontier:  # breadth first over the tiles the character could walk to, nearest first
+        for stand in frontier:
+            spots = fit(stand)
+            if spots is not None:
+                return (None if stand == here else w.xy(stand)), [w.xy(q) for q in spots]
+        nxt = []
+        for p in frontier:
+            x, y = w.xy(p)
+            for dx, dy in _RING:
+                q = w.pos(x + dx, y + dy)
+                if q is not None and q not in seen and w.is_walkable(q) and (q not in w.occupants or q == here):
+                    seen.add(q)
+                    nxt.append(q)
+        frontier = nxt
+    raise SetupFailed(f"no tile the character can walk to has room beside it for {', '.join(s.command for s in steps)}")
 
 
 def set_up(match: Match, agent: str, task: Task) -> None:
+    near = [step for step in task.setup if step.near]
+    stand, spots = _beside(match, agent, near) if near else (None, [])
+    place = iter(spots)
     for i, step in enumerate(task.setup):
         args = dict(step.args)
         if "agent" in SETUP[step.command].args.model_fields:
             args.setdefault("agent", agent)
+        if step.near and stand is not None:  # the character goes where what it needs fits beside it, once
+            code = match.setup("move_character", {"agent": agent, "x": stand[0], "y": stand[1]})
+            if code is not None:
+                raise SetupFailed(f"could not move the character to {stand}: {code}")
+            stand = None
         if step.near:
-            args["x"], args["y"] = _beside(match, agent, step.command)
+            args["x"], args["y"] = next(place)
         code = match.setup(step.command, args)
         if code is not None:
             raise SetupFailed(f"set-up step {i} ({step.command}) was refused: {code}")
