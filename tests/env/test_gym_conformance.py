@@ -197,13 +197,13 @@ def test_a_seed_whose_map_cannot_hold_the_set_up_passes_to_the_next_repeat(monke
     from wildhold.env import gym_env
     from wildhold.tasks.attempt import SetupFailed
 
-    def no_room_on_the_first(match, agent, task):  # every map of the tiny scenario holds the suite's set-ups
-        if match.world.seed == 108442718:
+    def no_room_on_the_first(match, agent, task, content, seed):  # every map of the tiny scenario holds the suite's set-ups
+        if seed == 108442718:
             raise SetupFailed("no tile the character can walk to has room beside it for plant_crop")
-        set_up(match, agent, task)
+        return begin(match, agent, task, content, seed)
 
-    set_up = gym_env.set_up
-    monkeypatch.setattr(gym_env, "set_up", no_room_on_the_first)
+    begin = gym_env.begin
+    monkeypatch.setattr(gym_env, "begin", no_room_on_the_first)
     env = gym.make("Wildhold/farming.fertilise-wheat-made-v2")
     _, info = env.reset(seed=108442718)
     assert info["world_seed"] == 108442719

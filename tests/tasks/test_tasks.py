@@ -17,6 +17,7 @@ from wildhold.tasks.catalog import TASKS_DIR, default_suite, load_suite
 from wildhold.tasks.oracle import Oracle
 from wildhold.tasks.suite import results_text, run_suite, score_dir
 from wildhold.world.parts.farming import farm
+from wildhold.world.worldgen import generate
 
 SAMPLE = ["exploration/gather-wood-v1", "crafting/craft-plank-v1", "crafting/cook-berry_stew-v1",
           "farming/plant-turnip-v1", "construction/place-bed-v1", "social/talk-mara-v1",
@@ -113,6 +114,15 @@ def test_progress_is_the_same_live_and_from_the_archive_for_every_evaluator_the_
         live = run_attempt(task, Oracle(content, task.evaluator, task.params), "oracle", 0, tmp_path, content)
         assert score_archive(tmp_path / f"{attempt_name(task, 0)}.wha", content) == live
         assert live["trace"][0][1] == 0.0  # the set-up's items count for nothing
+
+
+def test_a_node_the_set_up_puts_down_counts_the_same_live_and_from_the_archive(tmp_path):
+    # seed 3's map grows no iron vein: find-iron_vein-v1 could not be done there by anyone
+    content, task = default_content(), default_suite().get("exploration/find-iron_vein-v2")
+    assert not any(n.kind == "iron_vein" for n in generate(content, task.scenario, task.seeds.seed(3)).nodes.values())
+    live = run_attempt(task, Oracle(content, task.evaluator, task.params), "oracle", 3, tmp_path, content)
+    assert live["status"] == "success"
+    assert score_archive(tmp_path / f"{attempt_name(task, 3)}.wha", content) == live
 
 
 def test_the_oracle_solves_the_sample_and_idle_solves_none(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from wildhold.agents.base import Policy
 from wildhold.agents.client import LocalClient
@@ -58,22 +58,44 @@ def _beside(match: Match, agent: str, steps: list[SetupStep]) -> tuple[tuple[int
             taken.append(spot)
         return taken
 
+    for stand in _walkable_from(w, here):
+        spots = fit(stand)
+        if spots is not None:
+            return (None if stand == here else w.xy(stand)), [w.xy(q) for q in spots]
+    raise SetupFailed(f"no tile the character can walk to has room beside it for {', '.join(s.command for s in steps)}")
+
+
+def _walkable_from(w: World, here: int) -> Iterator[int]:
+    """The tiles the character could walk to from `here` (`here` first), nearest first."""
     seen, frontier = {here}, [here]
-    while frontier:  # breadth first over the tiles the character could walk to, nearest first
-        for stand in frontier:
-            spots = fit(stand)
-            if spots is not None:
-                return (None if stand == here else w.xy(stand)), [w.xy(q) for q in spots]
+    while frontier:
+        yield from frontier
         nxt = []
         for p in frontier:
             x, y = w.xy(p)
             for dx, dy in _RING:
                 q = w.pos(x + dx, y + dy)
-                if q is not None and q not in seen and w.is_walkable(q) and (q not in w.occupants or q == here):
+                if q is not None and q not in seen and w.is_walkable(q) and q not in w.occupants:
                     seen.add(q)
                     nxt.append(q)
         frontier = nxt
-    raise SetupFailed(f"no tile the character can walk to has room beside it for {', '.join(s.command for s in steps)}")
+
+
+def _away(match: Match, agent: str, step: SetupStep) -> tuple[int, int]:
+    """The nearest tile at least `step.away` tiles from the character, of a terrain its node grows on, free, and
+    beside a tile the character could walk to."""
+    w = match.world
+    here = w.chars[agent].pos
+    hx, hy = w.xy(here)
+    grows = set(w.content.nodes[step.args["node"]].terrain)
+    for stand in _walkable_from(w, here):
+        x, y = w.xy(stand)
+        for dx, dy in _RING:
+            p = w.pos(x + dx, y + dy)
+            if (p is not None and max(abs(x + dx - hx), abs(y + dy - hy)) >= step.away and w.terrain_names[w.terrain[p]] in grows
+                    and p not in w.structures and p not in w.nodes and p not in w.occupants and p not in farm(w).plots):
+                return x + dx, y + dy
+    raise SetupFailed(f"no tile {step.away} or more from the character for a {step.args['node']}")
 
 
 def set_up(match: Match, agent: str, task: Task) -> None:
@@ -91,9 +113,27 @@ def set_up(match: Match, agent: str, task: Task) -> None:
             stand = None
         if step.near:
             args["x"], args["y"] = next(place)
+        if step.away is not None:
+            args["x"], args["y"] = _away(match, agent, step)
         code = match.setup(step.command, args)
         if code is not None:
             raise SetupFailed(f"set-up step {i} ({step.command}) was refused: {code}")
+
+
+def begin(match: Match, agent: str, task: Task, content: Content, seed: int) -> Tracker:
+    """Set the task up and start following it: its tracker, fed the set-up's own events (it reads in them what
+    the set-up put on the map, as it does from an archive). A set-up the world refuses raises SetupFailed."""
+    setup: list[tuple[int, int, str, bytes, str]] = []
+    match.on_events = setup.extend
+    try:
+        set_up(match, agent, task)
+    finally:
+        match.flush()
+        match.on_events = None
+    w = match.world
+    tracker = Tracker(task, content, seed, agent, w.events.seq, w.tick)
+    tracker.records(setup)
+    return tracker
 
 
 def attempt_name(task: Task, repeat: int) -> str:
@@ -161,9 +201,7 @@ def play_in_memory(task: Task, content: Content, policy: Policy | None = None, r
     match = Match.create(task.scenario, seed, None, content, clock=task.clock,
                          world=generated_world(content, task.scenario, seed))
     agent = match.join(AGENT_NAME, policy=policy.name if policy else "idle")
-    set_up(match, agent, task)
-    match.flush()
-    tracker = Tracker(task, content, seed, agent, match.world.events.seq, match.world.tick)
+    tracker = begin(match, agent, task, content, seed)
     play(match, agent, task, tracker, policy, task.clock)
     match.close(snapshot=False)
     return tracker
@@ -198,16 +236,15 @@ def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: 
                          world=generated_world(content, task.scenario, seed))
     agent = match.join(AGENT_NAME, policy=policy_name)
     extra: dict[str, Any] = {"task": task.id, "policy": policy_name, "repeat": repeat}
+    tracker: Tracker | None = None
     try:
-        set_up(match, agent, task)
+        tracker = begin(match, agent, task, content, seed)
     except SetupFailed as exc:
         extra["task_error"] = str(exc)
-    match.flush()
     w = match.world
     extra.update(task_start_seq=w.events.seq, task_start_tick=w.tick)
-    tracker = Tracker(task, content, seed, agent, w.events.seq, w.tick)
     phase("setup")
-    if "task_error" not in extra:
+    if tracker is not None:
         broke = play(match, agent, task, tracker, policy, clock, tick_seconds)
         if broke is not None:
             extra["agent_error"] = broke

@@ -273,8 +273,10 @@ def _terrains(c: Content) -> Iterator[dict[str, Any]]:
 
 
 def _nodes(c: Content) -> Iterator[dict[str, Any]]:
+    """Nodes to find; a scarce one (no denser than RARE_DENSITY) may be missing from a small map, or only near the
+    spawn: a set-up puts one down far enough."""
     for name, n in c.nodes.items():
-        yield {"key": name, "node": name, "what": n.description.rstrip(".").lower()}
+        yield {"key": name, "node": name, "what": n.description.rstrip(".").lower(), "scarce": n.density <= RARE_DENSITY}
 
 
 def _forage_pairs(c: Content) -> Iterator[dict[str, Any]]:
@@ -491,6 +493,10 @@ def check_task(file: str, key: str, task: Task, content: Content) -> None:
         if step.near:
             if step.command not in NEAR:
                 refuse(f"setup.{i}.near", f"only {', '.join(NEAR)} can be put beside the character")
+            args.update(x=0, y=0)
+        if step.away is not None:
+            if step.command != "place_resource" or step.near:
+                refuse(f"setup.{i}.away", "only a place_resource not put beside the character can be put away from it")
             args.update(x=0, y=0)
         try:
             spec.args.model_validate(args)

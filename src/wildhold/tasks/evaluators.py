@@ -15,7 +15,7 @@ from typing import Any, Callable, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from wildhold.eval.events import (Built, Cleared, Dealt, Defeated, Entered, Gift, Harvested, Husbanded, ItemMoved,
-                                  Knockdown, Moved, Placed, QuestDone, Repaired, Talked, Tended, Tilled)
+                                  Knockdown, Moved, NodeAt, Placed, QuestDone, Repaired, Talked, Tended, Tilled)
 from wildhold.eval.fold import Fold, MatchInfo, on
 
 EVALUATORS: dict[str, type[Evaluator]] = {}
@@ -45,6 +45,10 @@ class Evaluator(Fold):
     def handlers(self) -> dict[str, Callable[[int, Any], None]]:
         """The handler of each event kind it reads, called as (tick, view)."""
         return {kind: getattr(self, attr) for kind, attr in self.reads.items()}
+
+    def setup_handlers(self) -> dict[str, Callable[[int, Any], None]]:
+        """The handlers of the set-up's own events it reads: what the set-up put on the map, never progress."""
+        return {}
 
     def tick(self, tick: int) -> None:
         """Time reached `tick` with nothing else to read: evaluators that measure time override it."""
@@ -459,8 +463,8 @@ class FindParams(Params):
 
 @evaluator("find")
 class Find(_Away):
-    """Standing beside a resource node of one kind the land grew, `away` tiles or more from where the
-    character's first step took it."""
+    """Standing beside a resource node of one kind (one the land grew or the set-up put down), `away` tiles or
+    more from where the character's first step took it."""
 
     params_model = FindParams
     refs = {"node": "nodes"}
@@ -469,6 +473,13 @@ class Find(_Away):
         super().__init__(match, agent, params)
         g = self.map
         self.spots = {(p % g.width, p // g.width) for p, n in g.nodes.items() if n.kind == params.node}
+
+    def setup_handlers(self) -> dict[str, Callable[[int, Any], None]]:
+        return {"node_placed": self.placed}
+
+    def placed(self, tick: int, ev: NodeAt) -> None:
+        if ev.node == self.params.node:
+            self.spots.add((ev.x, ev.y))
 
     def arrived(self, x: int, y: int) -> bool:
         return any((x + dx, y + dy) in self.spots for dx in (-1, 0, 1) for dy in (-1, 0, 1))
@@ -616,6 +627,20 @@ class All(Evaluator):
             return handle
 
         return {kind: route(pairs) for kind, pairs in routes.items()}
+
+    def setup_handlers(self) -> dict[str, Callable[[int, Any], None]]:
+        routes: dict[str, list[Callable[[int, Any], None]]] = {}
+        for term in self.terms:
+            for kind, handle in term.setup_handlers().items():
+                routes.setdefault(kind, []).append(handle)
+
+        def route(handles: list[Callable[[int, Any], None]]) -> Callable[[int, Any], None]:
+            def handle(tick: int, ev: Any) -> None:
+                for one in handles:
+                    one(tick, ev)
+            return handle
+
+        return {kind: route(handles) for kind, handles in routes.items()}
 
     def tick(self, tick: int) -> None:
         for term in self._live():
