@@ -29,6 +29,9 @@ class Oracle(Expedition):
         self.coop = next(k for k, st in content.structures.items() if st.part == "coop")
         self.finished: set[int] = set()  # the acts of an `all` goal it has seen done
         self.start: dict[str, Any] = {}  # what it saw when it first decided: friendships, its structures
+        self.cut_off: set[tuple[int, int]] = set()  # corners of the map it found no way toward
+        self.hunting: str | None = None  # the ordinary enemy a `defeat` goal asks for
+        self.instances: set[str] = set()  # the dungeon instances it has been in
 
     def decide(self, view: AgentView) -> Decision:
         if self.origin is None:
@@ -37,6 +40,7 @@ class Oracle(Expedition):
             self.origin, self.held = (me["x"], me["y"]), dict(me["inventory"])
             self.start = {"friendship": {k: dict(v) for k, v in (obs.get("friendship") or {}).items()},
                           "owned": self.owned(obs)}
+        self.ripe(view, "")  # the plots it sees, remembered: it may walk off and come back to them
         if self.goal == "all":
             return self.each(view)
         return self.act(view, self.goal, self.params)
@@ -134,8 +138,11 @@ class Oracle(Expedition):
             return self.dungeon(view, p)
         if g == "survive":
             return self.survive(view)
-        if g == "visit":
-            return self.explore_here(view)
+        if g == "visit":  # regions are broad: the corners of the map lie in several
+            obs = view.observation()
+            self.observe_bounds(obs)
+            here = (obs["self"]["x"], obs["self"]["y"])
+            return self.seek(view, self.known(obs), here)
         if g == "place" and p["structure"] in self.buildable:
             return self.build(view, p["structure"])
         if g == "place":
@@ -348,7 +355,8 @@ class Oracle(Expedition):
 
     def reach(self, view: AgentView, p: dict[str, Any]) -> Decision:
         """Walk to the nearest known tile of the terrain (or beside the node) far enough from where it began,
-        one tile farther than asked (the evaluator measures from the first step); else explore outward."""
+        one tile farther than asked (the evaluator measures from the first step); else look into the corners of
+        the map, then outward (`seek`)."""
         obs = view.observation()
         self.observe_bounds(obs)
         me = obs["self"]
@@ -364,7 +372,7 @@ class Oracle(Expedition):
         goals = [xy for xy in goals if xy in dist and _cheb(xy, self.origin) >= away]
         if goals:
             return self.walk(known, here, min(goals, key=lambda xy: (dist[xy], xy)))
-        return self.frontier(known, here, self.origin, None, outward=False) or self.explore(view, known, here)
+        return self.seek(view, known, here)
 
     def coins_for(self, view: AgentView, npc: str, item: str) -> Decision:
         """None when the coins for `item` are carried; else gather the ware the land gives that earns most per
@@ -373,7 +381,8 @@ class Oracle(Expedition):
         return self.earn(view, self.content.npcs[npc].shop.sells[item] - view.status()["inventory"].get(coin, 0), item)
 
     def earn(self, view: AgentView, need: int, item: str | None) -> Decision:
-        """None when `need` coins are no longer wanted; else the next step of earning them (never selling `item`)."""
+        """None when `need` coins are no longer wanted; else the next step of earning them (never selling `item`):
+        gathering the ware that earns most per gather among those whose nodes it knows (with the tools it carries)."""
         inv = view.status()["inventory"]
         if need <= 0:
             return None
@@ -403,8 +412,8 @@ class Oracle(Expedition):
                 per = max(per, (n.base_yield + bonus) * min(1.0, n.density * 10))
             return best[ware][0] * per, ware
 
-        ware = max(best, key=rate)
-        return self.gather(view, ware)
+        wares = sorted(best, key=rate, reverse=True)
+        return self.gather(view, next((w for w in wares if self.seen(view, w)), wares[0]))  # a ware whose nodes it knows
 
     def build(self, view: AgentView, structure: str) -> Decision:
         for item, qty in self.content.structures[structure].build.materials.items():
@@ -418,6 +427,8 @@ class Oracle(Expedition):
         obs = view.observation()
         self.observe_bounds(obs)
         if (obs.get("dungeon") or {}).get("in_dungeon"):
+            bosses = {t.boss for t in self.content.dungeon.tiers.values()}
+            self.hunting = p["enemy"] if p.get("enemy") not in (None, *bosses) else None
             return self.fight(view, obs)
         me = obs["self"]
         weapons = [k for k, i in self.content.items.items() if i.tool and i.tool.damage]
@@ -441,6 +452,36 @@ class Oracle(Expedition):
         if view.refusal("enter_dungeon", {"tier": tier}) is None:
             return "enter_dungeon", {"tier": tier}
         return self.walk(known, here, entrance) or self.seek(view, known, here)
+
+    def seek(self, view: AgentView, known: Any, here: tuple[int, int]) -> Decision:
+        """Into each corner of the map not yet seen, the nearest first, then outward: the entrance lies as far from
+        the settlement as the land allows (in a corner, mostly), and the corners lie in several regions."""
+        width, height = self._bounds
+        corners = [] if width >= 10**9 else [(0, 0), (width - 1, 0), (0, height - 1), (width - 1, height - 1)]
+        for corner in sorted((c for c in corners if c not in known.tiles and c not in self.cut_off),
+                             key=lambda c: (_cheb(c, here), c)):
+            step = self.walk(known, here, corner)
+            if step is not None:
+                return step
+            self.cut_off.add(corner)
+        return super().seek(view, known, here)
+
+    def fight(self, view: AgentView, obs: dict[str, Any]) -> Decision:
+        """The expedition's fight, but a rest in a cleared room lasts until the energy it waits for is back: one
+        turn, not one per 20 minutes (turns are few); and hunting an ordinary enemy, after its first instance it
+        walks out of a room that holds none of its kind (its next entry draws fresh rooms) rather than fight it."""
+        dungeon, enemies = obs["dungeon"], obs["dungeon"]["room"]["enemies"]
+        self.instances.add(dungeon["instance"])
+        if (self.hunting and len(self.instances) > 1 and enemies and all(e["kind"] != self.hunting for e in enemies)
+                and not any(e["next"]["damage"] for e in enemies)):
+            return "leave_dungeon", {}
+        decision = super().fight(view, obs)
+        if decision is None or decision[0] != "rest" or obs["dungeon"]["room"]["enemies"]:
+            return decision
+        energy, needs = obs["self"]["energy"], self.content.needs
+        goal = 90 if energy >= 60 else 60  # before the altar or the king it waits for 90, else for 60
+        ticks = (goal - energy) * needs.rest_energy_every
+        return "rest", {"ticks": min(needs.max_sleep_ticks, max(decision[1]["ticks"], ticks))}
 
     def make(self, view: AgentView, recipe_name: str) -> Decision:
         """Gather, harvest, buy or make what the recipe lacks, then make it at its station: putting down a
@@ -514,7 +555,8 @@ class Oracle(Expedition):
         return self.explore_here(view)
 
     def at_crop(self, view: AgentView, action: str) -> Decision:
-        """The action on a crop in view that takes it, walking beside the nearest crop when none in reach does."""
+        """The action on a crop in view that takes it, walking beside the nearest crop when none in reach does;
+        with no crop in view, back to the nearest one it remembers (it may have walked off to gather)."""
         obs = view.observation()
         me = obs["self"]
         here = (me["x"], me["y"])
@@ -523,8 +565,9 @@ class Oracle(Expedition):
         for x, y in crops:
             if view.refusal(action, {"x": x, "y": y}) is None:
                 return action, {"x": x, "y": y}
-        if crops:
-            return self.go(self.known(obs), here, crops[0], view) or self.explore_here(view)
+        remembered = sorted((xy for xy, crop in self.plots.items() if crop), key=lambda xy: (_cheb(xy, here), xy))
+        if crops or remembered:
+            return self.go(self.known(obs), here, (crops or remembered)[0], view) or self.explore_here(view)
         return self.explore_here(view)
 
     def farm(self, view: AgentView, crop: str) -> Decision:
@@ -551,4 +594,18 @@ class Oracle(Expedition):
                 return "till", xy
         if me["equipment"].get("hand") != hoe and hoe in me["inventory"]:
             return "equip", {"item": hoe}
-        return self.explore_here(view)
+        return self.to_soil(view)
+
+    def to_soil(self, view: AgentView) -> Decision:
+        """Walk beside the nearest known soil tile a plot could take; with none known, search outward from where it began."""
+        obs = view.observation()
+        self.observe_bounds(obs)
+        me = obs["self"]
+        here, known = (me["x"], me["y"]), self.known(obs)
+        plots = {(q["x"], q["y"]) for q in obs.get("farming", {}).get("plots", [])}
+        dist = self.reachable(known, here)
+        free = [xy for soil in self.content.farming.soil for xy in known.on(soil)
+                if xy in dist and xy not in plots and not {"node", "structure"} & set(known.tiles[xy])]
+        if free:
+            return self.go(known, here, min(free, key=lambda xy: (dist[xy], xy)), view) or self.explore(view, known, here)
+        return self.frontier(known, here, self.origin or here, None, outward=True) or self.explore(view, known, here)
