@@ -266,12 +266,19 @@ def _acts(words: list[Word], terms: list[tuple[str, Params]]) -> Iterator[str]:
 
 
 def _numbers(c: Content, words: list[Word], terms: list[tuple[str, Params]]) -> Iterator[str]:
-    """The numbers stated (but those of a fact: a tier, what is carried) are the terms' amounts; ones go unsaid."""
+    """The numbers stated (but those of a fact: a tier, what is carried) are the terms' amounts, ones unsaid; a
+    number before a name is the amount of a term that names it ('2 wood and 3 stone')."""
     stated: set[int] = set()
     for i, w in enumerate(words):
         before = words[i - 1] if i else None
-        if w.number is not None and not (before and before.meaning and before.meaning.fact in ("tier", "carry")):
-            stated.add(w.number)
+        if w.number is None or (before and before.meaning and before.meaning.fact in ("tier", "carry")):
+            continue
+        stated.add(w.number)
+        after = words[i + 1] if i + 1 < len(words) else None
+        own = [n for name, p in terms if after and after.name and any(after.name in need for need in objects(c, name, p)[0])
+               for n in amounts(c, name, p)]
+        if own and w.number not in own:
+            yield f"states {w.number} {after.name}, where its evaluator asks for {' or '.join(map(str, sorted(set(own))))}"  # type: ignore[union-attr]
     wanted = {n for name, p in terms for n in amounts(c, name, p)}
     if stated - {1} != wanted - {1}:
         yield (f"states the numbers {sorted(stated - {1}) or 'none'} where its evaluator asks for "
@@ -296,6 +303,12 @@ def _conditions(c: Content, task: Task, words: list[Word], terms: list[tuple[str
     if ("ordered" in said) != ordered:
         yield ("says 'then' (or 'first'), but its evaluator's terms count in any order" if "ordered" in said
                else "its evaluator's terms count in order, which the description does not say ('then')")
+    if ordered:  # the acts come in the text in the order the terms count them
+        steps = [act(name, p) for name, p in leaves(task.evaluator, task.params)]
+        firsts = [next(k for k, a in enumerate(steps) if a in w.meaning.acts) for w in words
+                  if w.meaning and w.meaning.acts and set(w.meaning.acts) & set(steps)]
+        if firsts != sorted(firsts):
+            yield f"asks for its acts in another order than its evaluator counts them ({', '.join(steps)})"
 
 
 def _facts(c: Content, task: Task, words: list[Word], terms: list[tuple[str, Params]]) -> Iterator[str]:
