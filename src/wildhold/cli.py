@@ -1057,16 +1057,24 @@ def tasks_show(task_id: str) -> None:
 
 @tasks_app.command("validate")
 def tasks_validate() -> None:
-    """Load every task file and check every reference."""
+    """Load every task file and check every reference, and that every task's description and evaluator agree."""
+    from wildhold.content import default_content
+
     suite = _suite()
     try:
         suite.check_breadth()
+        disagree = suite.disagreements(default_content())
     except ContentError as exc:
         _say(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
+    for task_id, problem in disagree:
+        _say(f"disagrees: {task_id}: {problem}")
+    if disagree:
+        _say(f"{len({t for t, _ in disagree})} of {len(suite.tasks)} tasks say what their evaluator or set-up does not hold")
+        raise typer.Exit(1)
     variants = sum(map(len, suite.quantity_variants()))
-    typer.echo(f"{len(suite.tasks)} tasks and a Lite list of {len(suite.lite)}: valid; "
-               f"{variants} ({variants / max(1, len(suite.tasks)):.0%}) differ from another only in a quantity")
+    typer.echo(f"{len(suite.tasks)} tasks and a Lite list of {len(suite.lite)}: valid, every description agreeing with its "
+               f"evaluator; {variants} ({variants / max(1, len(suite.tasks)):.0%}) differ from another only in a quantity")
 
 
 class TaskClock(str, Enum):

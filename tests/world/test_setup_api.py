@@ -31,8 +31,20 @@ def test_give_and_take_items_emit_item_events(world):
     assert kinds[-4:] == ["item_gained", "setup", "item_lost", "setup"]
 
 
+def test_empty_pack_takes_everything_the_character_carries_with_item_events(world):
+    apply_setup(world, "give_items", {"agent": "a1", "item": "stone_pickaxe"})
+    carried = dict(world.chars["a1"].inventory)
+    assert carried.get("berries") and carried.get("wood")  # the tiny scenario's starting items too
+    world.events.drain()
+    apply_setup(world, "empty_pack", {"agent": "a1"})
+    assert not any(world.chars["a1"].inventory.values())
+    lost = {d["item"]: d["qty"] for e in world.events.drain() if e[2] == "item_lost" for d in [orjson.loads(e[3])["data"]]}
+    assert lost == {k: v for k, v in carried.items() if v}
+
+
 @pytest.mark.parametrize("command,args,code", [
     ("give_items", {"agent": "a9", "item": "wood"}, "unknown_agent"),
+    ("empty_pack", {"agent": "a9"}, "unknown_agent"),
     ("give_items", {"agent": "a1", "item": "gold"}, "unknown_item"),
     ("take_items", {"agent": "a1", "item": "wood", "qty": 99}, "not_in_inventory"),
     ("set_time", {"day": 1, "hour": 0}, "time_backwards"),

@@ -24,7 +24,7 @@ from wildhold.looks import Picture
 from wildhold.env.rewards import Achievements, TaskReward
 from wildhold.env.spec import EnvSpec, default_env_spec
 from wildhold.service.match import Match
-from wildhold.tasks.attempt import AGENT_NAME, SetupFailed, set_up
+from wildhold.tasks.attempt import AGENT_NAME, SetupFailed, begin
 from wildhold.tasks.catalog import default_suite
 from wildhold.tasks.evaluate import Tracker
 from wildhold.tasks.spec import Task
@@ -124,11 +124,9 @@ class WildholdEnv(gym.Env):
         if self.match is not None:
             self.match.close()
         if self.task is not None:
-            world_seed = self._set_up(draw)
-            w = self.match.world
-            self.reward: TaskReward | Achievements = TaskReward(Tracker(self.task, self.content, world_seed, self.agent,
-                                                                        w.events.seq, w.tick))
-            self.stop = w.tick + self.task.limits.ticks
+            world_seed, tracker = self._set_up(draw)
+            self.reward: TaskReward | Achievements = TaskReward(tracker)
+            self.stop = self.match.world.tick + self.task.limits.ticks
         else:
             world_seed = draw
             self.match = Match.create(self.scenario, world_seed, None, self.content)
@@ -146,9 +144,10 @@ class WildholdEnv(gym.Env):
         self.health = self.match.world.chars[self.agent].health
         return self._observe(None, [])
 
-    def _set_up(self, draw: int) -> int:
+    def _set_up(self, draw: int) -> tuple[int, Tracker]:
         """A match with the task set up on the world seed of repeat `draw`, or of the next repeats when the set-up
-        cannot be placed on that map (as `tasks run` would report an error there); the world seed used."""
+        cannot be placed on that map (as `tasks run` would report an error there); the world seed used and the
+        task's tracker."""
         assert self.task is not None
         tried = []
         for k in range(SETUP_TRIES):
@@ -159,13 +158,12 @@ class WildholdEnv(gym.Env):
             self.match = Match.create(self.task.scenario, world_seed, None, self.content, clock=self.task.clock)
             self.agent = self.match.join(AGENT_NAME)
             try:
-                set_up(self.match, self.agent, self.task)
+                tracker = begin(self.match, self.agent, self.task, self.content, world_seed)
             except SetupFailed as exc:
                 self.match.close()
                 why = str(exc)
                 continue
-            self.match.flush()
-            return world_seed
+            return world_seed, tracker
         self.match = None
         raise RuntimeError(f"{self.task.id} cannot be set up on world seeds {tried}: {why}")
 

@@ -205,6 +205,13 @@ class ItemMoved(NamedTuple):
     source: str
 
 
+@view("node_placed")
+class NodeAt(NamedTuple):
+    x: int
+    y: int
+    node: str
+
+
 @view("structure_placed")
 class Placed(NamedTuple):
     x: int

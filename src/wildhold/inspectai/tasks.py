@@ -116,7 +116,7 @@ def _set_up_task(host: Any, agent: str, meta: dict[str, Any], setup: dict[str, A
     from wildhold.tasks.attempt import begin_task
 
     extra = setup["extra"]
-    host.archives.manifest_extra.update(begin_task(host.match, agent, setup["task"], extra["repeat"], extra["policy"]))
+    host.archives.manifest_extra.update(begin_task(host.match, agent, setup["task"], extra["repeat"], extra["policy"]).start)
 
 
 @scorer(metrics={"*": [mean(), stderr()]})

@@ -9,9 +9,10 @@ the task's set-up again on the re-simulated world and holds it to the set-up the
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from wildhold.agents.base import Policy
 from wildhold.agents.client import LocalClient
@@ -20,7 +21,7 @@ from wildhold.service.match import SPEND, Match, replay
 from wildhold.service.verify import Unverified
 from wildhold.store.archive import Archive
 from wildhold.tasks.evaluate import Tracker
-from wildhold.tasks.spec import Task
+from wildhold.tasks.spec import SetupStep, Task
 from wildhold.world.parts.farming import farm
 from wildhold.world.serialize import dumps, loads
 from wildhold.world.setup import SETUP
@@ -36,43 +37,91 @@ class SetupFailed(Exception):
 NEAR = ("place_structure", "place_resource", "plant_crop")  # the set-up commands `near: true` may put beside the character
 
 
-def _beside(match: Match, agent: str, command: str) -> tuple[int, int]:
-    """The nearest free tile to the character for what the set-up puts there (a crop needs soil); when it
-    is not next to the character, the character is moved next to it, so that it stands within reach."""
+_RING = sorted(((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if (dx, dy) != (0, 0)),
+               key=lambda d: (abs(d[0]) + abs(d[1]), d[1], d[0]))  # the tiles within reach, nearest first
+
+
+def _beside(match: Match, agent: str, steps: list[SetupStep]) -> tuple[tuple[int, int] | None, list[tuple[int, int]]]:
+    """A tile within the character's reach for each of `steps` (`near` set-up steps: a crop needs soil), all
+    around one standing tile: where the character stands when they fit (None), else the nearest tile it could
+    walk to where they do, to move it to. Any map with enough free soil and ground beside a tile holds them."""
     w = match.world
-    x, y = w.xy(w.chars[agent].pos)
+    here = w.chars[agent].pos
     soil = set(w.content.farming.soil)
+    plots = farm(w).plots
 
     def free(p: int | None) -> bool:
         return (p is not None and w.is_walkable(p) and p not in w.structures and p not in w.nodes
-                and p not in w.occupants and p not in farm(w).plots)
+                and p not in w.occupants and p not in plots)
 
-    for r in range(1, 7):
-        ring = sorted(((dx, dy) for dx in range(-r, r + 1) for dy in range(-r, r + 1) if max(abs(dx), abs(dy)) == r),
-                      key=lambda d: (abs(d[0]) + abs(d[1]), d[1], d[0]))
-        for dx, dy in ring:
+    def fit(stand: int) -> list[int] | None:
+        x, y = w.xy(stand)
+        taken: list[int] = []
+        for step in steps:
+            spot = next((q for dx, dy in _RING if (q := w.pos(x + dx, y + dy)) is not None and free(q) and q not in taken
+                         and (step.command != "plant_crop" or w.terrain_names[w.terrain[q]] in soil)), None)
+            if spot is None:
+                return None
+            taken.append(spot)
+        return taken
+
+    for stand in _walkable_from(w, here):
+        spots = fit(stand)
+        if spots is not None:
+            return (None if stand == here else w.xy(stand)), [w.xy(q) for q in spots]
+    raise SetupFailed(f"no tile the character can walk to has room beside it for {', '.join(s.command for s in steps)}")
+
+
+def _walkable_from(w: World, here: int) -> Iterator[int]:
+    """The tiles the character could walk to from `here` (`here` first), nearest first."""
+    seen, frontier = {here}, [here]
+    while frontier:
+        yield from frontier
+        nxt = []
+        for p in frontier:
+            x, y = w.xy(p)
+            for dx, dy in _RING:
+                q = w.pos(x + dx, y + dy)
+                if q is not None and q not in seen and w.is_walkable(q) and q not in w.occupants:
+                    seen.add(q)
+                    nxt.append(q)
+        frontier = nxt
+
+
+def _away(match: Match, agent: str, step: SetupStep) -> tuple[int, int]:
+    """The nearest tile at least `step.away` tiles from the character, of a terrain its node grows on, free, and
+    beside a tile the character could walk to."""
+    w = match.world
+    here = w.chars[agent].pos
+    hx, hy = w.xy(here)
+    grows = set(w.content.nodes[step.args["node"]].terrain)
+    for stand in _walkable_from(w, here):
+        x, y = w.xy(stand)
+        for dx, dy in _RING:
             p = w.pos(x + dx, y + dy)
-            if not free(p) or (command == "plant_crop" and w.terrain_names[w.terrain[p]] not in soil):
-                continue
-            if r > 1:
-                stand = next((q for q in (w.pos(x + dx + ex, y + dy + ey) for ex in (-1, 0, 1) for ey in (-1, 0, 1))
-                              if q != p and free(q)), None)
-                if stand is None:
-                    continue
-                code = match.setup("move_character", {"agent": agent, "x": w.xy(stand)[0], "y": w.xy(stand)[1]})
-                if code is not None:
-                    raise SetupFailed(f"could not move the character beside ({x + dx}, {y + dy}): {code}")
-            return x + dx, y + dy
-    raise SetupFailed(f"no free tile near the character for {command}")
+            if (p is not None and max(abs(x + dx - hx), abs(y + dy - hy)) >= step.away and w.terrain_names[w.terrain[p]] in grows
+                    and p not in w.structures and p not in w.nodes and p not in w.occupants and p not in farm(w).plots):
+                return x + dx, y + dy
+    raise SetupFailed(f"no tile {step.away} or more from the character for a {step.args['node']}")
 
 
 def set_up(match: Match, agent: str, task: Task) -> None:
+    near = [step for step in task.setup if step.near]
+    stand, spots = _beside(match, agent, near) if near else (None, [])
+    place = iter(spots)
     for i, step in enumerate(task.setup):
         args = dict(step.args)
         if "agent" in SETUP[step.command].args.model_fields:
             args.setdefault("agent", agent)
+        if step.near and stand is not None:  # the character goes where what it needs fits beside it, once
+            code = match.setup("move_character", {"agent": agent, "x": stand[0], "y": stand[1]})
+            if code is not None:
+                raise SetupFailed(f"could not move the character to {stand}: {code}")
+            stand = None
         if step.near:
-            args["x"], args["y"] = _beside(match, agent, step.command)
+            args["x"], args["y"] = next(place)
+        if step.away is not None:
+            args["x"], args["y"] = _away(match, agent, step)
         code = match.setup(step.command, args)
         if code is not None:
             raise SetupFailed(f"set-up step {i} ({step.command}) was refused: {code}")
@@ -81,34 +130,71 @@ def set_up(match: Match, agent: str, task: Task) -> None:
 BEGIN = "begin_task"
 
 
-def begin_task(match: Match, agent: str, task: Task, repeat: int, player: str) -> dict[str, Any]:
-    """The task's set-up, then its mark in the log; the manifest's fields of the start (the events it counts
-    come after `task_start_seq`), with `task_error` when the set-up was refused (the task's fault)."""
+@dataclass(frozen=True)
+class Begun:
+    """A task set up and marked in the log: the manifest's fields of its start (with `task_error` when the set-up
+    was refused, the task's fault), and the set-up's own events (an evaluator reads in them what the set-up put
+    on the map, as it does from an archive)."""
+
+    start: dict[str, Any]
+    events: list[tuple[int, int, str, bytes, str]]
+
+    def tracker(self, task: Task, content: Content, seed: int, agent: str) -> Tracker | None:
+        """The task's tracker from its start, fed the set-up's events; None when the set-up failed."""
+        if "task_error" in self.start:
+            return None
+        tracker = Tracker(task, content, seed, agent, self.start["task_start_seq"], self.start["task_start_tick"])
+        tracker.records(self.events)
+        return tracker
+
+
+def _setting_up(match: Match, agent: str, task: Task, mark: dict[str, Any] | None) -> tuple[str | None, list]:
+    """Set the task up (then, given `mark`, mark it), keeping the events flushed meanwhile beside whoever else
+    follows the match's events; the set-up's refusal, if any."""
+    events: list[tuple[int, int, str, bytes, str]] = []
+    follow = match.on_events
+
+    def both(records: list[tuple[int, int, str, bytes, str]]) -> None:
+        if follow is not None:
+            follow(records)
+        events.extend(records)
+
+    match.on_events = both
     error = None
     try:
-        set_up(match, agent, task)
-    except SetupFailed as exc:
-        error = str(exc)
-    mark = {"agent": agent, "task": task.id, "repeat": repeat, "player": player} | ({"error": error} if error else {})
-    code = match.setup(BEGIN, mark)
-    if code is not None:
-        raise SetupFailed(f"the task's mark was refused: {code}")
-    match.flush()
+        try:
+            set_up(match, agent, task)
+        except SetupFailed as exc:
+            error = str(exc)
+        if mark is not None:
+            code = match.setup(BEGIN, mark | ({"error": error} if error else {}))
+            if code is not None:
+                raise SetupFailed(f"the task's mark was refused: {code}")
+    finally:
+        match.flush()
+        match.on_events = follow
+    return error, events
+
+
+def begin_task(match: Match, agent: str, task: Task, repeat: int, player: str) -> Begun:
+    """The task's set-up, then its mark in the log (the task, repeat and player: scores read them there); the
+    events it counts come after the mark's."""
+    error, events = _setting_up(match, agent, task, {"agent": agent, "task": task.id, "repeat": repeat, "player": player})
     w = match.world
-    return {"task_start_seq": w.events.seq, "task_start_tick": w.tick} | ({"task_error": error} if error else {})
+    start = {"task_start_seq": w.events.seq, "task_start_tick": w.tick} | ({"task_error": error} if error else {})
+    return Begun(start, events)
 
 
-def task_mark(events: Any) -> tuple[dict[str, Any], int, int] | None:
-    """The `begin_task` mark among an attempt's events: its arguments, and the seq and tick of its event; None
-    when the log has none. A second mark is refused: one attempt is one task."""
-    found = None
-    for event in events:
-        if event["kind"] == SETUP_EVENT and event["data"].get("command") == BEGIN:
-            if found is not None:
-                raise Unverified(f"its log marks a task's beginning twice (events {found[1]} and {event['seq']})",
-                                 "task_mark_differs")
-            found = (event["data"]["args"], event["seq"], event["tick"])
-    return found
+def begin(match: Match, agent: str, task: Task, content: Content, seed: int) -> Tracker:
+    """Set the task up, unmarked (no archive is scored from it: the Gymnasium face, play in memory), and start
+    following it: its tracker, fed the set-up's own events. A set-up the world refuses raises SetupFailed."""
+    error, events = _setting_up(match, agent, task, None)
+    if error is not None:
+        raise SetupFailed(error)
+    w = match.world
+    tracker = Tracker(task, content, seed, agent, w.events.seq, w.tick)
+    tracker.records(events)
+    return tracker
 
 
 def attempt_name(task: Task, repeat: int) -> str:
@@ -140,6 +226,48 @@ def scratch_folder(out: Path) -> Path:
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else out
 
 
+def play(match: Match, agent: str, task: Task, tracker: Tracker, policy: Policy | None, clock: str,
+         tick_seconds: float = 1.0) -> str | None:
+    """Play a task set up in `match` until it is done or a limit (ticks, turns) is reached, the events fed to
+    `tracker`; what broke, when the policy did. With no policy the character does nothing."""
+    w = match.world
+    match.on_events = tracker.records
+    client = LocalClient(w, match.submit)
+    turns, stop = 0, w.tick + task.limits.ticks
+    while w.tick < stop and not tracker.done:
+        if policy is not None and turns < task.limits.turns and client.idle(agent):
+            started = time.perf_counter()
+            try:
+                decision = policy.decide(client.view(agent, policy))
+            except Exception as exc:  # a player that breaks fails its own attempt, never the run
+                return f"{type(exc).__name__}: {exc}"[:500]
+            if clock == "realtime":  # the world did not wait: the minutes the decision took pass first
+                for _ in range(int((time.perf_counter() - started) / tick_seconds)):
+                    if w.tick >= stop or tracker.done:
+                        break
+                    match.step()
+            if decision is not None and w.tick < stop and not tracker.done:
+                client.submit(agent, *decision)
+                turns += 1
+        match.step()
+        if turns >= task.limits.turns and client.idle(agent):
+            break
+    return None
+
+
+def play_in_memory(task: Task, content: Content, policy: Policy | None = None, repeat: int = 0) -> Tracker:
+    """An attempt played in memory (no store, no archive), its tracker returned: the do-nothing check (no
+    policy) and the checks of what a policy earns. A set-up the world refuses raises SetupFailed."""
+    seed = task.seeds.seed(repeat)
+    match = Match.create(task.scenario, seed, None, content, clock=task.clock,
+                         world=generated_world(content, task.scenario, seed))
+    agent = match.join(AGENT_NAME, policy=policy.name if policy else "idle")
+    tracker = begin(match, agent, task, content, seed)
+    play(match, agent, task, tracker, policy, task.clock)
+    match.close(snapshot=False)
+    return tracker
+
+
 def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: Path, content: Content,
                 clock: str | None = None, tick_seconds: float = 1.0, name: str | None = None,
                 timings: dict[str, float] | None = None, scratch: Path | None = None) -> dict[str, Any]:
@@ -168,34 +296,14 @@ def run_attempt(task: Task, policy: Policy, policy_name: str, repeat: int, out: 
     match = Match.create(task.scenario, seed, db, content, clock=clock,
                          world=generated_world(content, task.scenario, seed))
     agent = match.join(AGENT_NAME, policy=policy_name)
-    extra: dict[str, Any] = {"task": task.id, "policy": policy_name, "repeat": repeat,
-                             **begin_task(match, agent, task, repeat, policy_name)}
-    w = match.world
-    tracker = Tracker(task, content, seed, agent, w.events.seq, w.tick)
+    begun = begin_task(match, agent, task, repeat, policy_name)
+    extra: dict[str, Any] = {"task": task.id, "policy": policy_name, "repeat": repeat, **begun.start}
+    tracker = begun.tracker(task, content, seed, agent)
     phase("setup")
-    if "task_error" not in extra:
-        match.on_events = tracker.records
-        client = LocalClient(w, match.submit)
-        turns, stop = 0, w.tick + task.limits.ticks
-        while w.tick < stop and not tracker.done:
-            if turns < task.limits.turns and client.idle(agent):
-                started = time.perf_counter()
-                try:
-                    decision = policy.decide(client.view(agent, policy))
-                except Exception as exc:  # a player that breaks fails its own attempt, never the run
-                    extra["agent_error"] = f"{type(exc).__name__}: {exc}"[:500]
-                    break
-                if clock == "realtime":  # the world did not wait: the minutes the decision took pass first
-                    for _ in range(int((time.perf_counter() - started) / tick_seconds)):
-                        if w.tick >= stop or tracker.done:
-                            break
-                        match.step()
-                if decision is not None and w.tick < stop and not tracker.done:
-                    client.submit(agent, *decision)
-                    turns += 1
-            match.step()
-            if turns >= task.limits.turns and client.idle(agent):
-                break
+    if tracker is not None:
+        broke = play(match, agent, task, tracker, policy, clock, tick_seconds)
+        if broke is not None:
+            extra["agent_error"] = broke
     phase("play")
     match.end("task over")
     part = out / f"{name}.wha.part"  # written whole, then renamed: an archive in `out` is a finished attempt

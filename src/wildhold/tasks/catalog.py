@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, NoReturn
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -44,6 +44,7 @@ def _unlocks(c: Content, recipe: str) -> list[dict[str, Any]]:
 
 
 TOOLS = ("stone_pickaxe", "wooden_axe", "fishing_rod")  # what a from-the-land set-up hands over
+RAW_TOOLS = ("stone_pickaxe", "wooden_axe")  # what a craft from the land starts with (but the tool it makes)
 
 
 def _sourcing(c: Content, item: str) -> list[dict[str, Any]] | None:
@@ -82,6 +83,13 @@ def _making(c: Content, name: str, times: int = 1) -> list[dict[str, Any]]:
     return inputs + _unlocks(c, name) + station
 
 
+def _gathering(inputs: dict[str, int]) -> dict[str, Any]:
+    """A task's gathering of `inputs` itself: the evaluator's terms (one per item) and the text ("2 wood and 1 stone")."""
+    said = [f"{q} {i}" for i, q in inputs.items()]
+    return {"gather_terms": [{"evaluator": "obtain", "params": {"item": i, "qty": q, "via": "gather"}} for i, q in inputs.items()],
+            "gathered": said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"}
+
+
 def _recipes(kind: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
     def entries(c: Content) -> Iterator[dict[str, Any]]:
         for name, r in c.recipes.items():
@@ -92,10 +100,11 @@ def _recipes(kind: str) -> Callable[[Content], Iterator[dict[str, Any]]]:
             station = [] if r.station is None else [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]
             carried = _station_item(c, r.station)
             item = next(iter(r.outputs))
-            yield {"key": name, "recipe": name, "item": item, "station": r.station or "none",
-                   "inputs": inputs, "raw": raw, "half": inputs[: max(1, len(inputs) // 2)],
+            yield {"key": name, "recipe": name, "item": item, "station": r.station or "none", "via": kind,
+                   "inputs": inputs, "raw": raw, "half": inputs[: max(1, len(inputs) // 2)], **_gathering(r.inputs),
                    "unlock": _unlocks(c, name), "beside": station, "seeded": _seeded(c, r.inputs),
                    "station_item": carried or "none",
+                   "raw_tools": [{"command": "give_items", "args": {"item": t}} for t in RAW_TOOLS if t not in r.outputs],
                    "hold_station": [] if carried is None else [{"command": "give_items", "args": {"item": carried}}],
                    "thrice": [{"command": "give_items", "args": {"item": i, "qty": 3 * q}} for i, q in r.inputs.items()],
                    "made": 3 * r.outputs[item],
@@ -115,22 +124,28 @@ def _harvest_dishes(c: Content) -> Iterator[dict[str, Any]]:
         if not seasons:
             continue
         steps: list[dict[str, Any]] = [{"command": "set_season", "args": {"season": seasons[0]}}]
+        harvests = []
         for item, qty in r.inputs.items():
             if item in produce:
                 crop_name, crop = produce[item]
+                harvests.append({"evaluator": "harvest", "params": {"crop": crop_name, "qty": qty}})
                 for _ in range(-(-qty // crop.yield_qty)):
                     steps.append({"command": "plant_crop", "args": {"crop": crop_name, "stage": len(crop.stage_days)}, "near": True})
             else:
                 steps.append({"command": "give_items", "args": {"item": item, "qty": qty}})
         steps += _unlocks(c, name) + [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]
-        yield {"key": name, "recipe": name, "item": next(iter(r.outputs)), "crops": " and ".join(produce[i][0] for i in grown),
-               "setup": steps}
+        plots = {i: -(-r.inputs[i] // produce[i][1].yield_qty) for i in grown}
+        crops = " and ".join(produce[i][0] if plots[i] == 1 else f"{produce[i][0]} on {plots[i]} plots" for i in grown)
+        yield {"key": name, "recipe": name, "item": next(iter(r.outputs)), "crops": crops,
+               "setup": steps, "harvest_terms": harvests}
 
 
 def _crops(c: Content) -> Iterator[dict[str, Any]]:
+    fertilizer = next(r for r in c.recipes.values() if c.farming.fertilizer in r.outputs)
+    made = {f"fertilizer_{k}": v for k, v in _gathering(fertilizer.inputs).items()}
     for name, crop in c.crops.items():
         season = next(s for s in c.calendar.seasons if s in crop.seasons)
-        yield {"key": name, "crop": name, "seed": crop.seed, "product": crop.product, "season": season,
+        yield {"key": name, "crop": name, "seed": crop.seed, "product": crop.product, "season": season, **made,
                "ripe": len(crop.stage_days), "in_season": [{"command": "set_season", "args": {"season": season}}],
                "dry": [{"command": "set_day_weather", "args": {"weather": _dry(c)}}], "two_yields": 2 * crop.yield_qty}
 
@@ -167,7 +182,8 @@ def _chains(c: Content) -> Iterator[dict[str, Any]]:
             steps += _unlocks(c, name)
             if r.station is not None and r.station != c.recipes[sub].station:
                 steps.append({"command": "place_structure", "args": {"structure": r.station}, "near": True})
-            yield {"key": f"{name}_{part}", "recipe": name, "item": next(iter(r.outputs)), "part": part, "setup": steps}
+            yield {"key": f"{name}_{part}", "recipe": name, "item": next(iter(r.outputs)), "part": part, "part_qty": qty,
+                   "setup": steps}
             break
 
 
@@ -186,7 +202,9 @@ def _animals(c: Content) -> Iterator[dict[str, Any]]:
     coop = next(k for k, s in c.structures.items() if s.part == "coop")
     materials = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in c.structures[coop].build.materials.items()]
     for name, a in c.animals.items():
-        yield {"key": name, "animal": name, "item": a.item, "product": a.product, "feed": a.feed, "coop": materials}
+        feed = next((r.kind for r in c.recipes.values() if a.feed in r.outputs), "none")
+        yield {"key": name, "animal": name, "item": a.item, "product": a.product, "feed": a.feed, "feed_qty": a.feed_qty,
+               "feed_via": feed, "coop": materials, "coop_structure": coop}
 
 
 def _villagers(c: Content) -> Iterator[dict[str, Any]]:
@@ -231,7 +249,8 @@ def _placeables(c: Content) -> Iterator[dict[str, Any]]:
                 [{"command": "give_items", "args": {"item": t}} for t in TOOLS] + _seeded(c, r.inputs) + _unlocks(c, recipe)
                 + ([] if r.station is None else [{"command": "place_structure", "args": {"structure": r.station}, "near": True}]))
             yield {"key": name, "item": name, "structure": item.places, "made": recipe is not None,
-                   "make": _making(c, recipe) if recipe else [], "raw": raw, "from_land": from_land}
+                   "make": _making(c, recipe) if recipe else [], "raw": raw, "from_land": from_land,
+                   "via": r.kind if r else "none", **_gathering(r.inputs if r else {})}
 
 
 def _repairables(c: Content) -> Iterator[dict[str, Any]]:
@@ -243,7 +262,8 @@ def _repairables(c: Content) -> Iterator[dict[str, Any]]:
         give = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in s.repair.materials.items()]
         damaged = [{"command": "place_structure", "args": {"structure": name, "hp": max(1, s.hp // 3)}, "near": True}]
         tools = [{"command": "give_items", "args": {"item": t}} for t in TOOLS] + _seeded(c, s.repair.materials)
-        yield {"key": name, "structure": name, "materials": give, "damaged": damaged, "raw": raw, "tools": tools}
+        yield {"key": name, "structure": name, "materials": give, "damaged": damaged, "raw": raw, "tools": tools,
+               **_gathering(s.repair.materials)}
 
 
 def _terrains(c: Content) -> Iterator[dict[str, Any]]:
@@ -253,8 +273,10 @@ def _terrains(c: Content) -> Iterator[dict[str, Any]]:
 
 
 def _nodes(c: Content) -> Iterator[dict[str, Any]]:
+    """Nodes to find; a scarce one (no denser than RARE_DENSITY) may be missing from a small map, or only near the
+    spawn: a set-up puts one down far enough."""
     for name, n in c.nodes.items():
-        yield {"key": name, "node": name, "what": n.description.rstrip(".").lower()}
+        yield {"key": name, "node": name, "what": n.description.rstrip(".").lower(), "scarce": n.density <= RARE_DENSITY}
 
 
 def _forage_pairs(c: Content) -> Iterator[dict[str, Any]]:
@@ -287,7 +309,7 @@ def _made_wares(c: Content) -> Iterator[dict[str, Any]]:
         for item in (spec.shop.buys if spec.shop else {}):
             recipe = next((k for k, r in c.recipes.items() if item in r.outputs and item not in r.inputs), None)
             if recipe is not None:
-                yield {"key": f"{item}_{npc}", "item": item, "npc": npc, "make": _making(c, recipe)}
+                yield {"key": f"{item}_{npc}", "item": item, "npc": npc, "make": _making(c, recipe), "via": c.recipes[recipe].kind}
 
 
 def _buildables(c: Content) -> Iterator[dict[str, Any]]:
@@ -296,7 +318,8 @@ def _buildables(c: Content) -> Iterator[dict[str, Any]]:
             give = [{"command": "give_items", "args": {"item": i, "qty": q}} for i, q in s.build.materials.items()]
             raw = all(any(n.item == i for n in c.nodes.values()) for i in s.build.materials)
             twice = [{"command": "give_items", "args": {"item": i, "qty": 2 * q}} for i, q in s.build.materials.items()]
-            yield {"key": name, "structure": name, "materials": give, "materials_twice": twice, "raw": raw}
+            yield {"key": name, "structure": name, "materials": give, "materials_twice": twice, "raw": raw,
+                   **_gathering(s.build.materials)}
 
 
 def _tiers(c: Content) -> Iterator[dict[str, Any]]:
@@ -378,6 +401,12 @@ class Suite(BaseModel):
                                f"{share:.0%} of the tasks differ from another only in a quantity (at most "
                                f"{self.max_quantity_share:.0%}); for example {', '.join(groups[0])}")
 
+    def disagreements(self, content: Content) -> list[tuple[str, str]]:
+        """(task id, what its description says that its evaluator or set-up does not hold), for every task."""
+        from wildhold.tasks.agreement import disagreements
+
+        return [(t.id, problem) for t in self.tasks.values() for problem in disagreements(t, content)]
+
     def get(self, task_id: str) -> Task:
         """The task with this id; an unknown id names the closest ones."""
         try:
@@ -447,7 +476,7 @@ def _generate(file: str, spec: TemplateFile, content: Content) -> Iterator[tuple
 
 def check_task(file: str, key: str, task: Task, content: Content) -> None:
     """Every name the task gives must exist: scenario, set-up commands and their arguments, evaluator and parameters."""
-    def refuse(where: str, problem: str) -> None:
+    def refuse(where: str, problem: str) -> NoReturn:
         raise ContentError(file, f"{key}.{where}", problem)
 
     if task.scenario not in content.scenarios:
@@ -465,6 +494,10 @@ def check_task(file: str, key: str, task: Task, content: Content) -> None:
             if step.command not in NEAR:
                 refuse(f"setup.{i}.near", f"only {', '.join(NEAR)} can be put beside the character")
             args.update(x=0, y=0)
+        if step.away is not None:
+            if step.command != "place_resource" or step.near:
+                refuse(f"setup.{i}.away", "only a place_resource not put beside the character can be put away from it")
+            args.update(x=0, y=0)
         try:
             spec.args.model_validate(args)
         except ValidationError as exc:
@@ -473,26 +506,34 @@ def check_task(file: str, key: str, task: Task, content: Content) -> None:
                            ("npc", "npcs"), ("crop", "crops")):
             if arg in args and args[arg] not in tables[table]:
                 refuse(f"setup.{i}.args.{arg}", f"unknown {arg} {args[arg]!r}")
-    cls = EVALUATORS.get(task.evaluator)
+    _check_evaluator(refuse, "", task.evaluator, task.params, content)
+
+
+def _check_evaluator(refuse: Callable[[str, str], NoReturn], where: str, name: str, params: dict[str, Any],
+                     content: Content) -> None:
+    """The evaluator exists and its parameters name only what exists; the terms of `all` likewise."""
+    cls = EVALUATORS.get(name)
     if cls is None:
-        close = difflib.get_close_matches(task.evaluator, list(EVALUATORS), n=1)
-        refuse("evaluator", f"unknown evaluator {task.evaluator!r}" + (f"; did you mean {close[0]}?" if close else ""))
+        close = difflib.get_close_matches(name, list(EVALUATORS), n=1)
+        refuse(f"{where}evaluator", f"unknown evaluator {name!r}" + (f"; did you mean {close[0]}?" if close else ""))
     try:
-        params = cls.params_model.model_validate(task.params)
+        model = cls.params_model.model_validate(params)
     except ValidationError as exc:
         first = exc.errors()[0]
-        refuse("params." + ".".join(str(p) for p in first["loc"]), first["msg"])
-    for name, table in cls.refs.items():
-        value = getattr(params, name)
+        refuse(f"{where}params." + ".".join(str(p) for p in first["loc"]), first["msg"])
+    for i, term in enumerate(getattr(model, "terms", ())):
+        _check_evaluator(refuse, f"{where}params.terms.{i}.", term.evaluator, term.params, content)
+    for field, table in cls.refs.items():
+        value = getattr(model, field)
         for one in (value if isinstance(value, dict) else [value]):
             if one is not None and one not in getattr(content, table):
-                refuse(f"params.{name}", f"unknown {table.removesuffix('s')} {one!r}")
+                refuse(f"{where}params.{field}", f"unknown {table.removesuffix('s')} {one!r}")
     tiers = {t.level for t in content.dungeon.tiers.values()}
-    if getattr(params, "tier", None) is not None and params.tier not in tiers:
-        refuse("params.tier", f"unknown dungeon tier {params.tier}")
+    if getattr(model, "tier", None) is not None and model.tier not in tiers:
+        refuse(f"{where}params.tier", f"unknown dungeon tier {model.tier}")
     kinds = {q.kind for q in content.quests.values()}
-    if getattr(params, "quest", None) is not None and params.quest not in kinds:
-        refuse("params.quest", f"unknown quest kind {params.quest!r}")
+    if getattr(model, "quest", None) is not None and model.quest not in kinds:
+        refuse(f"{where}params.quest", f"unknown quest kind {model.quest!r}")
 
 
 def load_suite(root: Path = TASKS_DIR, content: Content | None = None) -> Suite:

@@ -1,5 +1,6 @@
 """Follows one task's evaluator over an attempt's events, the same way live (as the match flushes them) and
-offline (from the archive): events up to the end of the set-up are skipped, time advances with the events."""
+offline (from the archive): events up to the end of the set-up count for nothing (an evaluator may read what
+the set-up put on the map), time advances with the events."""
 
 from __future__ import annotations
 
@@ -26,11 +27,14 @@ class Tracker:
         self.start_seq, self.now = start_seq, start_tick
         self.trace: list[tuple[int, float]] = [(start_tick, 0.0)]
         self.done_tick: int | None = None
-        self._routes = {kind: (VIEWS[kind], values(kind), getattr(self.evaluator, attr))
-                        for kind, attr in self.evaluator.reads.items()}
+        self._routes = {kind: (VIEWS[kind], values(kind), handle) for kind, handle in self.evaluator.handlers().items()}
+        self._setup = {kind: (VIEWS[kind], values(kind), handle) for kind, handle in self.evaluator.setup_handlers().items()}
 
     def feed(self, event: dict[str, Any]) -> None:
-        if event["seq"] <= self.start_seq:
+        if event["seq"] <= self.start_seq:  # the set-up's: only what it put on the map is read, never progress
+            before = self._setup.get(event["kind"])
+            if before is not None:
+                before[2](event["tick"], tuple.__new__(before[0], before[1](event["data"])))
             return
         self.advance(event["tick"])
         route = self._routes.get(event["kind"])

@@ -4,16 +4,18 @@ Each evaluator is a `Fold` (the evaluation layer's API: `@on` handlers over the 
 registered by name with the model of its parameters. `refs` names the parameters that point into a
 content table, so a task that names nothing real is refused at load. An evaluator counts only what it
 is fed: the tracker (`tasks.evaluate`) feeds it the events after the task's set-up, live or offline.
+Progress counts what the character did, never time passing: a character that does nothing stays at 0.
+A task that asks for several acts is scored by `all`, whose terms are the evaluators of each act.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from wildhold.eval.events import (Built, Cleared, Dealt, Defeated, Entered, Gift, Harvested, Husbanded, ItemMoved,
-                                  Knockdown, Moved, Placed, QuestDone, Repaired, Talked, Tended, Tilled)
+                                  Knockdown, Moved, NodeAt, Placed, QuestDone, Repaired, Talked, Tended, Tilled)
 from wildhold.eval.fold import Fold, MatchInfo, on
 
 EVALUATORS: dict[str, type[Evaluator]] = {}
@@ -39,6 +41,14 @@ class Evaluator(Fold):
     @property
     def target(self) -> int:
         return self.params.qty
+
+    def handlers(self) -> dict[str, Callable[[int, Any], None]]:
+        """The handler of each event kind it reads, called as (tick, view)."""
+        return {kind: getattr(self, attr) for kind, attr in self.reads.items()}
+
+    def setup_handlers(self) -> dict[str, Callable[[int, Any], None]]:
+        """The handlers of the set-up's own events it reads: what the set-up put on the map, never progress."""
+        return {}
 
     def tick(self, tick: int) -> None:
         """Time reached `tick` with nothing else to read: evaluators that measure time override it."""
@@ -75,14 +85,18 @@ def evaluator(name: str):
 
 # ---- items -------------------------------------------------------------------------------------
 
+OWN = ("gather", "craft", "cook")  # the ways `via: own` counts: what the character gathers or makes itself
+
+
 class ObtainParams(Params):
     item: str
-    via: str = Field(default="any", pattern="^(any|gather|craft|cook|harvest|collect|shop|dungeon|quest)$")
+    via: str = Field(default="any", pattern="^(any|own|gather|craft|cook|harvest|collect|shop|dungeon|quest)$")
 
 
 @evaluator("obtain")
 class Obtain(Evaluator):
-    """Items of one kind come into the character's hands by one way (gathered, made, bought, ...)."""
+    """Items of one kind come into the character's hands by one way (gathered, made, bought, ...; `own`:
+    gathered or made by the character)."""
 
     params_model = ObtainParams
     refs = {"item": "items"}
@@ -93,7 +107,7 @@ class Obtain(Evaluator):
         if ev.holder != self.agent or ev.item != p.item or ev.source == "setup":
             return
         way = ev.source.split(":", 1)[0]
-        if way == p.via or (p.via == "any" and way not in ("start", "pick_up")):
+        if way == p.via or (p.via == "own" and way in OWN) or (p.via == "any" and way not in ("start", "pick_up")):
             self.count += ev.qty
 
 
@@ -238,22 +252,35 @@ class Feed(_Husband):
 
 class NpcParams(Params):
     npc: str
+    today: bool = False  # only what happens before the day the task began ends counts
 
 
-@evaluator("talk")
-class Talk(Evaluator):
-    """Conversations with one villager."""
-
+class _Villager(Evaluator):
     params_model = NpcParams
     refs = {"npc": "npcs"}
 
+    def counts(self, tick: int, npc: str) -> bool:
+        """Whether a dealing with `npc` at `tick` counts: with the task's villager and, with `today`, before the day ends."""
+        if npc != self.params.npc:
+            return False
+        if not self.params.today:
+            return True
+        day = self.match.content.calendar.ticks_per_day
+        return tick < (self.match.start_tick // day + 1) * day
+
+
+@evaluator("talk")
+class Talk(_Villager):
+    """Conversations with one villager (today only, with `today`)."""
+
     @on("talked")
     def talked(self, tick: int, ev: Talked) -> None:
-        if ev.agent == self.agent and ev.npc == self.params.npc:
+        if ev.agent == self.agent and self.counts(tick, ev.npc):
             self.count += 1
 
 
-class GiftParams(NpcParams):
+class GiftParams(Params):
+    npc: str
     item: str
 
 
@@ -271,20 +298,17 @@ class GiveGift(Evaluator):
 
 
 @evaluator("befriend")
-class Befriend(Evaluator):
-    """Friendship points won with one villager (talk and gifts), `qty` of them."""
-
-    params_model = NpcParams
-    refs = {"npc": "npcs"}
+class Befriend(_Villager):
+    """Friendship points won with one villager (talk and gifts), `qty` of them (today only, with `today`)."""
 
     @on("talked")
     def talked(self, tick: int, ev: Talked) -> None:
-        if ev.agent == self.agent and ev.npc == self.params.npc:
+        if ev.agent == self.agent and self.counts(tick, ev.npc):
             self.count += ev.delta
 
     @on("gift_given")
     def given(self, tick: int, ev: Gift) -> None:
-        if ev.agent == self.agent and ev.npc == self.params.npc:
+        if ev.agent == self.agent and self.counts(tick, ev.npc):
             self.count += ev.delta
 
     @property
@@ -439,8 +463,8 @@ class FindParams(Params):
 
 @evaluator("find")
 class Find(_Away):
-    """Standing beside a resource node of one kind the land grew, `away` tiles or more from where the
-    character's first step took it."""
+    """Standing beside a resource node of one kind (one the land grew or the set-up put down), `away` tiles or
+    more from where the character's first step took it."""
 
     params_model = FindParams
     refs = {"node": "nodes"}
@@ -449,6 +473,13 @@ class Find(_Away):
         super().__init__(match, agent, params)
         g = self.map
         self.spots = {(p % g.width, p // g.width) for p, n in g.nodes.items() if n.kind == params.node}
+
+    def setup_handlers(self) -> dict[str, Callable[[int, Any], None]]:
+        return {"node_placed": self.placed}
+
+    def placed(self, tick: int, ev: NodeAt) -> None:
+        if ev.node == self.params.node:
+            self.spots.add((ev.x, ev.y))
 
     def arrived(self, x: int, y: int) -> bool:
         return any((x + dx, y + dy) in self.spots for dx in (-1, 0, 1) for dy in (-1, 0, 1))
@@ -505,7 +536,8 @@ class SurviveParams(Params):
 
 @evaluator("survive")
 class Survive(Evaluator):
-    """`ticks` of time lived through without being knocked down; a knockdown fails the task for good."""
+    """`ticks` of time lived through without being knocked down; a knockdown fails the task for good. Living
+    through is all or nothing: time passing is no progress (a character that does nothing would earn it)."""
 
     params_model = SurviveParams
 
@@ -531,11 +563,104 @@ class Survive(Evaluator):
 
     @property
     def progress(self) -> float:
-        return 0.0 if self.fallen else super().progress
+        return 1.0 if self.done else 0.0
 
     @property
     def done(self) -> bool:
         return not self.fallen and super().done
+
+
+# ---- several acts -------------------------------------------------------------------------------
+
+class TermParams(BaseModel):
+    """One act of a task that asks for several: an evaluator and its parameters."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    evaluator: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("evaluator")
+    @classmethod
+    def registered(cls, name: str) -> str:
+        if name not in EVALUATORS:
+            raise ValueError(f"unknown evaluator {name!r}")
+        return name
+
+
+class AllParams(Params):
+    qty: Literal[1] = 1
+    terms: tuple[TermParams, ...] = Field(min_length=2)
+    ordered: bool = False  # each term counts only once the one before it is done ("..., then ...")
+
+
+@evaluator("all")
+class All(Evaluator):
+    """Every term done (in order, when `ordered`: a term is fed only once the terms before it are done);
+    progress is the terms' mean."""
+
+    params_model = AllParams
+
+    def __init__(self, match: MatchInfo, agent: str, params: Params) -> None:
+        super().__init__(match, agent, params)
+        self.terms = [EVALUATORS[t.evaluator](match, agent, EVALUATORS[t.evaluator].params_model.model_validate(t.params))
+                      for t in params.terms]
+
+    def _live(self) -> list[Evaluator]:
+        """The terms that read what happens now: all of them, or in order the first not yet done."""
+        if not self.params.ordered:
+            return self.terms
+        return next(([t] for t in self.terms if not t.done), [])
+
+    def handlers(self) -> dict[str, Callable[[int, Any], None]]:
+        routes: dict[str, list[tuple[Evaluator, Callable[[int, Any], None]]]] = {}
+        for term in self.terms:
+            for kind, handle in term.handlers().items():
+                routes.setdefault(kind, []).append((term, handle))
+
+        def route(pairs: list[tuple[Evaluator, Callable[[int, Any], None]]]) -> Callable[[int, Any], None]:
+            def handle(tick: int, ev: Any) -> None:
+                live = self._live()
+                for term, one in pairs:
+                    if any(term is t for t in live):
+                        one(tick, ev)
+            return handle
+
+        return {kind: route(pairs) for kind, pairs in routes.items()}
+
+    def setup_handlers(self) -> dict[str, Callable[[int, Any], None]]:
+        routes: dict[str, list[Callable[[int, Any], None]]] = {}
+        for term in self.terms:
+            for kind, handle in term.setup_handlers().items():
+                routes.setdefault(kind, []).append(handle)
+
+        def route(handles: list[Callable[[int, Any], None]]) -> Callable[[int, Any], None]:
+            def handle(tick: int, ev: Any) -> None:
+                for one in handles:
+                    one(tick, ev)
+            return handle
+
+        return {kind: route(handles) for kind, handles in routes.items()}
+
+    def tick(self, tick: int) -> None:
+        for term in self._live():
+            term.tick(tick)
+
+    @property
+    def progress(self) -> float:
+        return sum(t.progress for t in self.terms) / len(self.terms)
+
+    @property
+    def done(self) -> bool:
+        return all(t.done for t in self.terms)
+
+
+def leaves(name: str, params: dict[str, Any]) -> list[tuple[str, Params]]:
+    """The acts an evaluator asks for, as (evaluator, parameters): its terms' acts for `all`, else itself."""
+    model = check_params(name, params)
+    if isinstance(model, AllParams):
+        return [leaf for t in model.terms for leaf in leaves(t.evaluator, t.params)]
+    return [(name, model)]
 
 
 def check_params(name: str, params: dict[str, Any]) -> Params:

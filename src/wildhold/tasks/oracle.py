@@ -1,6 +1,7 @@
 """The oracle: a policy told only its task's goal (what the description says, as the evaluator's
 parameters) that sees what any agent sees, its view, and reuses the expedition's skills to reach it.
-It proves a task can be done within its limits."""
+It proves a task can be done within its limits. A goal of several acts (`all`) it takes one act at a
+time, in order, each until what it sees says it is done."""
 
 from __future__ import annotations
 
@@ -26,13 +27,75 @@ class Oracle(Expedition):
         self.searched, self.given_up = 0, set()  # turns spent looking for the aim's nodes; aims given up
         self.produce = {crop.product: name for name, crop in content.crops.items()}
         self.coop = next(k for k, st in content.structures.items() if st.part == "coop")
+        self.finished: set[int] = set()  # the acts of an `all` goal it has seen done
+        self.start: dict[str, Any] = {}  # what it saw when it first decided: friendships, its structures
+        self.cut_off: set[tuple[int, int]] = set()  # corners of the map it found no way toward
+        self.hunting: str | None = None  # the ordinary enemy a `defeat` goal asks for
+        self.instances: set[str] = set()  # the dungeon instances it has been in
 
     def decide(self, view: AgentView) -> Decision:
-        p = self.params
-        g = self.goal
         if self.origin is None:
-            me = view.status()
+            obs = view.observation()
+            me = obs["self"]
             self.origin, self.held = (me["x"], me["y"]), dict(me["inventory"])
+            self.start = {"friendship": {k: dict(v) for k, v in (obs.get("friendship") or {}).items()},
+                          "owned": self.owned(obs)}
+        self.ripe(view, "")  # the plots it sees, remembered: it may walk off and come back to them
+        if self.goal == "all":
+            return self.each(view)
+        return self.act(view, self.goal, self.params)
+
+    def each(self, view: AgentView) -> Decision:
+        """The next step of the first act not yet seen done (farming's acts together: till, plant, water)."""
+        terms = [(t["evaluator"], t.get("params", {})) for t in self.params["terms"]]
+        crops = {p["crop"] for g, p in terms if g in ("plant", "water")}
+        if crops and all(g in ("till", "plant", "water") for g, _ in terms):
+            return self.farm(view, crops.pop())
+        for i, (g, p) in enumerate(terms):
+            if i in self.finished:
+                continue
+            if self.seen_done(view, g, p):
+                self.finished.add(i)
+                continue
+            decision = self.act(view, g, p)
+            if decision is not None or self.params.get("ordered"):
+                return decision
+        return None
+
+    def owned(self, obs: dict[str, Any]) -> dict[str, int]:
+        me = obs["self"]["id"]
+        kinds: dict[str, int] = {}
+        for st in obs.get("structures") or []:
+            if st.get("owner") == me:
+                kinds[st["kind"]] = kinds.get(st["kind"], 0) + 1
+        return kinds
+
+    def seen_done(self, view: AgentView, g: str, p: dict[str, Any]) -> bool:
+        """Whether what it sees says an act is done: what it came by, placed, settled, gave, earned since it began
+        (an act it cannot see done, such as a sale or a fight, comes last in every goal)."""
+        obs = view.observation()
+        inv, qty = obs["self"]["inventory"], p.get("qty", 1)
+
+        def gained(item: str) -> int:
+            return inv.get(item, 0) - self.held.get(item, 0)
+
+        if g in ("obtain", "buy"):
+            return gained(p["item"]) >= qty
+        if g == "harvest":
+            return gained(self.content.crops[p["crop"]].product) >= qty
+        if g == "earn":
+            return gained(self.content.economy.coin) >= qty
+        if g == "settle":
+            return -gained(self.content.animals[p["animal"]].item) >= qty
+        if g == "place":
+            return self.owned(obs).get(p["structure"], 0) - self.start["owned"].get(p["structure"], 0) >= qty
+        if g == "gift":
+            now, then = (obs.get("friendship") or {}).get(p["npc"]) or {}, self.start["friendship"].get(p["npc"]) or {}
+            return now.get("gifts_today", 0) > then.get("gifts_today", 0)
+        return False
+
+    def act(self, view: AgentView, g: str, p: dict[str, Any]) -> Decision:
+        """The next step toward one act."""
         if g == "gather_all":
             inv = view.status()["inventory"]
             for item, qty in p["items"].items():
@@ -50,6 +113,8 @@ class Oracle(Expedition):
         if g == "obtain":
             if p.get("via") in ("craft", "cook"):
                 return self.make(view, self.recipe_for(view, p["item"], p["via"])) or self.explore_here(view)
+            if p.get("via") == "own":
+                return self.carrying(view, p["item"], self.held.get(p["item"], 0) + p.get("qty", 1))
             return self.gather(view, p["item"])
         if g == "earn":
             coin = self.content.economy.coin
@@ -73,8 +138,11 @@ class Oracle(Expedition):
             return self.dungeon(view, p)
         if g == "survive":
             return self.survive(view)
-        if g == "visit":
-            return self.explore_here(view)
+        if g == "visit":  # regions are broad: the corners of the map lie in several
+            obs = view.observation()
+            self.observe_bounds(obs)
+            here = (obs["self"]["x"], obs["self"]["y"])
+            return self.seek(view, self.known(obs), here)
         if g == "place" and p["structure"] in self.buildable:
             return self.build(view, p["structure"])
         if g == "place":
@@ -89,7 +157,7 @@ class Oracle(Expedition):
             if got:
                 return got
         if g == "befriend" and ((view.observation().get("friendship", {}).get(p["npc"]) or {}).get("talked_today")):
-            item, way = self.gift_plan(view, p["npc"])
+            item, way = self.gift_plan(view, p["npc"], p.get("qty", 1))
             if item is None:
                 return way  # come by the gift before walking back to the villager
         if g in ("talk", "gift", "buy", "sell", "befriend"):
@@ -98,7 +166,7 @@ class Oracle(Expedition):
             if at is not True:
                 return at or self.explore_here(view)
             if g == "befriend":
-                return self.befriend(view, npc)
+                return self.befriend(view, npc, p.get("qty", 1))
             args = {"npc": npc} if g == "talk" else {"npc": npc, "item": p["item"]}
             return g, args
         return None
@@ -137,21 +205,21 @@ class Oracle(Expedition):
     def in_hand(self, view: AgentView, tool: str) -> Decision:
         return None if view.status()["equipment"].get("hand") == tool else ("equip", {"item": tool})
 
-    def befriend(self, view: AgentView, npc: str) -> Decision:
+    def befriend(self, view: AgentView, npc: str, points: int) -> Decision:
         """A talk, then a gift the villager thinks well enough of to reach the points asked."""
         f = view.observation().get("friendship", {}).get(npc) or {}
         if not f.get("talked_today"):
             return "talk", {"npc": npc}
-        item, way = self.gift_plan(view, npc)
+        item, way = self.gift_plan(view, npc, points)
         return ("gift", {"npc": npc, "item": item}) if item else way
 
-    def gift_plan(self, view: AgentView, npc: str) -> tuple[str | None, Decision]:
+    def gift_plan(self, view: AgentView, npc: str, points: int) -> tuple[str | None, Decision]:
         """The gift to give, when one worth the points asked is carried; else None and the way to come by
         the easiest one (kept to once chosen, given up after a while when its nodes are not found)."""
         social = self.content.social
         spec, inv = self.content.npcs[npc], view.status()["inventory"]
         groups = [g for g, felt in ((spec.loves, "loved"), (spec.likes, "liked"))
-                  if social.talk_points + social.gift_points[felt] >= self.params.get("qty", 1)] or [spec.loves]
+                  if social.talk_points + social.gift_points[felt] >= points] or [spec.loves]
         for group in groups:
             item = next((i for i in group if inv.get(i)), None)
             if item:
@@ -287,7 +355,8 @@ class Oracle(Expedition):
 
     def reach(self, view: AgentView, p: dict[str, Any]) -> Decision:
         """Walk to the nearest known tile of the terrain (or beside the node) far enough from where it began,
-        one tile farther than asked (the evaluator measures from the first step); else explore outward."""
+        one tile farther than asked (the evaluator measures from the first step); else look into the corners of
+        the map, then outward (`seek`)."""
         obs = view.observation()
         self.observe_bounds(obs)
         me = obs["self"]
@@ -303,7 +372,7 @@ class Oracle(Expedition):
         goals = [xy for xy in goals if xy in dist and _cheb(xy, self.origin) >= away]
         if goals:
             return self.walk(known, here, min(goals, key=lambda xy: (dist[xy], xy)))
-        return self.frontier(known, here, self.origin, None, outward=False) or self.explore(view, known, here)
+        return self.seek(view, known, here)
 
     def coins_for(self, view: AgentView, npc: str, item: str) -> Decision:
         """None when the coins for `item` are carried; else gather the ware the land gives that earns most per
@@ -312,7 +381,8 @@ class Oracle(Expedition):
         return self.earn(view, self.content.npcs[npc].shop.sells[item] - view.status()["inventory"].get(coin, 0), item)
 
     def earn(self, view: AgentView, need: int, item: str | None) -> Decision:
-        """None when `need` coins are no longer wanted; else the next step of earning them (never selling `item`)."""
+        """None when `need` coins are no longer wanted; else the next step of earning them (never selling `item`):
+        gathering the ware that earns most per gather among those whose nodes it knows (with the tools it carries)."""
         inv = view.status()["inventory"]
         if need <= 0:
             return None
@@ -342,8 +412,8 @@ class Oracle(Expedition):
                 per = max(per, (n.base_yield + bonus) * min(1.0, n.density * 10))
             return best[ware][0] * per, ware
 
-        ware = max(best, key=rate)
-        return self.gather(view, ware)
+        wares = sorted(best, key=rate, reverse=True)
+        return self.gather(view, next((w for w in wares if self.seen(view, w)), wares[0]))  # a ware whose nodes it knows
 
     def build(self, view: AgentView, structure: str) -> Decision:
         for item, qty in self.content.structures[structure].build.materials.items():
@@ -357,6 +427,8 @@ class Oracle(Expedition):
         obs = view.observation()
         self.observe_bounds(obs)
         if (obs.get("dungeon") or {}).get("in_dungeon"):
+            bosses = {t.boss for t in self.content.dungeon.tiers.values()}
+            self.hunting = p["enemy"] if p.get("enemy") not in (None, *bosses) else None
             return self.fight(view, obs)
         me = obs["self"]
         weapons = [k for k, i in self.content.items.items() if i.tool and i.tool.damage]
@@ -380,6 +452,36 @@ class Oracle(Expedition):
         if view.refusal("enter_dungeon", {"tier": tier}) is None:
             return "enter_dungeon", {"tier": tier}
         return self.walk(known, here, entrance) or self.seek(view, known, here)
+
+    def seek(self, view: AgentView, known: Any, here: tuple[int, int]) -> Decision:
+        """Into each corner of the map not yet seen, the nearest first, then outward: the entrance lies as far from
+        the settlement as the land allows (in a corner, mostly), and the corners lie in several regions."""
+        width, height = self._bounds
+        corners = [] if width >= 10**9 else [(0, 0), (width - 1, 0), (0, height - 1), (width - 1, height - 1)]
+        for corner in sorted((c for c in corners if c not in known.tiles and c not in self.cut_off),
+                             key=lambda c: (_cheb(c, here), c)):
+            step = self.walk(known, here, corner)
+            if step is not None:
+                return step
+            self.cut_off.add(corner)
+        return super().seek(view, known, here)
+
+    def fight(self, view: AgentView, obs: dict[str, Any]) -> Decision:
+        """The expedition's fight, but a rest in a cleared room lasts until the energy it waits for is back: one
+        turn, not one per 20 minutes (turns are few); and hunting an ordinary enemy, after its first instance it
+        walks out of a room that holds none of its kind (its next entry draws fresh rooms) rather than fight it."""
+        dungeon, enemies = obs["dungeon"], obs["dungeon"]["room"]["enemies"]
+        self.instances.add(dungeon["instance"])
+        if (self.hunting and len(self.instances) > 1 and enemies and all(e["kind"] != self.hunting for e in enemies)
+                and not any(e["next"]["damage"] for e in enemies)):
+            return "leave_dungeon", {}
+        decision = super().fight(view, obs)
+        if decision is None or decision[0] != "rest" or obs["dungeon"]["room"]["enemies"]:
+            return decision
+        energy, needs = obs["self"]["energy"], self.content.needs
+        goal = 90 if energy >= 60 else 60  # before the altar or the king it waits for 90, else for 60
+        ticks = (goal - energy) * needs.rest_energy_every
+        return "rest", {"ticks": min(needs.max_sleep_ticks, max(decision[1]["ticks"], ticks))}
 
     def make(self, view: AgentView, recipe_name: str) -> Decision:
         """Gather, harvest, buy or make what the recipe lacks, then make it at its station: putting down a
@@ -453,7 +555,8 @@ class Oracle(Expedition):
         return self.explore_here(view)
 
     def at_crop(self, view: AgentView, action: str) -> Decision:
-        """The action on a crop in view that takes it, walking beside the nearest crop when none in reach does."""
+        """The action on a crop in view that takes it, walking beside the nearest crop when none in reach does;
+        with no crop in view, back to the nearest one it remembers (it may have walked off to gather)."""
         obs = view.observation()
         me = obs["self"]
         here = (me["x"], me["y"])
@@ -462,26 +565,47 @@ class Oracle(Expedition):
         for x, y in crops:
             if view.refusal(action, {"x": x, "y": y}) is None:
                 return action, {"x": x, "y": y}
-        if crops:
-            return self.go(self.known(obs), here, crops[0], view) or self.explore_here(view)
+        remembered = sorted((xy for xy, crop in self.plots.items() if crop), key=lambda xy: (_cheb(xy, here), xy))
+        if crops or remembered:
+            return self.go(self.known(obs), here, (crops or remembered)[0], view) or self.explore_here(view)
         return self.explore_here(view)
 
     def farm(self, view: AgentView, crop: str) -> Decision:
-        """Plant where a tilled plot allows it, water what is planted, till where it does not; the hoe in hand to till."""
-        me = view.status()
+        """Water what is planted and dry (the can in hand), plant where a tilled plot allows it, till where it does
+        not (the hoe in hand)."""
+        obs = view.observation()
+        me = obs["self"]
         seed = self.content.crops[crop].seed
-        can = self.content.farming.water_tool
-        for dx, dy in _AROUND:
-            xy = {"x": me["x"] + dx, "y": me["y"] + dy}
-            if can in me["inventory"] and view.refusal("water", xy) is None:
-                return "water", xy
+        can, hoe = self.content.farming.water_tool, self.content.farming.till_tool
+        around = [{"x": me["x"] + dx, "y": me["y"] + dy} for dx, dy in _AROUND]
+        if can in me["inventory"] or me["equipment"].get("hand") == can:
+            for xy in around:
+                if view.refusal("water", xy) is None:
+                    return "water", xy
+            dry = [q for q in obs.get("farming", {}).get("plots", []) if q.get("crop") == crop and not q.get("watered_today")
+                   and max(abs(q["x"] - me["x"]), abs(q["y"] - me["y"])) <= 1]
+            if dry and me["equipment"].get("hand") != can:
+                return "equip", {"item": can}
+        for xy in around:
             if me["inventory"].get(seed) and view.refusal("plant", {**xy, "seed": seed}) is None:
                 return "plant", {**xy, "seed": seed}
-        tool = self.content.farming.till_tool
-        for dx, dy in _AROUND:
-            xy = {"x": me["x"] + dx, "y": me["y"] + dy}
+        for xy in around:
             if view.refusal("till", xy) is None:
                 return "till", xy
-        if me["equipment"].get("hand") != tool and tool in me["inventory"]:
-            return "equip", {"item": tool}
-        return self.explore_here(view)
+        if me["equipment"].get("hand") != hoe and hoe in me["inventory"]:
+            return "equip", {"item": hoe}
+        return self.to_soil(view)
+
+    def to_soil(self, view: AgentView) -> Decision:
+        """Walk beside the nearest known soil tile a plot could take; with none known, search outward from where it began."""
+        obs = view.observation()
+        self.observe_bounds(obs)
+        me = obs["self"]
+        here, known = (me["x"], me["y"]), self.known(obs)
+        plots = {(q["x"], q["y"]) for q in obs.get("farming", {}).get("plots", [])}
+        dist = self.reachable(known, here)
+        free = [xy for soil in self.content.farming.soil for xy in known.on(soil)
+                if xy in dist and xy not in plots and not {"node", "structure"} & set(known.tiles[xy])]
+        if free:
+            return self.go(known, here, min(free, key=lambda xy: (dist[xy], xy)), view) or self.explore(view, known, here)
+        return self.frontier(known, here, self.origin or here, None, outward=True) or self.explore(view, known, here)

@@ -54,14 +54,15 @@ class AttemptRun(Run):
         host = self.host
         match = host.match
         self.agent = next(iter(match.joins()))
-        start = begin_task(match, self.agent, self.task, self.repeat, self.arm.name)
+        begun = begin_task(match, self.agent, self.task, self.repeat, self.arm.name)
+        start = begun.start
         assert match.store is not None
         match.store.set_meta({"task_start": start})  # where a resumed attempt picks the task up again
         host.archives.manifest_extra.update(start)
         if "task_error" in start:  # the task's fault: the match ends before the arm plays, nothing is spent
             host.stop("task error")
             return
-        self.follow(start["task_start_seq"], start["task_start_tick"])
+        self.follow(start["task_start_seq"], start["task_start_tick"]).records(begun.events)
 
     def resume(self) -> None:
         """A match this folder already holds, past its set-up: the task as its start left it, its evaluator fed
@@ -76,7 +77,8 @@ class AttemptRun(Run):
         host.archives.manifest_extra.update(start)
         if "task_error" in start:
             return
-        self.follow(start["task_start_seq"], start["task_start_tick"]).records(list(store.events(start["task_start_seq"])))
+        # every stored event: the set-up's are read for what it put on the map, the task's for progress
+        self.follow(start["task_start_seq"], start["task_start_tick"]).records(list(store.events(0)))
         host.end_if_due()
 
     def follow(self, start_seq: int, start_tick: int) -> Tracker:

@@ -22,11 +22,13 @@ class Limits(Frozen):
 class SetupStep(Frozen):
     """One set-up command of the world's (`world.setup`); `agent` is filled in with the attempt's
     character. `near: true` puts what a `place_structure`, `place_resource` or `plant_crop` puts beside the
-    character instead of at `x, y`."""
+    character instead of at `x, y`; `away: n` puts a `place_resource` node at least n tiles from it, on the
+    nearest tile of a terrain the node grows on that the character could walk beside."""
 
     command: str
     args: dict[str, Any] = Field(default_factory=dict)
     near: bool = False
+    away: int | None = Field(default=None, ge=1)
 
 
 class Seeds(Frozen):

@@ -39,6 +39,10 @@ class AgentItems(SetupArgs):
     qty: int = Field(default=1, ge=1)
 
 
+class Agent(SetupArgs):
+    agent: str
+
+
 class SetTime(SetupArgs):
     day: int = Field(ge=1)
     hour: int = Field(ge=0, le=23)
@@ -166,6 +170,12 @@ def begin_task(w: World, a: BeginTask) -> None:
     """Changes nothing: its event puts in the chained log which task begins here, for which character, repeat and
     player (and why its set-up failed, if it did), so that a task's result is read from the log, not a label."""
     _char(w, a.agent)
+
+
+def empty_pack(w: World, a: Agent) -> None:
+    c = _char(w, a.agent)
+    for item, qty in sorted(c.inventory.items()):
+        w.take(a.agent, item, qty, "setup")
 
 
 def set_time(w: World, a: SetTime) -> None:
@@ -305,6 +315,7 @@ SETUP: dict[str, SetupDef] = {
     for d in (
         SetupDef("give_items", AgentItems, "Give a character items.", give_items),
         SetupDef("take_items", AgentItems, "Take items a character carries.", take_items),
+        SetupDef("empty_pack", Agent, "Take everything a character carries (what it started with too), so that a task asks it to come by what it needs.", empty_pack),
         SetupDef("set_time", SetTime, "Jump forward to a day and time (time never runs backwards).", set_time),
         SetupDef("set_season", SetSeason, "Jump forward to the first day of a season that is not past, at an hour (8 unless given).", set_season),
         SetupDef("set_friendship", SetFriendship, "Set a character's friendship with a villager to the start of a level.", set_friendship),
