@@ -197,6 +197,19 @@ def begin(match: Match, agent: str, task: Task, content: Content, seed: int) -> 
     return tracker
 
 
+def task_mark(events: Any) -> tuple[dict[str, Any], int, int] | None:
+    """The `begin_task` mark among an attempt's events: its arguments, and the seq and tick of its event; None
+    when the log has none. A second mark is refused: one attempt is one task."""
+    found = None
+    for event in events:
+        if event["kind"] == SETUP_EVENT and event["data"].get("command") == BEGIN:
+            if found is not None:
+                raise Unverified(f"its log marks a task's beginning twice (events {found[1]} and {event['seq']})",
+                                 "task_mark_differs")
+            found = (event["data"]["args"], event["seq"], event["tick"])
+    return found
+
+
 def attempt_name(task: Task, repeat: int) -> str:
     return f"{task.id.replace('/', '__')}__r{repeat}"
 
