@@ -369,6 +369,8 @@ def serve(
     horizon: Annotated[Horizon, typer.Option(help="visible: agents are told when the match ends; hidden: no face says when, or how long it lasts.")] = Horizon.visible,
     max_agents: Annotated[int, typer.Option(help="Agents the match takes at most.")] = 64,
     wait_max: Annotated[float, typer.Option(help="The longest a wait_operation long poll holds, in seconds.")] = 30.0,
+    mcp_sessions: Annotated[int, typer.Option(envvar="WILDHOLD_MCP_SESSIONS", help="MCP sessions one token holds open at "
+                                              "most; opening one more closes its least recently used.")] = 8,
     proxy: Annotated[Optional[Path], typer.Option(help="A proxy file (upstreams, pinned prices, hidden budget): meter outside "
                                                        "harnesses at /proxy/openai/v1 and /proxy/anthropic with the agent's token.")] = None,
 ) -> None:
@@ -390,7 +392,7 @@ def serve(
                         spectator_token=spectator_token or secrets.token_urlsafe(16),
                         clock=clock.value, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
                         late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after, max_agents=max_agents,
-                        wait_max_s=wait_max)
+                        wait_max_s=wait_max, mcp_sessions_per_token=mcp_sessions)
     spec = None
     if proxy is not None:
         from pydantic import ValidationError
