@@ -19,6 +19,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+import anyio
 import orjson
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -503,8 +504,15 @@ class BearerGuard:
             await self.app(scope, receive, send)
             return
         self.sessions.touch(session, +1)
+        answer = Answered(send, lambda: session not in self.manager._server_instances)
         try:
-            await self.app(scope, receive, _gone_is_404(send, lambda: session not in self.manager._server_instances))
+            await self.app(scope, receive, answer.send)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            # The session closed between the request reaching its transport and the transport handing it on: the
+            # SDK answers 500 and then raises. The answer is the 404 of a closed session, and nothing is left to do.
+            if session in self.manager._server_instances:
+                raise
+            await answer.gone()
         finally:
             self.sessions.touch(session, -1)
             if session not in self.manager._server_instances:
@@ -542,22 +550,30 @@ def _opens_session(message: Any) -> bool:
     return any(isinstance(c, dict) and c.get("method") == "initialize" for c in calls)
 
 
-def _gone_is_404(send: Send, gone: Callable[[], bool]) -> Send:
+class Answered:
     """`send` for a request of a session: a server error answered because the session was closed while the
     request ran (the SDK answers 500 then) becomes the 404 that any request of a closed session gets."""
-    replaced = False
 
-    async def sending(message: Message) -> None:
-        nonlocal replaced
-        if message["type"] == "http.response.start" and message["status"] >= 500 and gone():
-            replaced = True
-            body = _jsonrpc_error(INVALID_REQUEST, "Session not found: it was closed while this request ran; "
-                                  "initialize a new one.", "not_found")
-            await send({"type": "http.response.start", "status": 404, "headers": _json_headers(body)})
-            await send({"type": "http.response.body", "body": body})
-        elif not replaced:
-            await send(message)
-    return sending
+    def __init__(self, send: Send, closed: Callable[[], bool]):
+        self._send, self.closed = send, closed
+        self.started = self.replaced = False
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 500 and self.closed():
+            await self.gone()
+        elif not self.replaced:
+            self.started = self.started or message["type"] == "http.response.start"
+            await self._send(message)
+
+    async def gone(self) -> None:
+        """Answers the 404 of a closed session, unless an answer has begun."""
+        if self.started or self.replaced:
+            return
+        self.replaced = True
+        body = _jsonrpc_error(INVALID_REQUEST, "Session not found: it was closed while this request ran; "
+                              "initialize a new one.", "not_found")
+        await self._send({"type": "http.response.start", "status": 404, "headers": _json_headers(body)})
+        await self._send({"type": "http.response.body", "body": body})
 
 
 def _jsonrpc_error(code: int, message: str, wildhold_code: str) -> bytes:
