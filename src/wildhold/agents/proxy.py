@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 import httpx2
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -36,6 +35,7 @@ from starlette.types import ASGIApp
 
 from wildhold.agents.scaffold.accounting import Price, SessionSpend, price_table_id
 from wildhold.agents.scaffold.adapters import Usage
+from wildhold.readable import read_model
 from wildhold.server.bodies import BodyError, BodyLimit, TooLarge, parse_json
 from wildhold.service.errors import HostError
 
@@ -72,7 +72,8 @@ class ProxySpec(BaseModel):
 
     @classmethod
     def load(cls, path: Path) -> ProxySpec:
-        return cls.model_validate(yaml.safe_load(Path(path).read_text()))
+        """The proxy file, or UnreadableFile naming it and the keys at fault."""
+        return read_model(path, cls)
 
     def price_table(self) -> dict[str, Any]:
         return {model: {"provider": "proxy", "model": model, **p.model_dump()} for model, p in sorted(self.prices.items())}
