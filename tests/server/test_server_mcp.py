@@ -418,3 +418,18 @@ async def test_view_image_is_an_image_a_multimodal_model_sees_and_the_same_data_
     y, x = next((r, c) for r, row in enumerate(sprite) for c, ch in enumerate(row) if ch == "#")  # its first lit pixel
     y, x = 4 * looks.tile_px + y, 4 * looks.tile_px + x
     assert tuple(rows[y * stride + 1 + 3 * x: y * stride + 4 + 3 * x]) == tuple(looks.self_.colour), "you stand at the centre"
+
+
+def test_the_server_holds_at_most_its_total_of_sessions_closing_the_least_recently_used_of_any_token():
+    from wildhold.server.mcp import Sessions
+
+    sessions = Sessions(total=3)
+    for key, sid in (("ann", "a1"), ("ann", "a2"), ("bob", "b1")):
+        assert sessions.making_room(key, per_token=8) == []
+        sessions.opened(key, sid)
+        sessions.answered(key)
+    sessions.touch("a1")  # a2 is now the least recently used of all
+    assert sessions.making_room("bob", per_token=8) == ["a2"]
+    sessions.opened("bob", "b2")
+    sessions.answered("bob")
+    assert sorted(sessions.owner) == ["a1", "b1", "b2"] and sessions.held == {"ann": 1, "bob": 2}

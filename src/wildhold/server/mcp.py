@@ -622,4 +622,4 @@ def mcp_app(server: MCPServer) -> ASGIApp:
     """The streamable HTTP app at /mcp (JSON responses, local hosts only); run `server.session_manager.run()` around it."""
     return server.streamable_http_app(streamable_http_path="/mcp", json_response=True, transport_security=LOCAL_ONLY,
                                       max_request_body_size=MAX_BODY_BYTES, session_idle_timeout=MCP_SESSION_IDLE_S,
-                                      max_sessions=MCP_SESSIONS_TOTAL)
+                                      max_sessions=None)  # BearerGuard's Sessions bounds them, closing rather than refusing
