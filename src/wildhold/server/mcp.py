@@ -394,9 +394,10 @@ class Sessions:
         self.opening: dict[str, int] = {}  # token key -> its openings not yet answered
         self.busy: dict[str, int] = {}  # session -> its requests being answered now
 
-    def touch(self, session: str, busy: int = 0) -> None:
-        """A request of `session` begins (`busy` 1) or ends (-1): it is the most recently used now."""
-        if session in self.seen:
+    def touch(self, session: str, busy: int = 0, key: str | None = None) -> None:
+        """A request of `session` (by the token `key`, when given) begins (`busy` 1) or ends (-1): it is the most
+        recently used now. Another token's request is no use of it (the SDK answers it 404)."""
+        if session in self.seen and key in (None, self.owner[session]):
             self.seen[session] = time.monotonic()
             self.seen.move_to_end(session)
             self.busy[session] = self.busy.get(session, 0) + busy
@@ -503,7 +504,7 @@ class BearerGuard:
         if session is None:
             await self.app(scope, receive, send)
             return
-        self.sessions.touch(session, +1)
+        self.sessions.touch(session, +1, who.key)
         answer = Answered(send, lambda: session not in self.manager._server_instances)
         try:
             await self.app(scope, receive, answer.send)
@@ -514,7 +515,7 @@ class BearerGuard:
                 raise
             await answer.gone()
         finally:
-            self.sessions.touch(session, -1)
+            self.sessions.touch(session, -1, who.key)
             if session not in self.manager._server_instances:
                 self.sessions.closed(session)  # closed by its client (DELETE), or expired on the server's side
 
