@@ -505,7 +505,7 @@ class BearerGuard:
             await self.app(scope, receive, send)
             return
         self.sessions.touch(session, +1, who.key)
-        answer = Answered(send, lambda: session not in self.manager._server_instances)
+        answer = SessionAnswer(send, lambda: session not in self.manager._server_instances)
         try:
             await self.app(scope, receive, answer.send)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -551,7 +551,7 @@ def _opens_session(message: Any) -> bool:
     return any(isinstance(c, dict) and c.get("method") == "initialize" for c in calls)
 
 
-class Answered:
+class SessionAnswer:
     """`send` for a request of a session: a server error answered because the session was closed while the
     request ran (the SDK answers 500 then) becomes the 404 that any request of a closed session gets."""
 
