@@ -102,7 +102,7 @@ CASES: dict[str, list[tuple[str, int, str]]] = {
     "bench report": [("--archive {damaged} --quick", 1, "damaged.zip: unreadable event log")],
     "bench web": [("--bogus", 2, "--bogus")],
     "bench server": [("--bogus", 2, "--bogus")],
-    "bench hardening": [("--only crahs", 2, "crash, fuzz, load, soak"), ("--period 0", 2, "--period")],
+    "bench hardening": [("--only crahs", 2, "crash, diskfull, fuzz, load, soak"), ("--period 0", 2, "--period")],
     "bench programs": [("--bogus", 2, "--bogus")],
     "bench sweep": [("--workers 0", 2, "--workers")],
     "bench engine": [("--bogus", 2, "--bogus")],
