@@ -515,6 +515,20 @@ def _closed_on_stop(close: Callable[[], None]) -> Iterator[None]:
 
 
 @app.command()
+def standin(port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8790) -> None:
+    """Serve the stand-in model on 127.0.0.1: scripted policies behind an OpenAI-compatible chat-completions endpoint
+    (models wildhold-standin/<policy>; not language models), reporting usage at four characters a token. Point an
+    OpenAI-compatible agent, or a proxy file's upstream, at http://127.0.0.1:PORT/v1 to run it offline."""
+    import uvicorn
+
+    from wildhold.agents.scaffold.standin import standin_app
+
+    console.print(f"stand-in model on http://127.0.0.1:{port}/v1 (OPENAI_BASE_URL; any key): "
+                  "scripted policies, not language models", soft_wrap=True)
+    uvicorn.run(standin_app(), host="127.0.0.1", port=port, log_level="warning")
+
+
+@app.command()
 def report(
     archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
     rubric: Annotated[Optional[str], typer.Option(help="Rubric version (default: the published one).")] = None,
@@ -1162,8 +1176,14 @@ def tasks_run(
     out: Annotated[Path, typer.Option("--out", help="Folder for archives and results (a rerun resumes).")],
     agent: Annotated[Optional[str], typer.Option("--agent", help="oracle, oracle-eps:E (the oracle playing a random legal action with probability E), idle, random or another scripted policy (default oracle).")] = None,
     experiment: Annotated[Optional[Path], typer.Option("--experiment", help="An experiment file: each arm attempts every task (model arms through the scaffold).")] = None,
+    agent_cmd: Annotated[Optional[str], typer.Option("--agent-cmd", help="An outside agent: a shell command run against each task served on 127.0.0.1, with WILDHOLD_MCP_URL, WILDHOLD_HTTP_URL, WILDHOLD_TOKEN, WILDHOLD_OBJECTIVE and WILDHOLD_MCP_CONFIG in its environment.")] = None,
+    harness: Annotated[Optional[str], typer.Option("--harness", help="--agent-cmd: the harness's label (default agent-cmd), in the arm's identity and the player's name.")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="--agent-cmd: the model's label, in the arm's identity and the player's name (HARNESS/MODEL).")] = None,
+    proxy: Annotated[Optional[Path], typer.Option("--proxy", help="--agent-cmd: a proxy file (upstreams, pinned prices, a budget per attempt): the command's model calls go through the metering proxy (OPENAI_BASE_URL, ANTHROPIC_BASE_URL and their keys set for it), and the table shows tokens and $ per task.")] = None,
+    turn_deadline: Annotated[float, typer.Option("--turn-deadline", min=0.001, help="--agent-cmd, lockstep: the longest one tick waits for the agent, in seconds.")] = 60.0,
+    ceiling: Annotated[float, typer.Option("--ceiling", min=0.001, help="--agent-cmd: wall-clock seconds an attempt may last.")] = 1800.0,
     clock: Annotated[Optional[TaskClock], typer.Option("--clock", help="Pause the world while the player decides (lockstep) or not (realtime); default: each task's own.")] = None,
-    tick_seconds: Annotated[float, typer.Option("--tick-seconds", min=0.001, help="Realtime, scripted policies: wall-clock seconds per world minute (a model arm's is its experiment's).")] = 1.0,
+    tick_seconds: Annotated[float, typer.Option("--tick-seconds", min=0.001, help="Realtime, scripted policies and outside agents: wall-clock seconds per world minute (a model arm's is its experiment's).")] = 1.0,
     repeats: Annotated[int, typer.Option("--repeats", min=1)] = 3,
     workers: Annotated[int, typer.Option("--workers", min=1)] = os.cpu_count() or 1,
     layout: Layout = TaskLayout.wildhold,
@@ -1172,8 +1192,10 @@ def tasks_run(
     """Run each attempt as a short match with its own archive; write results.json, .md and .html; print the table."""
     from wildhold.tasks.suite import Player, SuiteError, players_of, run_suite
 
-    if agent is not None and experiment is not None:
-        _fail("pass --agent or --experiment, not both")
+    if sum(x is not None for x in (agent, experiment, agent_cmd)) > 1:
+        _fail("pass one of --agent, --experiment and --agent-cmd")
+    if agent_cmd is None and (harness, model, proxy) != (None, None, None):
+        _fail("--harness, --model and --proxy label and meter an outside agent: pass them with --agent-cmd")
     players = [Player(agent or "oracle", policy=agent or "oracle")]
     if agent not in (None, "oracle"):
         from wildhold.agents.scripted import POLICIES
@@ -1198,6 +1220,8 @@ def tasks_run(
             _fail(str(exc))
         except (ValueError, OSError, MissingExtra) as exc:
             _fail(f"{experiment}: {exc}")
+    if agent_cmd is not None:
+        players = [Player.outside(_agent_command(agent_cmd, harness, model, proxy, turn_deadline, ceiling))]
     suite = _suite()
     try:
         tasks = suite.select([name for value in suite_names for name in value.split(",") if name])
@@ -1212,6 +1236,26 @@ def tasks_run(
         except SuiteError as exc:
             _fail(str(exc))
     _print_results(results, {name: out / name for name in ("results.json", "results.md", "results.html")}, layout)
+
+
+def _agent_command(command: str, harness: str | None, model: str | None, proxy: Path | None, turn_deadline: float,
+                   ceiling: float) -> Any:
+    """The outside agent `--agent-cmd` names, its labels checked and its proxy file read before any attempt starts."""
+    from pydantic import ValidationError
+
+    from wildhold.agents.proxy import ProxySpec
+    from wildhold.tasks.outside import HARNESS, AgentCommand
+
+    if proxy is not None:
+        try:
+            ProxySpec.load(proxy)
+        except (OSError, ValueError, ValidationError) as exc:
+            _fail(f"{proxy}: {' '.join(str(exc).split())}")
+    try:
+        return AgentCommand(command, harness or HARNESS, model, str(proxy.resolve()) if proxy else None,
+                            turn_deadline_s=turn_deadline, ceiling_s=ceiling)
+    except ValueError as exc:
+        _fail(str(exc))
 
 
 @tasks_app.command("score")

@@ -189,7 +189,7 @@ def test_an_experiment_whose_arm_could_never_play_is_refused_before_any_attempt(
     assert ran.exit_code == 2 and "file names" in ran.output
     both = runner.invoke(app, ["tasks", "run", "--suite", "lite", "--agent", "idle", "--experiment", str(SMOKE),
                                "--out", str(tmp_path / "o")])
-    assert both.exit_code == 2 and "not both" in both.output
+    assert both.exit_code == 2 and "pass one of --agent, --experiment and --agent-cmd" in both.output
 
 
 def test_an_attempt_on_a_restored_copy_of_a_generated_world_writes_the_same_log(tmp_path):

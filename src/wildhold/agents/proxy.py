@@ -252,11 +252,7 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
         if stream and path == "/chat/completions":
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
-        key = os.environ.get(up.api_key_env, "") if up.api_key_env else ""
-        if provider == "openai":
-            headers["authorization"] = f"Bearer {key}"
-        else:
-            headers["x-api-key"] = key
+        headers.update(_upstream_key(up, provider))
         client = httpx2.AsyncClient(base_url=up.base_url.rstrip("/"), timeout=600.0, transport=transport, trust_env=False)
         started = time.time()
         try:
@@ -311,8 +307,7 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
             return _openai_error(404, f"This server proxies no {provider} upstream.", "invalid_request_error", "not_found") \
                 if provider == "openai" else _anthropic_error(404, f"This server proxies no {provider} upstream.", "not_found_error")
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
-        key = os.environ.get(up.api_key_env, "") if up.api_key_env else ""
-        headers.update({"authorization": f"Bearer {key}"} if provider == "openai" else {"x-api-key": key})
+        headers.update(_upstream_key(up, provider))
         async with httpx2.AsyncClient(base_url=up.base_url.rstrip("/"), timeout=60.0, transport=transport, trust_env=False) as client:
             try:
                 r = await client.request(request.method, path, content=await request.body(), headers=headers)
@@ -353,6 +348,14 @@ def _too_large(exc: TooLarge) -> Response:
     """A body over the bound, in a shape both providers' clients read (OpenAI's `error.code`, Anthropic's `type`)."""
     return JSONResponse({"type": "error", "error": {"type": "request_too_large", "code": "request_too_large",
                                                     "message": str(exc), "param": None}}, status_code=413)
+
+
+def _upstream_key(up: UpstreamSpec, provider: str) -> dict[str, str]:
+    """The operator's key as the upstream's header; none for an upstream that takes no key (a local server)."""
+    key = os.environ.get(up.api_key_env, "") if up.api_key_env else ""
+    if not key:
+        return {}
+    return {"authorization": f"Bearer {key}"} if provider == "openai" else {"x-api-key": key}
 
 
 def _read_usage(provider: str, line: bytes, seen: dict[str, Any]) -> None:

@@ -618,6 +618,74 @@ class Trader(Producer):
         return None
 
 
+class Quester(Producer):
+    """Takes quests from the villagers' board that gathering (or a recipe of gathered things) can fill, fetches what
+    each asks, and turns it in to its issuer: where it last saw them, else towards the settlement."""
+
+    name = "quester"
+
+    def __init__(self, content: Content):
+        super().__init__(content)
+        self.gatherable = {n.item for n in content.nodes.values() if n.requires_tool is None}
+        self.settlement = {k for k, t in content.terrain.items() if t.safe}
+        self._seen: dict[str, dict[str, tuple[int, int]]] = {}  # agent -> villager -> where it was last in view
+
+    def obtainable(self, item: str) -> bool:
+        """Whether gathering, or one recipe of gathered inputs, makes the item."""
+        if item in self.gatherable:
+            return True
+        recipe = self.content.recipes.get(item)
+        return recipe is not None and all(i in self.gatherable for i in recipe.inputs)
+
+    def decide(self, view: AgentView) -> Decision:
+        urgent = self.needs(view) or self.answer_trades(view)
+        if urgent:
+            return urgent
+        obs = view.observation()
+        me = obs["self"]
+        seen = self._seen.setdefault(me["id"], {})
+        seen.update({v["npc"]: (v["x"], v["y"]) for v in obs.get("villagers", [])})
+        active = obs["quest_log"]["active"]
+        for quest in active:
+            if me["inventory"].get(quest["item"], 0) >= quest["qty"] and (
+                    quest["kind"] != "gather" or quest["gathered"] >= quest["qty"]):
+                return self.turn_in(view, quest, seen)
+        if active:
+            return self.fetch(view, active[0]["item"])
+        doable = [q for q in obs.get("quest_board", []) if self.obtainable(q["item"])
+                  and (q["kind"] == "deliver" or q["item"] in self.gatherable)]
+        if doable:
+            best = min(doable, key=lambda q: (q["qty"], q["id"]))
+            return "accept_quest", {"quest": best["id"]}
+        return super().decide(view)
+
+    def fetch(self, view: AgentView, item: str) -> Decision:
+        if item in self.gatherable:
+            return self.with_tool_for(view, item) or self.forage(view, item)
+        return self.make(view, item) or self.forage(view, "berries")
+
+    def turn_in(self, view: AgentView, quest: dict[str, Any], seen: dict[str, tuple[int, int]]) -> Decision:
+        """Hand the quest in when its issuer is within reach; else walk to where it is (or was last seen), else
+        look for it in the settlement."""
+        obs = view.observation()
+        here = (obs["self"]["x"], obs["self"]["y"])
+        issuer = quest["issuer"]
+        in_view = {v["npc"] for v in obs.get("villagers", [])}
+        where = seen.get(issuer)
+        if issuer in in_view and where is not None and _near(here, where):
+            return "turn_in", {"quest": quest["id"]}
+        if issuer not in in_view and where is not None and _cheb(here, where) <= 1:
+            del seen[issuer]  # it has gone from where it stood
+            where = None
+        known = self.known(obs)
+        if where is None:
+            spots = [xy for xy in known.find(here, lambda t: t["terrain"] in self.settlement) if _cheb(xy, here) > 2]
+            if not spots:
+                return self.explore(view, known, here)
+            where = spots[view.rng.randrange(min(len(spots), 8))]
+        return self.walk(known, here, where) or self.explore(view, known, here)
+
+
 class Raider(Producer):
     """Takes what others hold: attacks characters and their structures outside the settlement when strong enough."""
 
@@ -1283,6 +1351,7 @@ POLICIES: dict[str, type] = {
     "survivor": Survivor,
     "producer": Producer,
     "trader": Trader,
+    "quester": Quester,
     "raider": Raider,
     "unarmoured": Unarmoured,
     "expedition": Expedition,

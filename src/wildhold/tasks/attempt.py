@@ -424,9 +424,10 @@ def score_archive(path: Path, content: Content, live: Tracker | None = None) -> 
     """The attempt's result from its archive alone (with `live`, from the tracker that followed the match instead).
 
     The task, player, repeat, start and any set-up error are read from the task's mark in the log, and the
-    manifest must say the same (`_read_mark`). Turns are the agent's decisions: a scripted policy's submitted
-    actions, a model arm's model calls. A model arm (its archive carries a price table) also gets its tokens and
-    dollars, from the spend records."""
+    manifest must say the same (`_read_mark`). Turns are the agent's decisions: the actions it submitted itself
+    (a scripted policy's, an outside agent's: its programs' actions are not its turns), or a model arm's model
+    calls. An archive with a price table (a model arm's, an outside agent's metered by the proxy) also gets its
+    tokens and dollars, from the spend records."""
     from wildhold.tasks.catalog import default_suite
 
     with Archive(path) as a:
@@ -440,10 +441,11 @@ def score_archive(path: Path, content: Content, live: Tracker | None = None) -> 
         agent = mark["agent"]
         spend = [inp.args for inp in a.inputs() if inp.kind == SPEND and inp.agent == agent]
         model_arm = m.get("price_table") is not None
-        if model_arm:
-            turns = sum(s["llm_calls"] for s in spend)
+        llm_calls = sum(s["llm_calls"] for s in spend)
+        if m.get("turns_counted", "model_calls" if model_arm else "actions") == "model_calls":
+            turns = llm_calls
         else:
-            turns = sum(1 for inp in a.inputs() if inp.kind == "action" and inp.agent == agent)
+            turns = sum(1 for inp in a.inputs() if inp.kind == "action" and inp.agent == agent and inp.issuer == "direct")
         tracker = live
         if tracker is None:
             tracker = Tracker(task, content, m["seed"], agent, start_seq, start_tick)
@@ -454,7 +456,7 @@ def score_archive(path: Path, content: Content, live: Tracker | None = None) -> 
         "repeat": mark["repeat"], "seed": m["seed"], "clock": m["clock"], "chain_head": m["chain_head"],
     }
     if model_arm:
-        result.update(llm_calls=turns, tokens=sum(s["input_tokens"] + s["output_tokens"] for s in spend),
+        result.update(llm_calls=llm_calls, tokens=sum(s["input_tokens"] + s["output_tokens"] for s in spend),
                       cached_input_tokens=sum(s["cached_input_tokens"] for s in spend),
                       dollars=round(sum(s["cost_usd"] for s in spend), 6))
     if "error" in mark:

@@ -74,9 +74,10 @@ def rows(t: dict[str, Any], layout: str = "wildhold") -> tuple[list[str], list[l
 
 CAPTION = ("success: the share of tasks solved (%) per repeat, as mean ± sample std (n-1) over repeats, then "
            "the 95% interval of that mean, in brackets: Student-t over repeats, clipped to 0-100 (a BCa bootstrap from 30 "
-           "repeats on, marked BCa); n: attempts; steps: agent turns (a scripted policy's actions, a model arm's "
-           "model calls), mean per attempt")
-SPEND_CAPTION = "; tokens and $ per task: a model arm's spend, mean per attempt"
+           "repeats on, marked BCa); n: attempts; steps: agent turns (the actions a scripted policy or an outside "
+           "agent submitted itself, a model arm's model calls), mean per attempt")
+SPEND_CAPTION = ("; tokens and $ per task: a model arm's spend, or an outside agent's metered by the proxy, mean "
+                 "per attempt")
 SEED002_CAPTION = ("success rate (%) by difficulty x category, in seed 002's Table 3 layout and convention: the "
                    "share of tasks solved per repeat, mean ± sample std (n-1) over repeats (the other table gives "
                    "each cell's 95% interval and counts)")

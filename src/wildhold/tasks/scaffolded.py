@@ -20,8 +20,9 @@ from wildhold.content import Content
 from wildhold.service.host import DB_NAME
 from wildhold.store.errors import StoreLocked
 from wildhold.store.sqlite import StoreError
-from wildhold.tasks.attempt import begin_task, score_archive
+from wildhold.tasks.attempt import score_archive
 from wildhold.tasks.evaluate import Tracker
+from wildhold.tasks.served import ServedTask
 from wildhold.tasks.spec import Task
 
 
@@ -30,15 +31,13 @@ class AttemptRun(Run):
 
     def __init__(self, exp: Experiment, arm: ArmSpec, task: Task, repeat: int, clock: str, folder: Path, base: Path,
                  content: Content):
-        self.task, self.content = task, content
-        self.seed, self.repeat = task.seeds.seed(repeat), repeat
-        one = exp.model_copy(update={"scenario": task.scenario, "seed": self.seed, "clock": clock, "arms": [arm],
+        self.task = task
+        one = exp.model_copy(update={"scenario": task.scenario, "seed": task.seeds.seed(repeat), "clock": clock, "arms": [arm],
                                      "objective": task.description, "cohort": None})
         super().__init__(one, folder, base)
         self.arm = arm
-        self.tracker: Tracker | None = None
+        self.served = ServedTask(self.host, task, content, repeat, arm.name)
         self.agent = ""
-        self.stop_tick = 0
         self.host.archives.manifest_extra.update(
             task=task.id, policy=arm.name, repeat=repeat, experiment=exp.name, objective=task.description,
             budget_usd=exp.budget(arm), ceiling_s=exp.ceiling(arm), caps=asdict(exp.caps),
@@ -50,60 +49,18 @@ class AttemptRun(Run):
                 self.host.close()
                 raise
 
+    @property
+    def tracker(self) -> Tracker | None:
+        return self.served.tracker
+
     def started(self) -> None:
-        host = self.host
-        match = host.match
-        self.agent = next(iter(match.joins()))
-        begun = begin_task(match, self.agent, self.task, self.repeat, self.arm.name)
-        start = begun.start
-        assert match.store is not None
-        match.store.set_meta({"task_start": start})  # where a resumed attempt picks the task up again
-        host.archives.manifest_extra.update(start)
-        if "task_error" in start:  # the task's fault: the match ends before the arm plays, nothing is spent
-            host.stop("task error")
-            return
-        self.follow(start["task_start_seq"], start["task_start_tick"]).records(begun.events)
+        self.agent = next(iter(self.host.match.joins()))
+        self.served.begin(self.agent)
 
     def resume(self) -> None:
-        """A match this folder already holds, past its set-up: the task as its start left it, its evaluator fed
-        the events stored since, and the end it may have reached while the attempt was down."""
-        host = self.host
-        store = host.match.store
-        assert store is not None
-        start = store.meta().get("task_start")
-        if start is None:
-            raise StoreError(f"{self.out} holds an attempt stopped before its task was set up")
-        self.agent = next(iter(host.match.joins()))
-        host.archives.manifest_extra.update(start)
-        if "task_error" in start:
-            return
-        # every stored event: the set-up's are read for what it put on the map, the task's for progress
-        self.follow(start["task_start_seq"], start["task_start_tick"]).records(list(store.events(0)))
-        host.end_if_due()
-
-    def follow(self, start_seq: int, start_tick: int) -> Tracker:
-        """The task's evaluator over the events after `start_seq`, and its limits as the match's end."""
-        host, match = self.host, self.host.match
-        tracker = self.tracker = Tracker(self.task, self.content, self.seed, self.agent, start_seq, start_tick)
-        self.stop_tick = start_tick + self.task.limits.ticks
-        follow = match.on_events
-
-        def both(records: list[tuple[int, int, str, bytes, str]]) -> None:
-            if follow is not None:
-                follow(records)
-            tracker.records(records)
-
-        match.on_events = both
-        host.ends_when = self.over
-        return tracker
-
-    def over(self) -> str | None:
-        """Why the attempt is over as far as the world goes (the task done, its minutes spent), or None."""
-        if self.tracker is not None and self.tracker.done:
-            return "task done"
-        if self.host.world.tick >= self.stop_tick:
-            return "tick limit"
-        return None
+        """A match this folder already holds, past its set-up: the task taken up where it was (`ServedTask.resume`)."""
+        self.agent = next(iter(self.host.match.joins()))
+        self.served.resume(self.agent)
 
     def turns_spent(self) -> bool:
         return self.ledger.arm(self.arm.name).llm_calls >= self.task.limits.turns

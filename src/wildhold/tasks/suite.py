@@ -24,6 +24,7 @@ from wildhold.tasks.attempt import attempt_name, run_attempt, score_archive, swe
 from wildhold.tasks.catalog import default_suite
 from wildhold.tasks.graded import GradedOracle, parse_eps
 from wildhold.tasks.oracle import Oracle
+from wildhold.tasks.outside import AgentCommand
 from wildhold.tasks.spec import CATEGORIES, DIFFICULTIES, Task
 
 RESULT_FILES = ("results.json", "results.md", "results.html")
@@ -35,11 +36,17 @@ class SuiteError(Exception):
 
 @dataclass(frozen=True)
 class Player:
-    """Who attempts the tasks: a scripted `policy` (by name), or the model arm `name` of an experiment file."""
+    """Who attempts the tasks: a scripted `policy` (by name), the model arm `name` of an experiment file, or an
+    outside agent run by its own command."""
 
     name: str
     policy: str | None = None  # scripted: the policy's name (`oracle`, `idle`, `random`, ...)
     experiment: str | None = None  # a model arm: the experiment file it is defined in
+    command: AgentCommand | None = None  # an outside agent (tasks.outside)
+
+    @classmethod
+    def outside(cls, command: AgentCommand) -> Player:
+        return cls(command.player, command=command)
 
     @property
     def model(self) -> bool:
@@ -52,7 +59,7 @@ def players_of(experiment: Path) -> list[Player]:
     cassette absent) is refused here, before any attempt starts."""
     import os
 
-    from wildhold.agents.scaffold.experiment import Experiment
+    from wildhold.agents.scaffold.experiment import SDK, Experiment
     from wildhold.extras import require
 
     exp = Experiment.load(experiment)
@@ -61,8 +68,8 @@ def players_of(experiment: Path) -> list[Player]:
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", a.name) or a.name.startswith("."):
             raise ValueError(f"arm {a.name!r}: a name the runner writes into file names takes letters, digits, "
                              "'_', '-' and '.' (not first), at most 64")
-        if a.provider in ("openai", "anthropic", "google"):
-            require(a.provider, f"the {a.provider} arm {a.name!r}")
+        if a.provider in ("openai", "anthropic", "google", "standin"):
+            require(SDK.get(a.provider, a.provider), f"the {a.provider} arm {a.name!r}")
             if not a.model:
                 raise ValueError(f"arm {a.name!r}: provider {a.provider!r} needs a model")
             if a.api_key_env and not os.environ.get(a.api_key_env):
@@ -106,6 +113,13 @@ def _one(job: Job) -> tuple[dict[str, Any], dict[str, float]]:
             raise SuiteError(f"{archive} is an attempt by {result['policy']} under the {result['clock']} clock, not by "
                              f"{player.name} under the {want} clock: use another --out, or the same settings to resume")
         return result, timings
+    if player.command is not None:
+        from wildhold.tasks.outside import run_outside_attempt
+
+        started = time.perf_counter()
+        result = run_outside_attempt(task, player.command, repeat, Path(out), content, name=name, clock=clock,
+                                     tick_seconds=tick_seconds)
+        return result, {"attempt": time.perf_counter() - started}
     if player.model:
         from wildhold.agents.scaffold.experiment import Experiment
         from wildhold.tasks.scaffolded import run_model_attempt
@@ -127,8 +141,8 @@ def run_suite(tasks: Iterable[Task], players: str | Sequence[Player], repeats: i
               on_result: Callable[[dict[str, Any]], None] | None = None, *, clock: str | None = None,
               tick_seconds: float = 1.0, timings: list[dict[str, float]] | None = None) -> list[dict[str, Any]]:
     """Every task x repeat x player as an attempt; `players` may be a policy's name. `clock` overrides each
-    task's own; `tick_seconds` is realtime's wall-clock seconds per world minute for scripted policies (a
-    model arm's is its experiment's). `timings`, when given, gets each attempt's phases in seconds."""
+    task's own; `tick_seconds` is realtime's wall-clock seconds per world minute for scripted policies and outside
+    agents (a model arm's is its experiment's). `timings`, when given, gets each attempt's phases in seconds."""
     if isinstance(players, str):
         players = [Player(players, policy=players)]
     several = len(players) > 1

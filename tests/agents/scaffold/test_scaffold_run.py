@@ -318,6 +318,9 @@ def test_every_example_experiment_file_is_valid_and_its_references_resolve(path,
             assert cassette.turns and cassette.model
             called = {c["name"] for t in cassette.turns for c in t.get("tool_calls", [])}
             assert called - _tool_names() <= {"teleport"}, called  # the stumbler calls one tool that does not exist
+        elif arm.provider == "standin":  # a scripted policy behind the stand-in model, named for it
+            make_policy(arm.policy, content)
+            assert arm.model == f"wildhold-standin/{arm.policy}" and arm.price, arm.name
         else:
             assert arm.model and arm.price, arm.name
             # Keys come from the environment only; an arm without one is a local server that needs none.

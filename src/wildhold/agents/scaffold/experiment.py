@@ -62,11 +62,13 @@ class PriceSpec(BaseModel):
 
 
 class ArmSpec(BaseModel):
-    """One arm: a model behind a provider adapter, or a scripted policy."""
+    """One arm: a model behind a provider adapter, or a scripted policy. A `standin` arm is the stand-in model
+    (agents.scaffold.standin): its `policy` (quester unless named) behind the OpenAI-compatible adapter, its model
+    named for it."""
 
     model_config = ConfigDict(extra="forbid")
     name: str
-    provider: Literal["replay", "scripted", "openai", "anthropic", "google"]
+    provider: Literal["replay", "scripted", "openai", "anthropic", "google", "standin"]
     model: str | None = None
     base_url: str | None = None  # openai: any chat-completions endpoint (vLLM, Ollama, OpenRouter...)
     api_key_env: str | None = None  # openai: the environment variable holding the key (never written anywhere)
@@ -79,6 +81,23 @@ class ArmSpec(BaseModel):
     scaffold_profile: Profile | None = None  # this arm's profile (PROFILES); the experiment's when absent
     knowledge_pack: str | None = None  # knowledge_pack: the notes folder, relative to the experiment file
     seat: str | None = None  # a fork's only: the name of the character, already in the match, this arm takes over
+
+    @model_validator(mode="after")
+    def _standin_is_named(self) -> ArmSpec:
+        """A stand-in arm's policy is a scripted one (quester by default) and its model is named for it."""
+        if self.provider == "standin":
+            from wildhold.agents.scaffold.standin import DEFAULT_POLICY, standin_model
+            from wildhold.agents.scripted import POLICIES
+
+            self.policy = self.policy or DEFAULT_POLICY
+            if self.policy not in POLICIES:
+                raise ValueError(f"arm {self.name!r}: the stand-in plays a scripted policy ({', '.join(POLICIES)}), "
+                                 f"not {self.policy!r}")
+            if self.model not in (None, standin_model(self.policy)):
+                raise ValueError(f"arm {self.name!r}: a stand-in's model is {standin_model(self.policy)!r}, named for "
+                                 "its policy (it is not a language model)")
+            self.model = standin_model(self.policy)
+        return self
 
 
 class ExperimentError(ValueError):
@@ -213,6 +232,7 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
 
 
 HARNESS = "wildhold-scaffold"
+SDK = {"standin": "openai"}  # the extra a provider's adapter needs, where it is not the provider's own name
 
 # The settings an arm's identity leaves out, each with why: they change nothing its agent sees or may do. Every other
 # field of `Experiment` and `ArmSpec` is part of the identity (`arm_identity`), so a new setting is in it unless it is
@@ -319,8 +339,8 @@ class Run:
         self.exp, self.out, self.base, self.limiter = exp, out, base, limiter
         exp.check_files(base)
         for arm in exp.arms:  # a provider SDK that is not installed fails here, before anything is written
-            if arm.provider in ("openai", "anthropic", "google"):
-                require(arm.provider, f"the {arm.provider} arm {arm.name!r}")
+            if arm.provider in ("openai", "anthropic", "google", "standin"):
+                require(SDK.get(arm.provider, arm.provider), f"the {arm.provider} arm {arm.name!r}")
         seated = [a.name for a in exp.arms if a.seat]
         if seated and not self.takes_seats:
             raise ExperimentError(f"the arms {', '.join(seated)} have a seat, a character already in the match: only "
@@ -403,6 +423,10 @@ class Run:
             if not arm.cassette:
                 raise ValueError(f"arm {arm.name!r}: a replay arm needs a cassette")
             return ReplayAdapter(self.base / arm.cassette, model=arm.model or "")
+        if arm.provider == "standin":
+            from wildhold.agents.scaffold.openai_compat import StandinAdapter
+
+            return StandinAdapter(arm.model or "", sampling=arm.sampling)
         if arm.provider in ("openai", "anthropic", "google"):
             import os
 

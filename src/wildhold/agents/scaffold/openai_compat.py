@@ -2,6 +2,7 @@
 
 Native tool calling; usage from the provider's own counts (cached prompt tokens included); transient
 failures (connection, timeout, 429, 5xx) retried with exponential backoff here, so each retry is counted.
+`StandinAdapter` is the same adapter pointed at the stand-in model (agents.scaffold.standin) it serves itself.
 """
 
 from __future__ import annotations
@@ -89,3 +90,32 @@ class OpenAICompatAdapter(ProviderAdapter):
 
     async def close(self) -> None:
         await self.client.close()
+
+
+@dataclass
+class StandinAdapter(OpenAICompatAdapter):
+    """The OpenAI-compatible adapter, unchanged, pointed at a stand-in served by this process on 127.0.0.1: the
+    server starts with the first call, in the caller's event loop, and stops when the adapter closes."""
+
+    provider: str = "standin"
+    server: Any = None
+
+    def __post_init__(self) -> None:
+        self.client = None
+
+    async def complete(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Turn:
+        if self.server is None:
+            from wildhold.agents.scaffold.loopback import Loopback
+            from wildhold.agents.scaffold.standin import standin_app
+
+            self.server = await Loopback(standin_app()).__aenter__()
+            self.base_url = f"{self.server.url}/v1"
+            super().__post_init__()
+        return await super().complete(system, messages, tools)
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await super().close()
+        if self.server is not None:
+            await self.server.close()
+            self.server = None
