@@ -18,7 +18,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "wildhold"
 
 LAYERS: list[set[str]] = [
-    {"(root)", "extras", "revision", "terminal"},
+    {"(root)", "extras", "readable", "revision", "terminal"},
     {"content"},
     {"looks"},
     {"world"},

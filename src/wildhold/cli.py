@@ -12,10 +12,12 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, Optional
 
+import click
 import typer
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperCommand
 
 from wildhold.content import ContentError, default_content
 from wildhold.revision import version_text
@@ -26,8 +28,40 @@ if TYPE_CHECKING:
 
     from wildhold.eval.season import SeasonRow
 
-app = typer.Typer(help="Wildhold: a persistent multi-agent survival world and its benchmark harness.", no_args_is_help=True)
-bench_app = typer.Typer(help="Benchmarks that print their figures (a table; --json adds one JSON line).", no_args_is_help=True)
+class GuardedCommand(TyperCommand):
+    """A command that never ends in a traceback: what it does not turn into a sentence itself is explained here
+    (`readable.explain`), naming the files it was given; `wildhold --debug COMMAND` shows the traceback instead."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except Exception as exc:
+            if ctx.find_root().params.get("debug"):
+                raise
+            from wildhold.readable import explain
+
+            message, code = explain(exc, _given_paths(ctx.params))
+            _fail(message, code)
+
+
+def _given_paths(params: dict[str, Any]) -> list[Path]:
+    """The files among a command's parameters, in order (lists of paths included), else every path it was given."""
+    paths = [item for value in params.values() for item in (value if isinstance(value, (list, tuple)) else [value])
+             if isinstance(item, Path)]
+    return [p for p in paths if p.is_file()] or paths
+
+
+class Guarded(typer.Typer):
+    """A Typer whose commands are GuardedCommands."""
+
+    def command(self, *args: Any, cls: Any = None, **kwargs: Any) -> Any:
+        return super().command(*args, cls=cls or GuardedCommand, **kwargs)
+
+
+app = Guarded(help="Wildhold: a persistent multi-agent survival world and its benchmark harness.", no_args_is_help=True)
+bench_app = Guarded(help="Benchmarks that print their figures (a table; --json adds one JSON line).", no_args_is_help=True)
 app.add_typer(bench_app, name="bench")
 console = Console()  # its width is set per invocation by `main` (see `_width`)
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress.")]
@@ -69,7 +103,9 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def main(version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
-                                               help="Print the version (with the git commit in a checkout) and exit.")] = False) -> None:
+                                               help="Print the version (with the git commit in a checkout) and exit.")] = False,
+         debug: Annotated[bool, typer.Option("--debug", envvar="WILDHOLD_DEBUG",
+                                             help="On a failure, the full traceback instead of one sentence.")] = False) -> None:
     """Options before the command (the app's help text is the Typer's own)."""
     console.width = _width()
 
@@ -221,18 +257,25 @@ def demo(
 
 
 @app.command()
-def resume(db: Annotated[Path, typer.Argument(help="A match database written by `wildhold demo`.")],
+def resume(db: Annotated[Path, typer.Argument(help="A match database written by `wildhold demo`, or the folder holding it.")],
            quiet: Quiet = False, ack_stdout: Annotated[bool, typer.Option(hidden=True)] = False) -> None:
     """Resume a stored match from its latest snapshot and inputs, play it to the end, and archive it."""
     from wildhold.agents.runner import ScriptedRun
     from wildhold.store.sqlite import StoreError
 
+    if db.is_dir():
+        db = db / "match.sqlite"
     if not db.exists():
         _fail(f"{db} does not exist")
     try:
         run = ScriptedRun.resume(db)
     except StoreError as exc:
         _fail(str(exc))
+    served = sorted(agent for agent, args in run.match.joins().items() if "policy" not in args)
+    if served:
+        run.match.close()
+        _fail(f"{db} holds a match whose agents {', '.join(served)} play from outside: resume it as it was played, "
+              f"`wildhold serve --data {db.parent}` (or `wildhold run EXPERIMENT --out` its run folder)")
     if ack_stdout:
         run.match.on_ack = lambda inp: print(f"ack {inp.seq}", flush=True)
     if quiet or ack_stdout:
@@ -368,6 +411,8 @@ def serve(
     horizon: Annotated[Horizon, typer.Option(help="visible: agents are told when the match ends; hidden: no face says when, or how long it lasts.")] = Horizon.visible,
     max_agents: Annotated[int, typer.Option(help="Agents the match takes at most.")] = 64,
     wait_max: Annotated[float, typer.Option(help="The longest a wait_operation long poll holds, in seconds.")] = 30.0,
+    mcp_sessions: Annotated[int, typer.Option(envvar="WILDHOLD_MCP_SESSIONS", help="MCP sessions one token holds open at "
+                                              "most; opening one more closes its least recently used.")] = 8,
     proxy: Annotated[Optional[Path], typer.Option(help="A proxy file (upstreams, pinned prices, hidden budget): meter outside "
                                                        "harnesses at /proxy/openai/v1 and /proxy/anthropic with the agent's token.")] = None,
 ) -> None:
@@ -389,17 +434,16 @@ def serve(
                         spectator_token=spectator_token or secrets.token_urlsafe(16),
                         clock=clock.value, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
                         late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after, max_agents=max_agents,
-                        wait_max_s=wait_max)
+                        wait_max_s=wait_max, mcp_sessions_per_token=mcp_sessions)
     spec = None
     if proxy is not None:
-        from pydantic import ValidationError
-
         from wildhold.agents.proxy import ProxySpec
+        from wildhold.readable import UnreadableFile
 
         try:
             spec = ProxySpec.load(proxy)
-        except (OSError, ValueError, ValidationError) as exc:
-            _fail(f"{proxy}: {exc}")
+        except UnreadableFile as exc:
+            _fail(str(exc))
     extra = {"tools_hash": tools_hash(horizon=horizon.value)}
     if spec is not None:
         from wildhold.agents.scaffold.accounting import price_table_id
@@ -529,6 +573,7 @@ def view(
 
     import uvicorn
 
+    from wildhold.readable import DAMAGE
     from wildhold.store.archive import ArchiveError
     from wildhold.web.viewer import Timeline, Tracks, viewer_app
 
@@ -537,6 +582,8 @@ def view(
         timeline = Timeline(archive, trust=trust, cache=cache)
         tracks = Tracks(run_dir, timeline) if run_dir is not None else None
     except (ArchiveError, ContentError, ValueError, FileNotFoundError) as exc:
+        if isinstance(exc, DAMAGE):
+            raise  # bytes damaged on disk: explained with the archive's name (GuardedCommand)
         _refuse(exc)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", port))
@@ -654,8 +701,6 @@ def run_cmd(
     quiet: Quiet = False,
 ) -> None:
     """Run an experiment: the world served on 127.0.0.1 with its lobby, every arm through its MCP server, then the run's artifacts."""
-    from pydantic import ValidationError
-
     from wildhold.agents.scaffold.experiment import ExperimentError, run_experiment
     from wildhold.extras import MissingExtra
     from wildhold.store.sqlite import StoreError
@@ -666,7 +711,7 @@ def run_cmd(
         paths = run_experiment(experiment, out, quiet=quiet)
     except ExperimentError as exc:
         _refuse(exc)
-    except (ValidationError, ContentError, ValueError, StoreError, MissingExtra) as exc:
+    except (ContentError, ValueError, StoreError, MissingExtra) as exc:
         _fail(str(exc))
     from wildhold.agents.scaffold.progress import summary_table
 
@@ -751,8 +796,6 @@ def fork(
     Its archive records the parent's digest, the chain head at the fork and the tick; `wildhold replay` verifies it.
     Agent programs running at the tick restart there from their revision (stopped when their agent is replaced or
     absent); the archive says what happened to each."""
-    from pydantic import ValidationError
-
     from wildhold.agents.scaffold.experiment import Experiment, ExperimentError
     from wildhold.extras import MissingExtra
     from wildhold.runner.fork import ForkError
@@ -772,7 +815,7 @@ def fork(
             _fail(f"{experiment} does not exist")
         try:
             exp = Experiment.load(experiment)
-        except ValidationError as exc:
+        except ValueError as exc:
             _fail(str(exc))
     try:
         made = run_fork(archive, at, out, replace=swaps, absent=absent or [], ticks=ticks, cache=cache, experiment=exp,
@@ -1006,13 +1049,11 @@ def bench_tasks(json_out: Annotated[bool, typer.Option("--json", help="Also prin
     run(as_json=json_out, quick=quick, workers=workers)
 
 
-if __name__ == "__main__":
-    app()
 
 
 # ---- the task suite ------------------------------------------------------------------------------
 
-tasks_app = typer.Typer(help="The task suite: list, show, validate, run and score tasks.", no_args_is_help=True)
+tasks_app = Guarded(help="The task suite: list, show, validate, run and score tasks.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
 
 
@@ -1022,8 +1063,7 @@ def _suite():
     try:
         return default_suite()
     except ContentError as exc:
-        _say(f"[red]{escape(str(exc))}[/red]")
-        raise typer.Exit(2) from None
+        _fail(str(exc))
 
 
 @tasks_app.command("list")
@@ -1050,8 +1090,7 @@ def tasks_show(task_id: str) -> None:
     try:
         task = _suite().get(task_id)
     except KeyError as exc:
-        _say(f"[red]{escape(exc.args[0])}[/red]")
-        raise typer.Exit(2) from None
+        _fail(exc.args[0])
     typer.echo(json.dumps(task.model_dump(mode="json"), indent=1))
 
 
@@ -1065,8 +1104,7 @@ def tasks_validate() -> None:
         suite.check_breadth()
         disagree = suite.disagreements(default_content())
     except ContentError as exc:
-        _say(f"[red]{escape(str(exc))}[/red]")
-        raise typer.Exit(1) from None
+        _fail(str(exc), 1)
     for task_id, problem in disagree:
         _say(f"disagrees: {task_id}: {problem}")
     if disagree:
@@ -1111,11 +1149,11 @@ def _results_tables(results: list[dict[str, Any]], layout: TaskLayout = TaskLayo
 def _print_results(results: list[dict[str, Any]], paths: dict[str, Path], layout: TaskLayout = TaskLayout.wildhold) -> None:
     for r in results:
         if r["status"] == "error":
-            _say(f"[yellow]task error[/yellow] {escape(r['task'])} r{r['repeat']}: {escape(r['error'])}")
+            console.print(f"[yellow]task error[/yellow] {escape(r['task'])} r{r['repeat']}: {escape(r['error'])}", soft_wrap=True)
     for t in _results_tables(results, layout):
         console.print(t)
     for name, path in paths.items():
-        _say(f"{name}: {escape(str(path))}")
+        _say(f"{name}: {path}")
 
 
 @tasks_app.command("run")
@@ -1132,8 +1170,6 @@ def tasks_run(
     quiet: Quiet = False,
 ) -> None:
     """Run each attempt as a short match with its own archive; write results.json, .md and .html; print the table."""
-    from pydantic import ValidationError
-
     from wildhold.tasks.suite import Player, SuiteError, players_of, run_suite
 
     if agent is not None and experiment is not None:
@@ -1154,16 +1190,19 @@ def tasks_run(
             _fail(f"{experiment} does not exist")
         from wildhold.extras import MissingExtra
 
+        from wildhold.readable import UnreadableFile
+
         try:
             players = players_of(experiment)
-        except (ValidationError, ValueError, OSError, MissingExtra) as exc:
+        except UnreadableFile as exc:
+            _fail(str(exc))
+        except (ValueError, OSError, MissingExtra) as exc:
             _fail(f"{experiment}: {exc}")
     suite = _suite()
     try:
         tasks = suite.select([name for value in suite_names for name in value.split(",") if name])
     except KeyError as exc:
-        _say(f"[red]{escape(exc.args[0])}[/red]")
-        raise typer.Exit(2) from None
+        _fail(exc.args[0])
     with Progress(TextColumn("tasks"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
                   disable=quiet) as bar:
         job = bar.add_task("tasks", total=len(tasks) * repeats * len(players))
@@ -1197,3 +1236,7 @@ def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` w
         _say(f"{left} holds the same log as {counted} (the same chain head): counted once")
     how = "scored as they are (--trust): not verified" if trust else "verified by re-simulation and as attempts"
     _say(f"{len(results) + len(scored.duplicates)} archives {how}; {len(results)} attempts counted")
+
+
+if __name__ == "__main__":
+    app()

@@ -241,3 +241,89 @@ def test_an_upstream_failure_is_a_service_interruption_recorded_with_the_next_ca
 def test_a_call_that_costs_nothing_is_forwarded_and_never_metered(proxied):
     assert proxied["counted"] == 12 and sum(1 for s in proxied["seen"] if s.get("free")) == 1
     assert len(read_spend(proxied["archive"])) == 6  # the six model calls, not the count
+
+
+def honest_upstream(seen: list[dict]) -> Starlette:
+    """Answers as a provider bills: input tokens at most the request's bytes / 4, output tokens the whole output limit
+    the request allows (the worst case), or 4,000 when it states none."""
+
+    def limit(body: dict, *fields: str) -> int:
+        return next((body[f] for f in fields if isinstance(body.get(f), int)), 4_000)
+
+    async def chat(request: Request) -> Response:
+        raw = await request.body()
+        body = json.loads(raw)
+        seen.append(body)
+        usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": limit(body, "max_tokens", "max_completion_tokens")}
+        return JSONResponse({"id": "c", "object": "chat.completion", "created": 1, "model": body["model"], "usage": usage,
+                             "choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "."}}]})
+
+    async def messages(request: Request) -> Response:
+        raw = await request.body()
+        body = json.loads(raw)
+        seen.append(body)
+        usage = {"input_tokens": len(raw) // 4, "output_tokens": limit(body, "max_tokens")}
+        return JSONResponse({"id": "m", "type": "message", "role": "assistant", "model": body["model"], "stop_reason": "max_tokens",
+                             "stop_sequence": None, "content": [{"type": "text", "text": "."}], "usage": usage})
+
+    return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/v1/messages", messages, methods=["POST"])])
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_no_call_crosses_the_budget_its_last_output_limit_is_clamped_and_then_calls_are_refused(tmp_path, provider):
+    """A $1.00 budget once ended at $1.2024: the call that crossed it was let through. Now each call holds its worst
+    case (input at a token a byte, output at its limit) while it runs, concurrent calls included; the call the budget
+    cannot pay in full has its output limit lowered to what it can; then calls are refused."""
+    import httpx2
+
+    seen: list[dict] = []
+    spec = ProxySpec.model_validate({**SPEC, "budget_usd": 1.0, "openai": {"base_url": "http://upstream/v1"},
+                                     "anthropic": {"base_url": "http://upstream"}})
+    host = Host.open(tmp_path / "m", config(clock="fast"), "tiny", 3, manifest_extra={"price_table": spec.price_table()})
+    token, _ = host.register("harness", {"model": "x", "harness": "outside"})
+    other, _ = host.register("silent", {"model": "x", "harness": "outside"})
+    proxy = proxy_app(host, spec, transport=httpx2.ASGITransport(app=honest_upstream(seen)))
+    # gpt-test's output is $8/M tokens, claude-test's $15/M: each call allows 20,000 (0.16 or 0.30 dollars at most)
+    field, model, path = (("max_completion_tokens", "gpt-test", "/openai/v1/chat/completions") if provider == "openai"
+                          else ("max_tokens", "claude-test", "/anthropic/v1/messages"))
+    body = {"model": model, field: 20_000, "messages": [{"role": "user", "content": "Hello?"}]}
+
+    def key(t: str) -> dict:
+        return {"authorization": f"Bearer {t}"} if provider == "openai" else {"x-api-key": t}
+
+    async def calls() -> list[int]:
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=proxy), base_url="http://proxy") as client:
+            statuses = []
+            for _ in range(8):
+                together = await asyncio.gather(*(client.post(path, json=body, headers=key(token)) for _ in range(3)))
+                statuses += [r.status_code for r in together]
+            if provider == "openai":  # a call stating no limit gets the one its budget pays at most
+                unstated = {k: v for k, v in body.items() if k != field}
+                assert (await client.post(path, json=unstated, headers=key(other))).status_code == 200
+            return statuses
+
+    try:
+        statuses = asyncio.run(calls())
+    finally:
+        host.close()
+    refused = 429 if provider == "openai" else 400
+    assert set(statuses) == {200, refused} and statuses[-3:] == [refused] * 3
+    allowed = [b[field] for b in seen]
+    assert allowed[0] == 20_000 and 0 < min(allowed) < 20_000  # the last call paid was clamped, not refused
+    records = [inp for inp in _spend_inputs(tmp_path / "m")]
+    mine = sum(r.args["cost_usd"] for r in records if r.agent == "a1")
+    assert len([r for r in records if r.agent == "a1"]) == statuses.count(200)
+    assert 0.95 < mine <= 1.0, mine
+    if provider == "openai":
+        assert 124_000 < seen[-1][field] < 125_000  # 128,000 worst case, lowered to what $1.00 pays at $8/M
+
+
+def _spend_inputs(data):
+    from wildhold.service.match import SPEND
+    from wildhold.store.sqlite import MatchStore
+
+    store = MatchStore(data / "match.sqlite")
+    try:
+        return [inp for inp in store.inputs(0) if inp.kind == SPEND]
+    finally:
+        store.close()

@@ -42,11 +42,13 @@ def test_a_disk_that_fills_under_serve_loses_nothing_acknowledged_says_so_and_th
 
 @pytest.mark.slow(seconds=40)
 def test_fuzzed_http_and_mcp_requests_get_no_5xx_and_the_match_replays_afterwards(tmp_path):
-    figures = fuzz(requests=240, seed=3, work=tmp_path)
-    http, mcp = figures["http"], figures["mcp"]
-    assert http["requests"] > 0 and http["stateful"] > 0 and mcp["requests"] > 0
-    assert (http["server_errors"], mcp["server_errors"]) == (0, 0), http["examples"] + mcp["examples"]
-    assert (http["transport_errors"], mcp["transport_errors"]) == (0, 0)
+    figures = fuzz(requests=400, seed=3, work=tmp_path)
+    http, mcp, wire = figures["http"], figures["mcp"], figures["wire"]
+    assert http["requests"] > 0 and http["stateful"] > 0 and mcp["requests"] > 0 and wire["requests"] >= 80
+    assert (http["server_errors"], mcp["server_errors"], wire["server_errors"]) == (0, 0, 0), \
+        http["examples"] + mcp["examples"] + wire["examples"]
+    assert (http["transport_errors"], mcp["transport_errors"], wire["transport_errors"]) == (0, 0, 0)
+    assert {"200", "400", "404"} <= set(wire["by_status"])  # answered, refused as unreadable, a closed session
     assert figures["sigterm_exit_code"] == 0 and figures["replay_verifies"] is True
 
 
@@ -105,3 +107,22 @@ def test_a_cancel_refused_because_the_wait_already_ended_is_no_failed_call_on_ei
 def test_an_unknown_measurement_is_refused_with_the_names():
     result = CliRunner().invoke(app, ["bench", "hardening", "--only", "crahs"])
     assert result.exit_code == 2 and "crash, diskfull, fuzz, load, soak" in result.output
+
+
+def test_the_crash_rows_show_repeated_program_actions_and_the_program_state_they_accept():
+    """The figure `program_actions_repeated` was computed and never shown; the program row passed "waiting" under a
+    target that said "running"."""
+    from rich.console import Console
+
+    from wildhold.bench.hardening import _table
+
+    crash = {"kills": 3, "kills_while_starting": 0, "acknowledged": 40, "lost": 0, "duplicated": 0, "program_actions": 12,
+             "program_actions_repeated": 2, "program_state_after": "waiting", "sigterm_exit_code": 0, "replay_verifies": True,
+             "error_count": 0}
+    console = Console(width=200, record=True)
+    console.print(_table({"crash": crash, "quick": True, "seed": 1, "seconds": 1.0}))
+    rows = {line.split("│")[1].strip(): line for line in console.export_text().splitlines() if line.count("│") >= 4}
+    repeated = rows["program actions recorded twice across the kills"]
+    assert " 2 " in repeated and "miss" in repeated
+    program = rows["the program after the kills (12 actions)"]
+    assert "running or waiting" in program and "pass" in program

@@ -328,3 +328,42 @@ async def test_an_action_whose_arguments_the_log_cannot_record_is_refused_and_no
             r = await s.http.post("/api/act", content=body, headers=headers)
             assert r.status_code == 422 and r.json()["code"] == "bad_arguments", r.text
         assert (s.host.match.store.last_input, state_hash(s.host.world)) == before
+
+
+async def test_a_body_nested_too_deep_is_a_bad_request_on_every_kind_of_route(tmp_path):
+    """100,000 nested arrays fit in 200 KB; the routes that read a raw body and those FastAPI reads into a model
+    answer alike: 400 with the sentence, never 500 (and nothing reaches the world)."""
+    from wildhold.server.bodies import MAX_DEPTH
+
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        before = s.host.world.tick, len(list(s.host.match.store.inputs(0)))
+        for levels in (MAX_DEPTH + 1, 2_000, 30_000):
+            deep = ("[" * levels + "]" * levels).encode()
+            for path, body in (("/api/actions/say", b'{"text": ' + deep + b"}"), ("/api/act", b'{"action": "say", "args": {"text": ' + deep + b"}}"),
+                               ("/api/write_epilogue", b'{"text": ' + deep + b"}"), ("/api/agents", b'{"name": ' + deep + b"}")):
+                who = SIGNUP if path == "/api/agents" else token
+                r = await s.http.post(path, content=body, headers={**auth(who), "Content-Type": "application/json"})
+                assert r.status_code == 400 and r.json()["code"] == "bad_request", (path, levels, r.text[:200])
+                assert "deeper than 64" in r.json()["message"] or "bytes" in r.json()["message"], r.json()
+        assert len(list(s.host.match.store.inputs(0))) == before[1]
+
+
+async def test_every_route_stops_reading_a_body_past_64_kb(tmp_path):
+    """/api/agents read 10 MB before refusing on the name's length; now every route refuses past the bound, from
+    the declared length or as the bytes come."""
+    from wildhold.server.http import MAX_BODY_BYTES
+
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        huge = b'{"name": "' + b"x" * (10 * 2**20) + b'"}'
+        r = await s.http.post("/api/agents", content=huge, headers={**auth(SIGNUP), "Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["code"] == "bad_request" and str(MAX_BODY_BYTES) in r.json()["message"]
+
+        async def chunks():  # no Content-Length: the bound is counted as the body arrives
+            for _ in range(100):
+                yield b"x" * 4096
+
+        r = await s.http.post("/api/actions/say", content=chunks(), headers={**auth(token), "Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["code"] == "bad_request"
+        assert (await s.http.post("/api/actions/say", json={"text": "still here"}, headers=auth(token))).status_code == 200

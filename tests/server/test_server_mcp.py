@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import zlib
@@ -9,7 +10,7 @@ import zlib
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
-from server_support import SIGNUP, auth, serving
+from server_support import SIGNUP, auth, serving, until
 
 from wildhold.server.mcp import CATALOGUE_BUDGET, build_mcp, catalogue_size, lean_schema, tool_surface, tools_hash
 from wildhold.service.schemas import OpResult
@@ -219,6 +220,12 @@ async def list_in(s, token: str, session: str) -> httpx.Response:
                              headers={**MCP_HEADERS, **auth(token), "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"})
 
 
+async def call_in(s, token: str, session: str, tool: str, arguments: dict, method: str = "tools/call") -> httpx.Response:
+    return await s.http.post("/mcp", json={"jsonrpc": "2.0", "id": 3, "method": method,
+                                           "params": {"name": tool, "arguments": arguments}},
+                             headers={**MCP_HEADERS, **auth(token), "mcp-session-id": session, "mcp-protocol-version": "2025-06-18"})
+
+
 async def test_a_session_answers_only_the_token_that_opened_it(tmp_path):
     async with serving(tmp_path) as s:
         ann, _ = await s.register("ann")
@@ -231,27 +238,61 @@ async def test_a_session_answers_only_the_token_that_opened_it(tmp_path):
         assert (await list_in(s, ann, session)).status_code == 200  # bob could not close it
 
 
-async def test_a_token_holds_a_bounded_number_of_sessions_and_closing_one_frees_a_place(tmp_path):
+async def test_a_token_past_its_session_limit_gets_a_new_session_and_loses_its_least_recently_used(tmp_path):
+    """A client that never closes its sessions (the TypeScript SDK sends no DELETE) is never locked out: the session
+    it used longest ago closes (its id answers 404, so its client initializes anew), and a token holds no more."""
     async with serving(tmp_path, mcp_sessions_per_token=3) as s:
         ann, _ = await s.register("ann")
         bob, _ = await s.register("bob")
+        bobs = (await open_session(s, bob)).headers["mcp-session-id"]
         sessions = [(await open_session(s, ann)).headers["mcp-session-id"] for _ in range(3)]
-        r = await open_session(s, ann)
-        assert r.status_code == 429 and r.json()["code"] == "session_limit"
-        assert (await open_session(s, bob)).status_code == 200  # the cap is per token
-        assert [(await list_in(s, ann, sid)).status_code for sid in sessions] == [200] * 3  # the open ones still answer
-        r = await s.http.delete("/mcp", headers={**MCP_HEADERS, **auth(ann), "mcp-session-id": sessions[0]})
+        assert (await list_in(s, ann, sessions[0])).status_code == 200  # now sessions[1] is the least recently used
+        fourth = await open_session(s, ann)
+        assert fourth.status_code == 200
+        assert (await list_in(s, ann, sessions[1])).status_code == 404
+        kept = [sessions[0], sessions[2], fourth.headers["mcp-session-id"]]
+        assert [(await list_in(s, ann, sid)).status_code for sid in kept] == [200] * 3
+        assert (await list_in(s, bob, bobs)).status_code == 200  # the limit is per token
+        assert len(s.app.state.mcp_sessions.owner) == 4
+        r = await s.http.delete("/mcp", headers={**MCP_HEADERS, **auth(ann), "mcp-session-id": kept[0]})
+        assert r.status_code < 300 and len(s.app.state.mcp_sessions.owner) == 3
+
+
+async def test_a_session_answering_a_long_poll_is_closed_after_the_idle_ones(tmp_path):
+    async with serving(tmp_path, mcp_sessions_per_token=2, clock="realtime", tick_seconds=3600) as s:
+        ann, _ = await s.register("ann")
+        polling = (await open_session(s, ann)).headers["mcp-session-id"]
+        op = (await call_in(s, ann, polling, "wait", {"ticks": 10})).json()["result"]["structuredContent"]["op"]
+        idle = (await open_session(s, ann)).headers["mcp-session-id"]
+        held = asyncio.create_task(call_in(s, ann, polling, "wait_operation", {"op": op, "timeout_s": 5}))
+        assert await until(lambda: polling in s.app.state.mcp_sessions.busy)
+        assert (await open_session(s, ann)).status_code == 200  # polling is older, but busy: idle goes
+        assert (await list_in(s, ann, idle)).status_code == 404
+        held.cancel()
+
+
+async def test_a_request_whose_session_closes_while_it_runs_answers_404_not_500(tmp_path):
+    async with serving(tmp_path, clock="realtime", tick_seconds=3600) as s:
+        ann, _ = await s.register("ann")
+        session = (await open_session(s, ann)).headers["mcp-session-id"]
+        op = (await call_in(s, ann, session, "wait", {"ticks": 10})).json()["result"]["structuredContent"]["op"]
+        held = asyncio.create_task(call_in(s, ann, session, "wait_operation", {"op": op, "timeout_s": 10}))
+        assert await until(lambda: session in s.app.state.mcp_sessions.busy)
+        r = await s.http.delete("/mcp", headers={**MCP_HEADERS, **auth(ann), "mcp-session-id": session})
         assert r.status_code < 300
-        assert (await open_session(s, ann)).status_code == 200
+        answer = await held
+        assert answer.status_code == 404 and answer.json()["error"]["data"]["code"] == "not_found"
 
 
 async def test_an_initialize_spelled_with_json_escapes_is_counted_as_opening_a_session(tmp_path):
     escaped = json.dumps(INITIALIZE).replace('"initialize"', '"\\u0069nitialize"').encode()
     async with serving(tmp_path, mcp_sessions_per_token=1) as s:
         ann, _ = await s.register("ann")
-        assert (await s.http.post("/mcp", content=escaped, headers={**MCP_HEADERS, **auth(ann)})).status_code == 200
-        r = await s.http.post("/mcp", content=escaped, headers={**MCP_HEADERS, **auth(ann)})
-        assert r.status_code == 429 and r.json()["code"] == "session_limit"
+        first = await s.http.post("/mcp", content=escaped, headers={**MCP_HEADERS, **auth(ann)})
+        second = await s.http.post("/mcp", content=escaped, headers={**MCP_HEADERS, **auth(ann)})
+        assert first.status_code == second.status_code == 200
+        assert (await list_in(s, ann, first.headers["mcp-session-id"])).status_code == 404
+        assert (await list_in(s, ann, second.headers["mcp-session-id"])).status_code == 200
 
 
 async def test_opening_a_session_spends_the_tokens_rate_budget(tmp_path):
@@ -273,25 +314,85 @@ async def test_two_authorization_headers_are_refused_on_every_face(tmp_path):
         assert r.status_code == 400 and r.json()["code"] == "bad_request"
 
 
-async def test_the_signup_token_opens_a_session_only_to_register(tmp_path):
+async def test_the_signup_token_opens_a_session_to_register_and_read_the_public_tools(tmp_path):
+    """An MCP-only agent reads the rules before it registers, as anyone reads /api/rules."""
     async with serving(tmp_path) as s:
         async with s.mcp(SIGNUP) as client:
-            for name, args in (("rules", {"section": "actions", "key": "eat"}), ("scoring_info", {}), ("world_info", {})):
-                r = await client.call_tool(name, args)
+            rules = await client.call_tool("rules", {"section": "actions", "key": "eat"})
+            assert not rules.is_error and rules.structured_content["value"]["category"] == "maintenance"
+            assert not (await client.call_tool("scoring_info", {})).is_error
+            for name in ("world_info", "observe", "inventory"):
+                r = await client.call_tool(name, {})
                 assert r.is_error and r.structured_content["code"] == "forbidden", name
             r = await client.call_tool("register", {"name": "ann"})
             assert not r.is_error and r.structured_content["token"]
 
 
-async def test_an_oversized_opening_request_is_refused_before_it_is_held(tmp_path):
+async def test_an_unreadable_body_is_a_json_rpc_parse_error_and_nothing_is_held(tmp_path):
+    from wildhold.server.bodies import MAX_DEPTH
     from wildhold.server.mcp import MAX_BODY_BYTES
 
     async with serving(tmp_path) as s:
         ann, _ = await s.register("ann")
         big = {**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * (MAX_BODY_BYTES + 10)}}
-        r = await s.http.post("/mcp", json=big, headers={**MCP_HEADERS, **auth(ann)})
-        assert r.status_code == 400 and r.json()["code"] == "bad_request"
+        def nesting(levels: int) -> bytes:  # an initialize whose params hold `levels` nested arrays (about 200 KB)
+            body = json.dumps({**INITIALIZE, "params": {**INITIALIZE["params"], "nest": None}})
+            return body.replace("null", "[" * levels + "]" * levels).encode()
+
+        nested, shallow_enough = nesting(100_000), nesting(MAX_DEPTH - 2)
+        for body in (json.dumps(big).encode(), nested, b'{"jsonrpc": "2.0", "id": 1, "method": '):
+            r = await s.http.post("/mcp", content=body, headers={**MCP_HEADERS, **auth(ann)})
+            assert r.status_code == 400 and r.json()["error"]["code"] == -32700
+            assert r.json()["error"]["data"] == {"code": "bad_request", "message": r.json()["error"]["message"],
+                                                 "retry_after_s": None}
+        assert "deeper than 64" in (await s.http.post("/mcp", content=nested, headers={**MCP_HEADERS, **auth(ann)})).text
+        r = await s.http.post("/mcp", content=shallow_enough, headers={**MCP_HEADERS, **auth(ann)})
+        assert r.status_code == 200
+        assert len(s.app.state.mcp_sessions.owner) == 1 and (await open_session(s, ann)).status_code == 200
+
+
+async def test_every_refusal_at_the_door_is_code_message_and_retry_after(tmp_path):
+    async with serving(tmp_path, rate_per_s=0.01, rate_burst=1) as s:
+        ann, _ = await s.register("ann")
+        r = await s.http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+        assert r.status_code == 401 and r.json() == {"code": "unauthorised", "message": r.json()["message"],
+                                                     "retry_after_s": None}
         assert (await open_session(s, ann)).status_code == 200
+        r = await open_session(s, ann)
+        assert r.status_code == 429 and r.json()["code"] == "rate_limited" and r.json()["retry_after_s"] > 0
+        assert int(r.headers["retry-after"]) >= r.json()["retry_after_s"]
+
+
+async def test_the_host_is_checked_before_the_token_and_the_session(tmp_path):
+    async with serving(tmp_path) as s:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=s.app), base_url="http://evil.example") as other:
+            r = await other.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+            assert r.status_code == 421 and r.json()["code"] == "forbidden" and "Host" in r.json()["message"]
+            r = await other.post("/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "mcp-session-id": "none-such"})
+            assert r.status_code == 421
+        r = await s.http.post("/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "Origin": "http://evil.example"})
+        assert r.status_code == 403 and r.json()["code"] == "forbidden" and "Origin" in r.json()["message"]
+
+
+async def test_only_what_is_served_is_advertised_and_the_rules_are_a_resource(tmp_path):
+    async with serving(tmp_path) as s:
+        ann, _ = await s.register("ann")
+        opened = await open_session(s, ann)
+        capabilities = opened.json()["result"]["capabilities"]
+        assert "prompts" not in capabilities and "tools" in capabilities and "resources" in capabilities
+        session = opened.headers["mcp-session-id"]
+        r = await call_in(s, ann, session, "anything", {}, method="prompts/get")
+        assert r.json()["error"]["code"] == -32601  # method not found: a JSON-RPC code
+        async with s.mcp(ann) as client:
+            [listed] = (await client.list_resources()).resources
+            assert str(listed.uri) == "wildhold://rules" and listed.mime_type == "text/markdown"
+            [text] = (await client.read_resource("wildhold://rules")).contents
+            assert text.text.startswith("# Wildhold rules") and "## " in text.text
+        for method in ("tools/list", "resources/list", "resources/templates/list"):
+            r = await s.http.post("/mcp", json={"jsonrpc": "2.0", "id": 7, "method": method, "params": {"cursor": "x"}},
+                                  headers={**MCP_HEADERS, **auth(ann), "mcp-session-id": session,
+                                           "mcp-protocol-version": "2025-06-18"})
+            assert r.json()["error"]["code"] == -32602 and "cursor" in r.json()["error"]["message"], method
 
 
 async def test_view_image_is_an_image_a_multimodal_model_sees_and_the_same_data_on_http(tmp_path):
@@ -317,3 +418,18 @@ async def test_view_image_is_an_image_a_multimodal_model_sees_and_the_same_data_
     y, x = next((r, c) for r, row in enumerate(sprite) for c, ch in enumerate(row) if ch == "#")  # its first lit pixel
     y, x = 4 * looks.tile_px + y, 4 * looks.tile_px + x
     assert tuple(rows[y * stride + 1 + 3 * x: y * stride + 4 + 3 * x]) == tuple(looks.self_.colour), "you stand at the centre"
+
+
+def test_the_server_holds_at_most_its_total_of_sessions_closing_the_least_recently_used_of_any_token():
+    from wildhold.server.mcp import Sessions
+
+    sessions = Sessions(total=3)
+    for key, sid in (("ann", "a1"), ("ann", "a2"), ("bob", "b1")):
+        assert sessions.making_room(key, per_token=8) == []
+        sessions.opened(key, sid)
+        sessions.answered(key)
+    sessions.touch("a1")  # a2 is now the least recently used of all
+    assert sessions.making_room("bob", per_token=8) == ["a2"]
+    sessions.opened("bob", "b2")
+    sessions.answered("bob")
+    assert sorted(sessions.owner) == ["a1", "b1", "b2"] and sessions.held == {"ann": 1, "bob": 2}

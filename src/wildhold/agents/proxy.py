@@ -7,34 +7,46 @@ Point Codex (the Responses API) or any chat-completions client at
 Each call is forwarded to the upstream with the operator's key (the agent never holds it), its
 provider-reported usage priced by the pinned table (caching-neutral, as the scaffold prices it) and
 recorded into the match as one session record, so the archive carries the same spend curves as a
-scaffold arm's. Past the hidden budget a call is refused in the provider's own error shape. Streaming
-is relayed as it arrives; OpenAI streams are asked for their usage (`stream_options.include_usage`).
-Calls that cost nothing (Anthropic's token counting, the model lists) are forwarded and never metered.
+scaffold arm's. No call crosses the hidden budget: each holds its worst case while it runs (its input at
+one token per byte of the request, its output limit at the pinned price) and an output limit the budget
+left cannot pay is lowered to what it can (`max_tokens` clamped); a call that cannot pay for one output
+token is refused in the provider's own error shape. Streaming is relayed as it arrives; OpenAI streams
+are asked for their usage (`stream_options.include_usage`). Calls that cost nothing (Anthropic's token
+counting, the model lists) are forwarded and never metered.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 import httpx2
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from wildhold.agents.scaffold.accounting import Price, SessionSpend, price_table_id
 from wildhold.agents.scaffold.adapters import Usage
+from wildhold.readable import read_model
+from wildhold.server.bodies import BodyError, BodyLimit, TooLarge, parse_json
 from wildhold.service.errors import HostError
 
 HOP_HEADERS = frozenset({"host", "content-length", "authorization", "x-api-key", "connection", "accept-encoding",
                          "transfer-encoding", "keep-alive"})
+MAX_BODY_BYTES = 32 * 2**20  # a model request with its images: the largest the providers take
+# The request fields that bound a call's output tokens, by upstream path: the first one a request states counts;
+# the last is the one set when a request states none and the budget must bound it.
+OUTPUT_LIMITS = {"/chat/completions": ("max_tokens", "max_completion_tokens"), "/responses": ("max_output_tokens",),
+                 "/v1/messages": ("max_tokens",)}
+UNSTATED_OUTPUT_TOKENS = 128_000  # a call that states no output limit may produce this many (today's largest limit)
 
 
 class UpstreamSpec(BaseModel):
@@ -60,7 +72,8 @@ class ProxySpec(BaseModel):
 
     @classmethod
     def load(cls, path: Path) -> ProxySpec:
-        return cls.model_validate(yaml.safe_load(Path(path).read_text()))
+        """The proxy file, or UnreadableFile naming it and the keys at fault."""
+        return read_model(path, cls)
 
     def price_table(self) -> dict[str, Any]:
         return {model: {"provider": "proxy", "model": model, **p.model_dump()} for model, p in sorted(self.prices.items())}
@@ -76,6 +89,7 @@ class Meter:
     spent: dict[str, float] = field(default_factory=dict)
     calls: dict[str, int] = field(default_factory=dict)
     failed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # upstream failures since the last recorded call
+    held: dict[str, float] = field(default_factory=dict)  # dollars the calls running now may still cost, by agent
 
     def __post_init__(self) -> None:
         self.table = price_table_id(self.spec.price_table())
@@ -85,6 +99,31 @@ class Meter:
             if inp.kind == SPEND and inp.agent is not None:
                 self.spent[inp.agent] = self.spent.get(inp.agent, 0.0) + inp.args.get("cost_usd", 0.0)
                 self.calls[inp.agent] = max(self.calls.get(inp.agent, 0), inp.args.get("session", 0))
+
+    def admit(self, agent: str, model: str, path: str, body: dict[str, Any], size: int) -> Grant | None:
+        """The call's worst case held against what the budget has left (None: it cannot pay for one output token):
+        its input at one token per byte of the request (a token is at least a byte of text) and its output limit,
+        lowered (`clamp`) to what is left when the request asks more or states none."""
+        p = self.spec.prices[model]
+        left = self.spec.budget_usd - self.spent.get(agent, 0.0) - self.held.get(agent, 0.0)
+        input_worst = size * p.input_per_mtok / 1e6
+        per_output = p.output_per_mtok / 1e6
+        fields = OUTPUT_LIMITS[path]
+        stated_field = next((f for f in fields if _tokens(body.get(f)) is not None), None)
+        asked = _tokens(body.get(stated_field)) if stated_field else UNSTATED_OUTPUT_TOKENS
+        assert asked is not None
+        affordable = math.floor((left - input_worst) / per_output) if per_output else asked
+        if left <= 0 or left < input_worst or affordable < 1:
+            return None
+        granted = min(asked, affordable)
+        clamp = (stated_field or fields[-1], granted) if granted < asked else None
+        reserved = input_worst + granted * per_output
+        self.held[agent] = self.held.get(agent, 0.0) + reserved
+        return Grant(agent, reserved, clamp)
+
+    def release(self, grant: Grant) -> None:
+        """The call is over (metered, failed or refused upstream): its worst case is no longer held."""
+        self.held[grant.agent] = max(0.0, self.held.get(grant.agent, 0.0) - grant.reserved)
 
     def record(self, agent: str, model: str, usage: Usage, started: float, provider: str) -> None:
         """One call as the match records a session: usage, dollars at the pinned price, and its log."""
@@ -111,6 +150,20 @@ class Meter:
         now = time.time()
         self.failed.setdefault(agent, []).append({"kind": "provider_error", "at": round(started, 3),
                                                   "duration_s": round(now - started, 3), "error": error})
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A call let through: the dollars held for its worst case, and the output limit set on it, if one was."""
+
+    agent: str
+    reserved: float
+    clamp: tuple[str, int] | None  # (the request field, the tokens it now allows)
+
+
+def _tokens(value: Any) -> int | None:
+    """A request's output limit as a count of tokens, or None when it states none the upstream would take."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def openai_usage(u: dict[str, Any] | None) -> Usage:
@@ -140,7 +193,14 @@ def _anthropic_error(status: int, message: str, kind: str) -> JSONResponse:
     return JSONResponse({"type": "error", "error": {"type": kind, "message": message}}, status_code=status)
 
 
-def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport | None = None) -> Starlette:
+def _failing(provider: str) -> Callable[[int, str, str, str], JSONResponse]:
+    """An error in the provider's own shape: (status, message, type, OpenAI's code)."""
+    if provider == "openai":
+        return _openai_error
+    return lambda status, message, kind, code: _anthropic_error(status, message, kind)
+
+
+def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport | None = None) -> ASGIApp:
     """The proxy's routes, to mount at /proxy on the served app; `transport` is for tests (the upstream in-process)."""
     meter = Meter(spec, host)
 
@@ -155,26 +215,39 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
 
     async def forward(request: Request, provider: str, path: str) -> Response:
         up = getattr(spec, provider)
-        fail = (lambda status, message, kind, code: _openai_error(status, message, kind, code)) if provider == "openai" else \
-            (lambda status, message, kind, code: _anthropic_error(status, message, kind))
+        fail = _failing(provider)
         if up is None:
             return fail(404, f"This server proxies no {provider} upstream.", "invalid_request_error", "not_found")
         agent = who(request, provider)
         if isinstance(agent, Response):
             return agent
+        raw = await request.body()
         try:
-            body = json.loads(await request.body())
-        except ValueError:
-            return fail(400, "The request body is not JSON.", "invalid_request_error", "bad_request")
+            body = parse_json(raw)
+        except BodyError as exc:
+            return fail(400, str(exc), "invalid_request_error", "bad_request")
         model = body.get("model") if isinstance(body, dict) else None
-        if model not in spec.prices:
+        if not isinstance(model, str) or model not in spec.prices:
             return fail(400, f"The model {model!r} has no pinned price here; priced: {', '.join(sorted(spec.prices))}.",
                         "invalid_request_error", "model_not_found")
-        if meter.spent.get(agent, 0.0) >= spec.budget_usd:
+        grant = meter.admit(agent, model, path, body, len(raw))
+        if grant is None:
             if provider == "openai":
                 return _openai_error(429, "You exceeded your current quota, please check your plan and billing details.",
                                      "insufficient_quota", "insufficient_quota")
             return _anthropic_error(400, "Your credit balance is too low to access the Anthropic API.", "invalid_request_error")
+        if grant.clamp is not None:
+            body[grant.clamp[0]] = grant.clamp[1]
+        try:
+            return await send_metered(request, provider, path, up, agent, model, body, grant)
+        except BaseException:
+            meter.release(grant)
+            raise
+
+    async def send_metered(request: Request, provider: str, path: str, up: UpstreamSpec, agent: str, model: str,
+                           body: dict[str, Any], grant: Grant) -> Response:
+        """Forward the call and meter it; the grant is released once it is metered (a stream's: when it ends)."""
+        fail = _failing(provider)
         stream = bool(body.get("stream"))
         if stream and path == "/chat/completions":
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
@@ -191,18 +264,22 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
         except httpx2.HTTPError as exc:
             await client.aclose()
             meter.failure(agent, started, type(exc).__name__)
+            meter.release(grant)
             return fail(502, f"The {provider} upstream could not be reached ({type(exc).__name__}).", "api_error", "upstream_error")
         kept = {k: v for k, v in upstream.headers.items() if k.lower() in ("content-type", "request-id", "x-request-id")}
         if upstream.status_code >= 400 or not stream:
-            data = await upstream.aread()
-            await upstream.aclose()
-            await client.aclose()
+            try:
+                data = await upstream.aread()
+            finally:
+                await upstream.aclose()
+                await client.aclose()
             if upstream.status_code < 400:
                 payload = json.loads(data)
                 usage = openai_usage(payload.get("usage")) if provider == "openai" else anthropic_usage(payload.get("usage"))
                 meter.record(agent, model, usage, started, provider)
             elif upstream.status_code == 429 or upstream.status_code >= 500:  # the provider's trouble, not the request's
                 meter.failure(agent, started, f"upstream {upstream.status_code}")
+            meter.release(grant)
             return Response(data, status_code=upstream.status_code, headers=kept)
 
         async def relay() -> AsyncIterator[bytes]:
@@ -220,6 +297,7 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
                 await client.aclose()
                 usage = openai_usage(seen.get("usage")) if provider == "openai" else anthropic_usage(seen)
                 meter.record(agent, model, usage, started, provider)
+                meter.release(grant)
 
         return StreamingResponse(relay(), status_code=upstream.status_code, headers=kept)
 
@@ -262,12 +340,19 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
     async def count_tokens(request: Request) -> Response:
         return await passthrough(request, "anthropic", "/v1/messages/count_tokens")
 
-    return Starlette(routes=[Route("/openai/v1/chat/completions", chat, methods=["POST"]),
-                             Route("/openai/v1/responses", responses, methods=["POST"]),
-                             Route("/openai/v1/models", openai_models, methods=["GET"]),
-                             Route("/anthropic/v1/messages", messages, methods=["POST"]),
-                             Route("/anthropic/v1/messages/count_tokens", count_tokens, methods=["POST"]),
-                             Route("/anthropic/v1/models", anthropic_models, methods=["GET"])])
+    routes = Starlette(routes=[Route("/openai/v1/chat/completions", chat, methods=["POST"]),
+                               Route("/openai/v1/responses", responses, methods=["POST"]),
+                               Route("/openai/v1/models", openai_models, methods=["GET"]),
+                               Route("/anthropic/v1/messages", messages, methods=["POST"]),
+                               Route("/anthropic/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+                               Route("/anthropic/v1/models", anthropic_models, methods=["GET"])])
+    return BodyLimit(routes, default=MAX_BODY_BYTES, limits={}, refuse=_too_large)
+
+
+def _too_large(exc: TooLarge) -> Response:
+    """A body over the bound, in a shape both providers' clients read (OpenAI's `error.code`, Anthropic's `type`)."""
+    return JSONResponse({"type": "error", "error": {"type": "request_too_large", "code": "request_too_large",
+                                                    "message": str(exc), "param": None}}, status_code=413)
 
 
 def _read_usage(provider: str, line: bytes, seen: dict[str, Any]) -> None:

@@ -1,7 +1,8 @@
 """Fuzzing a served match for `wildhold bench hardening`: schemathesis over the HTTP API (every operation,
-valid and invalid requests, then a stateful run along the links it infers between operations) and
-hypothesis over every MCP tool through the official client. Counted: answers with a 5xx status (on MCP,
-also JSON-RPC internal errors); afterwards the match is stopped and its archive must replay.
+valid and invalid requests, then a stateful run along the links it infers between operations), hypothesis
+over every MCP tool through the official client, and the raw protocol of /mcp (`fuzz_wire`). Counted:
+answers with a 5xx status (on MCP, also JSON-RPC internal errors); afterwards the match is stopped and its
+archive must replay.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from wildhold.bench.served import ADMIN, CALL_TIMEOUT_S, SIGNUP, Serve, auth, en
 
 FUZZ_OPTIONS = ["--scenario", "season", "--clock", "realtime", "--tick-seconds", "0.05", "--rate", "0",
                 "--wait-max", "0.5"]
-MCP_SHARE, STATEFUL_SHARE = 0.5, 0.3  # of all requests; of the HTTP ones
+MCP_SHARE, WIRE_SHARE, STATEFUL_SHARE = 0.3, 0.2, 0.3  # of all requests (tools, raw /mcp); of the HTTP ones
 MAX_EXAMPLES = 25  # per operation or tool and round: rounds go on, each differently seeded, until the budget is spent
 STEPS = 10  # per stateful scenario
 INTERNAL_ERROR = -32603
@@ -233,23 +234,28 @@ async def fuzz_mcp(base: str, token: str, budget: int, seed: int) -> Tally:
 
 
 def fuzz(requests: int, seed: int, work: Path) -> dict[str, Any]:
-    """Fuzz one served match with `requests` requests in all, half over each face; then stop it and replay it."""
+    """Fuzz one served match with `requests` requests in all: half over HTTP, the rest over MCP, as tool calls of the
+    official client and as raw protocol (`fuzz_wire`); then stop it and replay it."""
+    from wildhold.bench.fuzz_wire import WireTally, fuzz_wire
+
     serve = Serve(work / "fuzz", FUZZ_OPTIONS)
-    http, mcp = Tally(), Tally()
+    http, mcp, wire = Tally(), Tally(), WireTally()
     serve.start()
     try:
         asyncio.run(serve.ready())
-        http_token, mcp_token = asyncio.run(serve.register(["fuzz-http", "fuzz-mcp"]))
-        mcp_budget = int(requests * MCP_SHARE)
+        http_token, mcp_token, wire_token = asyncio.run(serve.register(["fuzz-http", "fuzz-mcp", "fuzz-wire"]))
+        mcp_budget, wire_budget = int(requests * MCP_SHARE), int(requests * WIRE_SHARE)
         try:
-            fuzz_http(serve.base, http_token, requests - mcp_budget, seed, http)
+            fuzz_http(serve.base, http_token, requests - mcp_budget - wire_budget, seed, http)
         except ServerGone:
             pass
         if serve.proc.poll() is None:
             mcp = asyncio.run(fuzz_mcp(serve.base, mcp_token, mcp_budget, seed))
+        if serve.proc.poll() is None:
+            wire = asyncio.run(fuzz_wire(serve.base, wire_token, wire_budget, seed, lambda: draw(any_json(), 200, seed)))
         up = serve.proc.poll() is None
         archive, exit_code = asyncio.run(end_match(serve)) if up else (None, serve.proc.returncode)
     finally:
         serve.kill()
-    return {"http": http.dump(), "mcp": mcp.dump(), "requests": requests, "sigterm_exit_code": exit_code,
-            "replay_verifies": archive is not None and replay_verifies(archive)}
+    return {"http": http.dump(), "mcp": mcp.dump(), "wire": wire.dump(), "requests": requests,
+            "sigterm_exit_code": exit_code, "replay_verifies": archive is not None and replay_verifies(archive)}

@@ -40,6 +40,7 @@ TARGET_GROWTH = 0.10
 PROGRAM = 'n = 0\nwhile True:\n    say(text="program " + str(n))\n    n += 1\n    wait(ticks=1)\n'
 CRASH_OPTIONS = ["--scenario", "season", "--clock", "realtime", "--tick-seconds", "0.05", "--rate", "0"]
 CRASH_FACES = ("http", "mcp") * 3
+PROGRAM_ALIVE = ("running", "waiting")  # a program between its calls waits (on `wait(ticks=1)`): both are alive
 STARTUP_KILL_SHARE = 0.1  # of the kills land while the server starts (resumes), before it answers
 ACTIVE_S = (0.0, 2.0)  # how long agents act after the first accepted action before a kill, drawn uniformly
 STORAGE_PAUSE_S = 0.25  # an agent refused with storage_unavailable tries again this much later
@@ -433,8 +434,11 @@ def _table(f: dict[str, Any]):
                       "a program running", str(c["kills"]), "", "")
         table.add_row(f"acknowledged actions lost (of {c['acknowledged']:,})", str(c["lost"]), "0", PASS[c["lost"] == 0])
         table.add_row("acknowledged actions duplicated", str(c["duplicated"]), "0", PASS[c["duplicated"] == 0])
+        alive = c["program_state_after"] in PROGRAM_ALIVE
         table.add_row(f"the program after the kills ({c['program_actions']:,} actions)", c["program_state_after"],
-                      "running", PASS[c["program_state_after"] in ("running", "waiting")])
+                      " or ".join(PROGRAM_ALIVE), PASS[alive])
+        table.add_row("program actions recorded twice across the kills", str(c["program_actions_repeated"]), "0",
+                      PASS[c["program_actions_repeated"] == 0])
         table.add_row("SIGTERM exit code, then replay of the final archive verifies",
                       f"{c['sigterm_exit_code']}, {yes[c['replay_verifies']]}", "0, yes",
                       PASS[c["sigterm_exit_code"] == 0 and c["replay_verifies"]])
@@ -443,10 +447,14 @@ def _table(f: dict[str, Any]):
 
         rows(table, d)
     if z := f.get("fuzz"):
-        table.add_row(f"fuzzed requests: HTTP (schemathesis, {z['http']['stateful']:,} stateful) + MCP (every tool)",
-                      f"{z['http']['requests']:,} + {z['mcp']['requests']:,}", "", "")
-        fives = z["http"]["server_errors"] + z["mcp"]["server_errors"]
-        table.add_row("5xx answers (MCP: internal errors)", str(fives), "0", PASS[fives == 0])
+        w = z["wire"]
+        table.add_row(f"fuzzed requests: HTTP (schemathesis, {z['http']['stateful']:,} stateful) + MCP (every tool) + "
+                      f"raw MCP protocol ({w['closed_mid_call']:,} sessions closed mid-call)",
+                      f"{z['http']['requests']:,} + {z['mcp']['requests']:,} + {w['requests']:,}", "", "")
+        fives = z["http"]["server_errors"] + z["mcp"]["server_errors"] + w["server_errors"]
+        table.add_row("5xx answers (MCP: internal errors too)", str(fives), "0", PASS[fives == 0])
+        lost = sum(z[face]["transport_errors"] for face in ("http", "mcp", "wire"))
+        table.add_row("requests the server dropped (no answer)", str(lost), "0", PASS[lost == 0])
         table.add_row("replay verifies afterwards", yes[z["replay_verifies"]], "yes", PASS[z["replay_verifies"]])
     if ld := f.get("load"):
         _load_rows(table, ld)

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, arm_identity
+from wildhold.readable import UnreadableFile, describe_validation, read_model
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -146,11 +146,9 @@ class Sweep(BaseModel):
         if not path.exists():
             raise SweepError(f"{path} does not exist", "sweep_missing")
         try:
-            sweep = cls.model_validate(yaml.safe_load(path.read_text()))
-        except yaml.YAMLError as exc:
-            raise SweepError(f"{path} is not YAML: {exc}") from None
-        except ValidationError as exc:
-            raise SweepError(f"{path}: {exc}") from None
+            sweep = read_model(path, cls)
+        except UnreadableFile as exc:
+            raise SweepError(str(exc)) from None
         sweep._base = path.resolve().parent
         sweep.check(sweep._base)
         return sweep
@@ -275,7 +273,7 @@ def cell_experiment(sweep: Sweep, cell: Cell) -> Experiment:
     try:
         return Experiment.model_validate(data)
     except ValidationError as exc:
-        raise SweepError(f"cell {cell.key}: {exc}") from None
+        raise SweepError(f"cell {cell.key}: {describe_validation(exc, 'the experiment')}") from None
 
 
 def identity(sweep: Sweep, arm: ArmSpec, base: Path) -> dict[str, Any]:
@@ -286,7 +284,7 @@ def identity(sweep: Sweep, arm: ArmSpec, base: Path) -> dict[str, Any]:
         exp = Experiment.model_validate({"budget_usd": sweep.budget_usd, "ceiling_s": 600, **sweep.experiment,
                                          "name": sweep.name, "arms": [arm.model_dump(mode="json", exclude_none=True)]})
     except ValidationError as exc:
-        raise SweepError(f"arm {arm.name!r}: {exc}") from None
+        raise SweepError(f"arm {arm.name!r}: {describe_validation(exc, 'the experiment')}") from None
     try:
         return arm_identity(exp, exp.arms[0], base)
     except OSError as exc:

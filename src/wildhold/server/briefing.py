@@ -58,7 +58,8 @@ def briefing(host: Host, base_url: str) -> str:
         f"- Rate limit: {c.rate_per_s:g} requests a second per token (bursts of {c.rate_burst}); past it, "
         "`rate_limited` with the seconds to wait." if c.rate_per_s else "- No rate limit.",
         f"- Waiting: `wait_operation` holds a call at most {c.wait_max_s:g} s here. MCP: at most "
-        f"{c.mcp_sessions_per_token} open sessions per token (`session_limit` past it); an idle session closes after "
+        f"{c.mcp_sessions_per_token} open sessions per token: opening one more closes your least recently used one (a "
+        "request in it then answers 404: initialize anew). An idle session closes after "
         f"{MCP_SESSION_IDLE_S / 60:g} minutes.",
         f"- Silence: an agent that issues no action and runs no operation for {c.idle_after_ticks} ticks is recorded "
         "as idle (`agent_idle`) in the match log.",

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Callable, Iterable, Optional
 import orjson
 from pydantic import BaseModel
 from fastapi import APIRouter, Depends, FastAPI, Request, Security
+from fastapi.routing import APIRoute
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
@@ -28,8 +29,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wildhold import __version__
 from wildhold.server.apidocs import add_docs
+from wildhold.server.bodies import BodyError, BodyLimit, TooLarge, parse_json
 from wildhold.server.briefing import briefing
-from wildhold.server.mcp import BearerGuard, build_mcp, mcp_app, mcp_endpoint
+from wildhold.server.mcp import BearerGuard, Sessions, build_mcp, mcp_app, mcp_endpoint
 from wildhold.server.programs_surface import PROGRAM_OPS, ProgramOp
 from wildhold.server.surface import action_description, action_tools
 from wildhold.service import reads
@@ -63,7 +65,7 @@ MAX_BODY_BYTES = 64 * 1024
 # client (ReadError: the official MCP client then drops the agent). Agents that call again within this keep it.
 KEEP_ALIVE_S = 120
 STATUS: dict[str, int] = {
-    "unauthorised": 401, "forbidden": 403, "rate_limited": 429, "session_limit": 429, "lobby_closed": 409, "late_join_refused": 409,
+    "unauthorised": 401, "forbidden": 403, "rate_limited": 429, "lobby_closed": 409, "late_join_refused": 409,
     "not_started": 409, "already_started": 409, "match_over": 409, "name_taken": 409, "bad_request": 400,
     "unknown_operation": 404, "unknown_section": 404, "setup_refused": 422, "not_found": 404,
     "unknown_program": 404, "program_invalid": 422, "program_too_large": 413, "program_limit": 409,
@@ -147,17 +149,44 @@ class OneAuthorization:
         await self.app(scope, receive, send)
 
 
+def too_large(exc: TooLarge) -> JSONResponse:
+    return error_response("bad_request", f"The body is {exc.size} bytes or more; at most {exc.limit}.", 400)
+
+
+class BoundedRequest(Request):
+    """A request whose JSON body is read under the nesting bound (`bodies.parse_json`), for the routes whose
+    body FastAPI parses into a model: a body refused there is a 400 with the sentence that says why."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            try:
+                self._json = parse_json(await self.body())
+            except BodyError as exc:
+                raise StarletteHTTPException(400, str(exc)) from None
+        return self._json
+
+
+class BoundedRoute(APIRoute):
+    """Every route of the app reads its request as a BoundedRequest."""
+
+    def get_route_handler(self) -> Callable:
+        handler = super().get_route_handler()
+
+        async def bounded(request: Request) -> Any:
+            return await handler(BoundedRequest(request.scope, request.receive))
+        return bounded
+
+
 async def read_json(request: Request) -> dict[str, Any]:
-    """The raw JSON body, an object (an empty body is `{}`), bounded in size; the world judges its fields."""
+    """The raw JSON body, an object (an empty body is `{}`), under the size and nesting bounds; the world judges
+    its fields."""
     raw = await request.body()
-    if len(raw) > MAX_BODY_BYTES:
-        raise HostError("bad_request", f"The body is {len(raw)} bytes; at most {MAX_BODY_BYTES}.")
     if not raw.strip():
         return {}
     try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise HostError("bad_request", f"The body is not JSON ({exc}).") from None
+        body = parse_json(raw)
+    except BodyError as exc:
+        raise HostError("bad_request", str(exc)) from None
     if not isinstance(body, dict):
         raise HostError("bad_request", f"The body is a JSON object, not {type(body).__name__ if body is not None else 'null'}.")
     return body
@@ -234,8 +263,11 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
     app = FastAPI(title="Wildhold", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="One Wildhold world served to remote agents. Briefing: GET /llms.txt. "
                               "MCP (streamable HTTP): /mcp with the same bearer tokens.")
+    app.router.route_class = BoundedRoute
     add_docs(app)  # /docs and /redoc, every asset served by this app
     app.add_middleware(OneAuthorization)
+    # Every body is bounded before a route holds it; /mcp and a mounted /proxy bound their own (larger) bodies.
+    app.add_middleware(BodyLimit, default=MAX_BODY_BYTES, limits={"/mcp": None, "/proxy/": None}, refuse=too_large)
     app.state.host = host if isinstance(host, Host) else None
 
     # ---- errors -------------------------------------------------------------------------------
@@ -441,7 +473,9 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
 
     app.openapi = openapi  # type: ignore[method-assign]
     # MCP first: its requests then skip matching every API route.
-    app.router.routes.insert(0, Route("/mcp", BearerGuard(mcp_endpoint(mcp_asgi), current), include_in_schema=False))
+    app.state.mcp_sessions = Sessions()
+    guard = BearerGuard(mcp_endpoint(mcp_asgi), current, mcp_server.session_manager, app.state.mcp_sessions)
+    app.router.routes.insert(0, Route("/mcp", guard, include_in_schema=False))
     return app
 
 

@@ -15,29 +15,36 @@ from abc import abstractmethod
 import hashlib
 import json
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+import anyio
 import orjson
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
+from mcp.shared.exceptions import MCPError
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
-from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import PrivateAttr, ValidationError
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wildhold import __version__
+from wildhold.docs.rules import rules_markdown
+from wildhold.server.bodies import BodyError, TooLarge, parse_json, read_body
 from wildhold.server.programs_surface import ProgramOp, program_ops
 from wildhold.service.schemas import ErrorBody, OpResult, ProgramStatus
 from wildhold.server.surface import action_description, action_tools, info_tools
 from wildhold.service.access import Identity
 from wildhold.service.errors import HostError
 from wildhold.service.host import Host
-from wildhold.service.queries import QueryDef, queries
+from wildhold.service.queries import QueryDef, program_reads, queries
 from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
 from wildhold.world.world import describe_validation
@@ -141,7 +148,8 @@ class QueryTool(HostedTool):
 
     async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
         assert self._query is not None
-        q, who = self._query, _identity(host, context)
+        q = self._query
+        who = _identity(host, context, signup=q.caller == "public")  # a public read is anyone's, as over HTTP
         return await q.run(host, host.access.agent_of(who) if q.caller == "agent" else None, arguments)
 
     async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
@@ -218,13 +226,13 @@ def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
 
 
 def _identity(host: Host, ctx: Context, signup: bool = False) -> Identity:
-    """Who calls, with one request spent; the signup token may only register (`signup`)."""
+    """Who calls, with one request spent; the signup token may only register and read what is public (`signup`)."""
     who = host.access.authenticate(bearer(ctx.headers))
     host.access.throttle(who)
     host.count("mcp_calls")
     if who.role == "signup" and not signup:
-        raise HostError("forbidden", "The signup token only registers agents (the register tool); reconnect with "
-                        "the token register returns.")
+        raise HostError("forbidden", "The signup token only registers agents (the register tool) and reads the public "
+                        "tools (rules, scoring_info); reconnect with the token register returns.")
     return who
 
 
@@ -278,11 +286,50 @@ def build_mcp(get_host: Callable[[], Host] | None, horizon: str = "visible") -> 
         return guard(run)
 
 
-    return MCPServer("wildhold", version=__version__,
-                     instructions="A Wildhold world: one character per agent token. Read /llms.txt for the briefing, "
-                                  "`rules` for the rules, `observe` for what you perceive; each action is a tool; "
-                                  "`save_program` and `start_program` run a program of yours inside the world.",
-                     tools=tools, warn_on_duplicate_tools=True, log_level="WARNING")
+    server = MCPServer("wildhold", version=__version__,
+                       instructions="A Wildhold world: one character per agent token. Read /llms.txt for the briefing, "
+                                    "`rules` (or the resource wildhold://rules) for the rules, `observe` for what you "
+                                    "perceive; each action is a tool; `save_program` and `start_program` run a program "
+                                    "of yours inside the world.",
+                       tools=tools, warn_on_duplicate_tools=True, log_level="WARNING")
+
+    @server.resource(RULES_URI, name="rules", title="Wildhold rules", mime_type="text/markdown",
+                     description="The whole rules document as Markdown (the `rules` tool looks up one part of it).")
+    async def rules_document() -> str:
+        if get_host is None:
+            raise ValueError("This resource is not attached to a running match.")
+        host = get_host()
+        return _rules_markdown(host.content, host.horizon)
+
+    # MCPServer serves prompts/list and prompts/get whether or not it has a prompt; Wildhold has none, so neither
+    # is served (nor advertised): a client asking gets "method not found". The SDK (pinned) has no public call.
+    for method in ("prompts/list", "prompts/get"):
+        server._lowlevel_server._request_handlers.pop(method, None)
+    server.middleware.append(_one_page)
+    return server
+
+
+RULES_URI = "wildhold://rules"
+_RULES_MD: dict[tuple[str, str], str] = {}
+PAGED = frozenset({"tools/list", "resources/list", "resources/templates/list"})
+
+
+def _rules_markdown(content: Any, horizon: str) -> str:
+    """The rules document as Markdown, rendered once per content digest and horizon."""
+    key = (content.digest, horizon)
+    if key not in _RULES_MD:
+        _RULES_MD[key] = rules_markdown(content, program_reads(), horizon)
+    return _RULES_MD[key]
+
+
+async def _one_page(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
+    """Every list answers in one page and issues no cursor, so a request carrying one is refused (invalid params)
+    rather than answered as if it had none."""
+    params = ctx.params if isinstance(ctx.params, dict) else {}
+    if ctx.method in PAGED and params.get("cursor") is not None:
+        raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor {str(params['cursor'])[:80]!r}: {ctx.method} "
+                       "answers in one page and issues no cursor; ask without one.")
+    return await call_next(ctx)
 
 
 def tool_surface(server: MCPServer | None = None, horizon: str = "visible") -> list[dict[str, Any]]:
@@ -328,21 +375,103 @@ def _served_hash(horizon: str) -> str:
 
 MCP_SESSION_IDLE_S = 600.0  # a session with no request for this long is closed; the client initializes anew
 MCP_SESSIONS_TOTAL = 2048  # open sessions on one server, every token together
+LOCAL_ONLY = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=LOCAL_HOSTS,
+                                       allowed_origins=LOCAL_ORIGINS)
+
+
+class Sessions:
+    """The open MCP sessions, least recently used first, each with the token that opened it: at most `per_token`
+    a token and `total` in all, openings still being answered included. Room for a new one is made by closing
+    the least recently used (the spec lets a server end a session; its client re-initializes on the 404), so a
+    client that never closes its sessions (the official TypeScript SDK's `close()` sends no DELETE) is never
+    locked out, and the memory they hold stays bounded."""
+
+    def __init__(self, total: int = MCP_SESSIONS_TOTAL, idle_s: float = MCP_SESSION_IDLE_S):
+        self.total, self.idle_s = total, idle_s
+        self.seen: OrderedDict[str, float] = OrderedDict()  # session -> last request (monotonic), oldest first
+        self.owner: dict[str, str] = {}  # session -> the key of the token that opened it
+        self.held: dict[str, int] = {}  # token key -> its open sessions
+        self.opening: dict[str, int] = {}  # token key -> its openings not yet answered
+        self.busy: dict[str, int] = {}  # session -> its requests being answered now
+
+    def touch(self, session: str, busy: int = 0, key: str | None = None) -> None:
+        """A request of `session` (by the token `key`, when given) begins (`busy` 1) or ends (-1): it is the most
+        recently used now. Another token's request is no use of it (the SDK answers it 404)."""
+        if session in self.seen and key in (None, self.owner[session]):
+            self.seen[session] = time.monotonic()
+            self.seen.move_to_end(session)
+            self.busy[session] = self.busy.get(session, 0) + busy
+            if self.busy[session] <= 0:
+                del self.busy[session]
+
+    def opened(self, key: str, session: str) -> None:
+        if session not in self.owner:
+            self.owner[session] = key
+            self.held[key] = self.held.get(key, 0) + 1
+        self.seen[session] = time.monotonic()
+        self.seen.move_to_end(session)
+
+    def closed(self, session: str) -> None:
+        key = self.owner.pop(session, None)
+        self.seen.pop(session, None)
+        self.busy.pop(session, None)
+        if key is not None:
+            self.held[key] -= 1
+            if not self.held[key]:
+                del self.held[key]
+
+    def making_room(self, key: str, per_token: int) -> list[str]:
+        """Counts one opening for `key` and returns the sessions to close first: those idle past the timeout (the
+        transport has closed them already), then the least recently used of this token's past `per_token`, then
+        the least recently used of all past `total`; a session answering a request now goes after every idle one
+        (closing it loses that answer)."""
+        now = time.monotonic()
+        stale = [sid for sid, seen in self.seen.items() if now - seen > self.idle_s and sid not in self.busy]
+        for sid in stale:
+            self.closed(sid)
+        order = sorted(self.seen, key=lambda sid: sid in self.busy)  # stable: least recently used first
+        close: list[str] = []
+        if self.held.get(key, 0) + self.opening.get(key, 0) >= per_token:
+            mine = [sid for sid in order if self.owner[sid] == key]
+            close += mine[:len(mine) + self.opening.get(key, 0) - per_token + 1]
+        surplus = len(self.seen) - len(close) + sum(self.opening.values()) - self.total + 1
+        if surplus > 0:
+            close += [sid for sid in order if sid not in close][:surplus]
+        for sid in close:
+            self.closed(sid)
+        self.opening[key] = self.opening.get(key, 0) + 1
+        return close
+
+    def answered(self, key: str) -> None:
+        """An opening was answered (a session opened or not)."""
+        self.opening[key] -= 1
+        if not self.opening[key]:
+            del self.opening[key]
 
 
 class BearerGuard:
-    """The door of /mcp: refuses requests without a token this server issued (401) or with the admin token
-    (403); binds each session to the token that opened it (another token gets 404 for it, as the SDK
-    answers a session that is not its own); counts each opening request under the token's rate limit and
-    caps the sessions a token holds open (`session_limit`, 429)."""
+    """The door of /mcp, in this order: the Host and Origin checks (local hosts only: a page on another site
+    cannot reach the server through DNS rebinding); a token this server issued (401), not the admin's or the
+    spectator's (403); a body it can read (size and nesting bounded, else a JSON-RPC parse error); for a
+    request that opens a session, one request of the token's rate limit and room among its sessions, made by
+    closing its least recently used one (`Sessions`). Each session answers only the token that opened it
+    (another token gets 404, as the SDK answers a session that is not its own); a request still running when
+    its session is closed answers 404 too, as any later one does. A refusal is `{code, message, retry_after_s}`."""
 
-    def __init__(self, app: ASGIApp, get_host: Callable[[], Host], idle_s: float = MCP_SESSION_IDLE_S):
-        self.app, self.get_host, self.idle_s = app, get_host, idle_s
-        self.sessions: dict[str, dict[str, float]] = {}  # token key -> {session id: last request (monotonic)}
+    def __init__(self, app: ASGIApp, get_host: Callable[[], Host], manager: StreamableHTTPSessionManager,
+                 sessions: Sessions | None = None):
+        self.app, self.get_host, self.manager = app, get_host, manager
+        self.sessions = sessions or Sessions()
+        self.security = TransportSecurityMiddleware(LOCAL_ONLY)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        foreign = await self.security.validate_request(Request(scope), is_post=False)
+        if foreign is not None:
+            await _refuse(send, "forbidden", f"{bytes(foreign.body).decode()}: this server answers requests for "
+                          "127.0.0.1, localhost and [::1] only.", status=foreign.status_code)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         session = headers.get(MCP_SESSION_ID_HEADER)
@@ -352,88 +481,133 @@ class BearerGuard:
             if who.role in ("admin", "spectator"):
                 raise HostError("forbidden", f"The {who.role} token is for the operator's routes and the live page; "
                                 "MCP takes agent tokens.")
-            if session is None and scope["method"] == "POST":
-                body, receive = await _buffered(receive)
-                if _opens_session(body):
-                    host.access.throttle(who)
-                    self._admit(who.key, host.config.mcp_sessions_per_token)
         except HostError as exc:
-            await _refuse(send, exc)
+            await _refuse(send, exc.code, exc.message, exc.retry_after)
+            return
+        opens = False
+        if scope["method"] == "POST":
+            try:
+                body, receive = await read_body(receive, MAX_BODY_BYTES)
+                opens = session is None and _opens_session(parse_json(body))
+            except (TooLarge, BodyError) as exc:
+                await _unreadable(send, str(exc))
+                return
+        if opens:
+            try:
+                host.access.throttle(who)
+            except HostError as exc:
+                await _refuse(send, exc.code, exc.message, exc.retry_after)
+                return
+            await self._open(scope, receive, send, who.key, host.config.mcp_sessions_per_token)
             return
         scope["user"] = AuthenticatedUser(AccessToken(token=who.key, client_id=who.key, scopes=[]))
-        held = self.sessions.setdefault(who.key, {})
-        if session is not None and session in held:
-            held[session] = time.monotonic()
-            if scope["method"] == "DELETE":
-                del held[session]
+        if session is None:
+            await self.app(scope, receive, send)
+            return
+        self.sessions.touch(session, +1, who.key)
+        answer = SessionAnswer(send, lambda: session not in self.manager._server_instances)
+        try:
+            await self.app(scope, receive, answer.send)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            # The session closed between the request reaching its transport and the transport handing it on: the
+            # SDK answers 500 and then raises. The answer is the 404 of a closed session, and nothing is left to do.
+            if session in self.manager._server_instances:
+                raise
+            await answer.gone()
+        finally:
+            self.sessions.touch(session, -1, who.key)
+            if session not in self.manager._server_instances:
+                self.sessions.closed(session)  # closed by its client (DELETE), or expired on the server's side
+
+    async def _open(self, scope: Scope, receive: Receive, send: Send, key: str, per_token: int) -> None:
+        """Opens a session for `key`, closing first the sessions `Sessions` names to make room."""
+        for sid in self.sessions.making_room(key, per_token):
+            await self.close(sid)
+        scope["user"] = AuthenticatedUser(AccessToken(token=key, client_id=key, scopes=[]))
 
         async def noting(message: Message) -> None:
-            if message["type"] == "http.response.start" and session is None and message["status"] < 300:
+            if message["type"] == "http.response.start" and message["status"] < 300:
                 opened = dict(message.get("headers", [])).get(MCP_SESSION_ID_HEADER.encode())
                 if opened:
-                    held[opened.decode("latin-1")] = time.monotonic()
-            elif message["type"] == "http.response.start" and message["status"] == 404 and session is not None:
-                held.pop(session, None)  # expired or closed on the server's side
+                    self.sessions.opened(key, opened.decode("latin-1"))
             await send(message)
 
-        await self.app(scope, receive, noting)
+        try:
+            await self.app(scope, receive, noting)
+        finally:
+            self.sessions.answered(key)
 
-    def _admit(self, key: str, cap: int) -> None:
-        """Refuses a token that already holds `cap` live sessions; forgets the ones idle past the timeout."""
-        held = self.sessions.get(key, {})
-        now = time.monotonic()
-        for sid in [sid for sid, seen in held.items() if now - seen > self.idle_s]:
-            del held[sid]
-        if len(held) >= cap:
-            raise HostError("session_limit", f"This token holds {len(held)} open MCP sessions, the most it may; "
-                            "close one (HTTP DELETE /mcp with its mcp-session-id) or reuse it. Idle sessions close "
-                            f"after {self.idle_s / 60:g} minutes.")
-
-
-async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
-    """The request body, read whole, and a receive that hands it on again; a body over MAX_BODY_BYTES is
-    refused here, before more of it is held (the transport would refuse it later, after it was read)."""
-    chunks, more, size = [], True, 0
-    while more:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        size += len(chunks[-1])
-        if size > MAX_BODY_BYTES:
-            raise HostError("bad_request", f"The body is over {MAX_BODY_BYTES} bytes.")
-        more = message.get("more_body", False)
-    body, sent = b"".join(chunks), False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-    return body, replay
+    async def close(self, session: str) -> None:
+        """Ends a session on the server's side: its id answers 404 from now on, a request of it still running too.
+        The SDK (pinned) offers no public call for this; its manager's own discard is what a DELETE runs."""
+        transport = self.manager._server_instances.get(session)
+        if transport is not None:
+            await self.manager._discard_session(session, transport)
 
 
-def _opens_session(body: bytes) -> bool:
-    """Whether a request body is (or a batch holds) an `initialize` call: the one request that opens a session."""
-    if b"initialize" not in body and b"\\u" not in body:  # most bodies need no parse (a name may hide behind escapes)
-        return False
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return False
+def _opens_session(message: Any) -> bool:
+    """Whether a parsed body is (or a batch holds) an `initialize` call: the one request that opens a session."""
     calls = message if isinstance(message, list) else [message]
     return any(isinstance(c, dict) and c.get("method") == "initialize" for c in calls)
 
 
-async def _refuse(send: Send, exc: HostError) -> None:
-    status = {"unauthorised": 401, "bad_request": 400, "rate_limited": 429, "session_limit": 429}.get(exc.code, 403)
-    body = json.dumps({"code": exc.code, "message": exc.message}).encode()
+class SessionAnswer:
+    """`send` for a request of a session: a server error answered because the session was closed while the
+    request ran (the SDK answers 500 then) becomes the 404 that any request of a closed session gets."""
+
+    def __init__(self, send: Send, closed: Callable[[], bool]):
+        self._send, self.closed = send, closed
+        self.started = self.replaced = False
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 500 and self.closed():
+            await self.gone()
+        elif not self.replaced:
+            self.started = self.started or message["type"] == "http.response.start"
+            await self._send(message)
+
+    async def gone(self) -> None:
+        """Answers the 404 of a closed session, unless an answer has begun."""
+        if self.started or self.replaced:
+            return
+        self.replaced = True
+        body = _jsonrpc_error(INVALID_REQUEST, "Session not found: it was closed while this request ran; "
+                              "initialize a new one.", "not_found")
+        await self._send({"type": "http.response.start", "status": 404, "headers": _json_headers(body)})
+        await self._send({"type": "http.response.body", "body": body})
+
+
+def _jsonrpc_error(code: int, message: str, wildhold_code: str) -> bytes:
+    """A JSON-RPC error answering no request id, with Wildhold's refusal as its data."""
+    data = ErrorBody(code=wildhold_code, message=message).model_dump()
+    return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message, "data": data}})
+
+
+def _json_headers(body: bytes) -> list[tuple[bytes, bytes]]:
+    return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+
+
+async def _unreadable(send: Send, message: str) -> None:
+    """A body the door cannot read (too large, not JSON, nested too deep): a JSON-RPC parse error, HTTP 400."""
+    body = _jsonrpc_error(PARSE_ERROR, message, "bad_request")
+    await send({"type": "http.response.start", "status": 400, "headers": _json_headers(body)})
+    await send({"type": "http.response.body", "body": body})
+
+
+REFUSAL_STATUS = {"unauthorised": 401, "bad_request": 400, "rate_limited": 429}
+
+
+async def _refuse(send: Send, code: str, message: str, retry_after: float | None = None,
+                  status: int | None = None) -> None:
+    """A refusal of the caller as every face answers one: `{code, message, retry_after_s}`, with `Retry-After`
+    when there is a wait, and `WWW-Authenticate` on a 401."""
+    status = status or REFUSAL_STATUS.get(code, 403)
+    body = orjson.dumps(ErrorBody(code=code, message=message,
+                                  retry_after_s=None if retry_after is None else round(retry_after, 3)).model_dump())
     extra = [(b"www-authenticate", b'Bearer realm="wildhold"')] if status == 401 else []
-    if exc.retry_after is not None:
-        extra.append((b"retry-after", str(max(1, round(exc.retry_after + 0.5))).encode()))
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *extra]})
+    if retry_after is not None:
+        extra.append((b"retry-after", str(max(1, round(retry_after + 0.5))).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": [*_json_headers(body), *extra]})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -447,8 +621,6 @@ def mcp_endpoint(app: Any) -> ASGIApp:
 
 def mcp_app(server: MCPServer) -> ASGIApp:
     """The streamable HTTP app at /mcp (JSON responses, local hosts only); run `server.session_manager.run()` around it."""
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=LOCAL_HOSTS,
-                                         allowed_origins=LOCAL_ORIGINS)
-    return server.streamable_http_app(streamable_http_path="/mcp", json_response=True, transport_security=security,
+    return server.streamable_http_app(streamable_http_path="/mcp", json_response=True, transport_security=LOCAL_ONLY,
                                       max_request_body_size=MAX_BODY_BYTES, session_idle_timeout=MCP_SESSION_IDLE_S,
-                                      max_sessions=MCP_SESSIONS_TOTAL)
+                                      max_sessions=None)  # BearerGuard's Sessions bounds them, closing rather than refusing

@@ -11,7 +11,6 @@ SERVICE_CODES: dict[str, str] = {
     "forbidden": "The token is valid but may not do this: an agent token on an admin route, another agent's "
                  "operation, or acting as another character.",
     "rate_limited": "Too many requests for this token; wait the number of seconds given, then retry.",
-    "session_limit": "This token holds as many open MCP sessions as it may; close or reuse one.",
     "lobby_closed": "Registration is closed: the match has ended, or it has as many agents as it takes.",
     "late_join_refused": "The match has started and this server does not let agents join late.",
     "not_started": "The match is still in its lobby; the operator starts it with POST /api/admin/start.",

@@ -18,6 +18,8 @@ from wildhold.agents.base import Policy
 from wildhold.agents.scripted import make_policy
 from wildhold.content import Content, default_content
 from wildhold.eval.stats import describe
+from wildhold.readable import DAMAGE, damaged
+from wildhold.store.archive import ArchiveError
 from wildhold.tasks.attempt import attempt_name, run_attempt, score_archive, sweep_scratch
 from wildhold.tasks.catalog import default_suite
 from wildhold.tasks.graded import GradedOracle, parse_eps
@@ -65,8 +67,7 @@ def players_of(experiment: Path) -> list[Player]:
                 raise ValueError(f"arm {a.name!r}: provider {a.provider!r} needs a model")
             if a.api_key_env and not os.environ.get(a.api_key_env):
                 raise ValueError(f"arm {a.name!r}: the environment variable {a.api_key_env} is not set")
-        if a.cassette and not (Path(experiment).resolve().parent / a.cassette).is_file():
-            raise ValueError(f"arm {a.name!r}: its cassette {a.cassette} is not beside the experiment file")
+    exp.check_files(Path(experiment).resolve().parent)
     return [Player(a.name, policy=a.policy or "producer") if a.provider == "scripted" else Player(a.name, experiment=path)
             for a in exp.arms]
 
@@ -193,10 +194,13 @@ def score_dir(out: Path, *, verify: bool = False) -> Scored:
     kept: dict[str, tuple[Path, dict[str, Any]]] = {}
     duplicates: list[tuple[str, str]] = []
     for path in sorted(out.glob("*.wha")):
-        if verify:
-            verify_archive(path, content)
-            check_attempt(path, content)
-        result = score_archive(path, content)
+        try:
+            if verify:
+                verify_archive(path, content)
+                check_attempt(path, content)
+            result = score_archive(path, content)
+        except DAMAGE as exc:
+            raise ArchiveError(damaged(path, exc), "archive_damaged") from None
         first = kept.setdefault(result["chain_head"], (path, result))
         if first[0] != path:
             duplicates.append((first[0].name, path.name))

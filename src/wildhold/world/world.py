@@ -11,6 +11,7 @@ import orjson
 from pydantic import ValidationError
 
 from wildhold.content import Content
+from wildhold.readable import describe_validation
 from wildhold.world import systems
 from wildhold.world.actions import REGISTRY, check_registry, suggest
 from wildhold.world.actions.registry import exact_args, json_args
@@ -673,9 +674,3 @@ def _as_sent(args: dict[str, Any]) -> bytes | None:
         return None
 
 
-def describe_validation(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)

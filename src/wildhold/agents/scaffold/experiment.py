@@ -20,7 +20,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rich.console import Console
 
@@ -39,6 +38,7 @@ from wildhold.agents.scaffold.session import (
 )
 from wildhold.agents.scaffold.workspace import Workspace, WorkspaceError
 from wildhold.extras import require
+from wildhold.readable import read_model
 from wildhold.service.match import SPEND
 from wildhold.revision import git_revision
 from wildhold.store.private import private_folder, write_private
@@ -141,7 +141,20 @@ class Experiment(BaseModel):
 
     @classmethod
     def load(cls, path: Path) -> Experiment:
-        return cls.model_validate(yaml.safe_load(Path(path).read_text()))
+        """The experiment file, or UnreadableFile naming it and the keys at fault."""
+        return read_model(path, cls)
+
+    def check_files(self, base: Path) -> None:
+        """Every file an arm names is where it says, beside the experiment file (`base`): refused before anything
+        is written, naming the arm and the file."""
+        for a in self.arms:
+            if a.cassette and not (base / a.cassette).is_file():
+                raise ExperimentError(f"arm {a.name!r}: its cassette {a.cassette} is not a file beside the experiment "
+                                      f"({base / a.cassette}); record one or correct the path", "cassette_missing")
+            pack = self.pack(a)
+            if pack and not (base / pack).is_dir():
+                raise ExperimentError(f"arm {a.name!r}: its knowledge_pack {pack} is not a folder beside the experiment "
+                                      f"({base / pack})", "knowledge_pack_missing")
 
     def budget(self, arm: ArmSpec) -> float:
         return arm.budget_usd if arm.budget_usd is not None else self.budget_usd
@@ -304,6 +317,7 @@ class Run:
         from wildhold.service.host import Host
 
         self.exp, self.out, self.base, self.limiter = exp, out, base, limiter
+        exp.check_files(base)
         for arm in exp.arms:  # a provider SDK that is not installed fails here, before anything is written
             if arm.provider in ("openai", "anthropic", "google"):
                 require(arm.provider, f"the {arm.provider} arm {arm.name!r}")
