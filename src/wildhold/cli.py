@@ -1258,6 +1258,38 @@ def _agent_command(command: str, harness: str | None, model: str | None, proxy: 
         _fail(str(exc))
 
 
+@tasks_app.command("calibrate")
+def tasks_calibrate(
+    suite_names: Annotated[list[str], typer.Option("--suite", help="lite, full, or task ids (repeat --suite, or separate them with commas).")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for measurements.jsonl (a rerun resumes), calibration.yaml and calibration.md.")],
+    workers: Annotated[int, typer.Option("--workers", min=1)] = os.cpu_count() or 1,
+    write: Annotated[bool, typer.Option("--write", help="Install the measured levels and limits into the suite's calibration.yaml (the whole suite: replaced; some tasks: theirs added, the cut-offs kept).")] = False,
+    quiet: Quiet = False,
+) -> None:
+    """Measure each task's level and limits: the oracle's turns and minutes over the repeats templates.yaml's
+    `calibration` names give its effort, its level (the third of its category it falls in) and its limits; for the
+    whole suite, also the graded players' table over the held-out repeats (calibration.md)."""
+    from wildhold.tasks.calibrate import calibrate, declared_suite
+
+    try:
+        suite = declared_suite()
+    except ContentError as exc:
+        _fail(str(exc))
+    try:
+        tasks = suite.select([name for value in suite_names for name in value.split(",") if name])
+    except KeyError as exc:
+        _fail(str(exc.args[0]))
+    with Progress(TextColumn("calibrate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                  disable=quiet) as bar:
+        job = bar.add_task("calibrate", total=None)
+        try:
+            paths = calibrate(tasks, out, workers, write=write, on_row=lambda _: bar.advance(job))
+        except (ValueError, ContentError) as exc:
+            _fail(str(exc), 1)
+    for name, path in paths.items():
+        _say(f"{name}: {path}")
+
+
 @tasks_app.command("score")
 def tasks_score(out: Annotated[Path, typer.Argument(help="A folder `tasks run` wrote.")], trust: Trust = False,
                 layout: Layout = TaskLayout.wildhold) -> None:

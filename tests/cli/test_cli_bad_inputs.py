@@ -115,6 +115,7 @@ CASES: dict[str, list[tuple[str, int, str]]] = {
                   ("--suite lite --out {root}/t2 --experiment {fields}", 2, "fields.yaml: arms.2.provider"),
                   ("--suite lite --out {root}/t3 --experiment {no-cassette}", 2, "cassette cassettes/missing.json")],
     "tasks score": [("{root}/nope", 2, "is not a folder"), ("{tasks}", 1, "attempt.wha")],
+    "tasks calibrate": [("--suite nope/x-v1 --out {root}/c1 --quiet", 2, "no task 'nope/x-v1'")],
 }
 
 

@@ -536,21 +536,28 @@ def _check_evaluator(refuse: Callable[[str, str], NoReturn], where: str, name: s
         refuse(f"{where}params.quest", f"unknown quest kind {model.quest!r}")
 
 
-def load_suite(root: Path = TASKS_DIR, content: Content | None = None) -> Suite:
-    """Generate the templates' tasks, read the hand-written ones and the Lite list; check them all."""
+def load_suite(root: Path = TASKS_DIR, content: Content | None = None, *, calibrated: bool = True,
+               calibration: dict[str, Any] | None = None) -> Suite:
+    """Generate the templates' tasks, read the hand-written ones and the Lite list; check them all. Each task's
+    level and limits are those measured (calibration.yaml, or `calibration` when given; see `tasks.calibrate`);
+    with `calibrated=False`, those its template declares, which is how `tasks calibrate` measures a task before
+    it has been."""
     content = content or default_content()
     tasks: dict[str, Task] = {}
     origin: dict[str, str] = {}
+    file, raw = _yaml(root / "templates.yaml", root)
+    spec = _model(file, "", TemplateFile, raw)
+    measured = (calibration or _calibration(root)) if calibrated else None
 
     def add(file: str, key: str, raw: dict[str, Any]) -> None:
         task = _model(file, key, Task, raw)
         if task.id in tasks:
             raise ContentError(file, key, f"task {task.id} is already defined in {origin[task.id]}")
         check_task(file, key, task, content)
+        if measured is not None:
+            task = task.model_copy(update=_measured(measured, task.id, task.category, spec))
         tasks[task.id], origin[task.id] = task, f"{file}:{key}"
 
-    file, raw = _yaml(root / "templates.yaml", root)
-    spec = _model(file, "", TemplateFile, raw)
     for key, task in _generate(file, spec, content):
         add(file, key, task)
     for path in sorted((root / "hand").glob("*.yaml")):
@@ -561,6 +568,11 @@ def load_suite(root: Path = TASKS_DIR, content: Content | None = None) -> Suite:
             hand = _model(file, task_id, HandWritten, body)
             limits = hand.limits or spec.limits[hand.difficulty]
             add(file, task_id, {**hand.model_dump(), "id": task_id, "limits": limits.model_dump(), "source": file})
+    if measured is not None:
+        stale = sorted(set(measured["tasks"]) - set(tasks))
+        if stale:
+            raise ContentError(CALIBRATION, f"tasks.{stale[0]}", f"measures {len(stale)} tasks the suite no longer has; "
+                               "run `wildhold tasks calibrate --write` again")
     file, raw = _yaml(root / "lite.yaml", root)
     lite = raw.get("tasks") if isinstance(raw, dict) else None
     if not isinstance(lite, list):
@@ -578,6 +590,36 @@ def load_suite(root: Path = TASKS_DIR, content: Content | None = None) -> Suite:
             close = difflib.get_close_matches(str(task_id), list(tasks), n=1)
             raise ContentError(file, f"failures.{task_id}", "unknown task" + (f"; did you mean {close[0]}?" if close else ""))
     return Suite(tasks=tasks, lite=tuple(lite), max_quantity_share=spec.max_quantity_share, oracle_failures=failures)
+
+
+CALIBRATION = "tasks/calibration.yaml"
+
+
+def _calibration(root: Path) -> dict[str, Any]:
+    """What `tasks calibrate` measured: each task's effort, each category's cut-offs between levels."""
+    path = root / "calibration.yaml"
+    if not path.exists():
+        raise ContentError(CALIBRATION, "-", "missing: run `wildhold tasks calibrate --suite full --write` to measure "
+                           "every task's level and limits")
+    _, raw = _yaml(path, root)
+    if not isinstance(raw, dict) or not isinstance(raw.get("tasks"), dict) or not isinstance(raw.get("levels"), dict):
+        raise ContentError(CALIBRATION, "-", "expected `levels` (cut-offs by category) and `tasks` (measured by id)")
+    return raw
+
+
+def _measured(measured: dict[str, Any], task_id: str, category: str, spec: TemplateFile) -> dict[str, Any]:
+    """A task's level and limits from its measured effort."""
+    from wildhold.tasks.calibrate import level_of, limits_of
+
+    entry = measured["tasks"].get(task_id)
+    if not isinstance(entry, dict) or not {"turns", "ticks", "most_turns", "most_ticks"} <= set(entry):
+        raise ContentError(CALIBRATION, f"tasks.{task_id}", "not measured: run `wildhold tasks calibrate --suite "
+                           f"{task_id} --write` (or the whole suite) to measure its level and limits")
+    cuts = measured["levels"].get(category)
+    if cuts is None:
+        raise ContentError(CALIBRATION, f"levels.{category}", "no cut-offs for this category: calibrate the suite again")
+    level = level_of(task_id, entry, cuts)
+    return {"difficulty": level, "limits": limits_of(entry, level, spec.calibration)}
 
 
 @lru_cache(maxsize=1)

@@ -3,7 +3,8 @@ probability eps. eps 0 is the oracle, 1 the legal random player; in between it m
 leaves for mistakes, which is what its difficulty label should predict (the calibration table in the docs).
 
 Named `oracle-eps:E` wherever a player is named (`tasks run --agent oracle-eps:0.5`). Its draws come from one
-stream per attempt, seeded from the match seed, the character and eps, so an attempt plays the same each time.
+stream per attempt, seeded from the match seed, the character, the task and eps, so an attempt plays the same
+each time and no two tasks share their random turns.
 """
 
 from __future__ import annotations
@@ -30,12 +31,16 @@ def parse_eps(name: str) -> float | None:
 
 
 class GradedOracle:
-    """`oracle` deciding, except that with probability `eps` the legal random player decides instead."""
+    """`oracle` deciding, except that with probability `eps` the legal random player decides instead. `task` keys
+    both random streams with the match seed and the character: two tasks played at one seed draw independently
+    (with the seed alone, every task of a repeat would make its random moves at the same turns)."""
 
-    def __init__(self, oracle: Policy, eps: float, content: Content):
+    def __init__(self, oracle: Policy, eps: float, content: Content, task: str):
         self.oracle, self.eps = oracle, eps
-        self.random = LegalRandomAgent(content)
         self.name = f"{PREFIX}{eps:g}"
+        self.random = LegalRandomAgent(content)
+        self.random.name = f"legal_random:{task}:{self.name}"  # its stream's key (see LegalRandomAgent.stream)
+        self.key = f"{task}:{self.name}"
         self.streams: dict[str, random.Random] = {}
 
     def memory_since(self, agent: str) -> int | None:
@@ -46,7 +51,7 @@ class GradedOracle:
     def decide(self, view: AgentView) -> Decision:
         rng = self.streams.get(view.agent)
         if rng is None:
-            rng = self.streams[view.agent] = random.Random(f"{view.seed}:{view.agent}:{self.name}")
+            rng = self.streams[view.agent] = random.Random(f"{view.seed}:{view.agent}:{self.key}")
         if rng.random() < self.eps:
             return self.random.decide(view)
         return self.oracle.decide(view)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -76,8 +77,40 @@ class Template(Frozen):
     unless: dict[str, Any] = Field(default_factory=dict)  # entry fields that must not equal these values
 
 
+class Linear(Frozen):
+    """A limit from a measured effort: `per_effort` times it, plus `plus`, rounded up."""
+
+    per_effort: float = Field(gt=0)
+    plus: int = Field(ge=0)
+
+    def of(self, effort: float) -> int:
+        return max(1, math.ceil(self.per_effort * effort + self.plus - 1e-9))
+
+
+class LevelLimits(Frozen):
+    """A level's limits from a task's measured effort: the turn limit from the oracle's turns, the minutes from its."""
+
+    turns: Linear
+    ticks: Linear
+
+
+class Calibration(Frozen):
+    """How a task's level and limits follow from what `tasks calibrate` measured (tasks/calibration.yaml): its
+    effort is the oracle's median turns and minutes over repeats 0 to `repeats` - 1; its level is the third of its
+    category's efforts it falls in; its limits are its level's, from its effort (less room for mistakes the harder
+    the level), and never below what the oracle needed at its worst measured repeat, so that the oracle's proof
+    holds at every repeat a run draws. The calibration table reads the graded `players` from repeat `held_out_from`
+    on: the repeats before it were those the levels' numbers were chosen on."""
+
+    players: tuple[str, ...] = Field(min_length=1)
+    repeats: int = Field(ge=1)
+    held_out_from: int = Field(ge=0)
+    levels: dict[Literal[DIFFICULTIES], LevelLimits]  # type: ignore[valid-type]
+
+
 class TemplateFile(Frozen):
-    limits: dict[Literal[DIFFICULTIES], Limits]  # type: ignore[valid-type]
+    limits: dict[Literal[DIFFICULTIES], Limits]  # type: ignore[valid-type]  # before measurement (tasks calibrate)
+    calibration: Calibration
     max_quantity_share: float = Field(ge=0, le=1)  # of tasks that differ from another only in a quantity
     templates: dict[str, Template]
 

@@ -84,7 +84,7 @@ def policy_for(name: str, task: Task, content: Content) -> Policy:
     policy is a scripted one (`idle`, `random`, ...)."""
     eps = parse_eps(name)
     if eps is not None:
-        return GradedOracle(Oracle(content, task.evaluator, task.params), eps, content)
+        return GradedOracle(Oracle(content, task.evaluator, task.params), eps, content, task.id)
     return Oracle(content, task.evaluator, task.params) if name == "oracle" else make_policy(name, content)
 
 
