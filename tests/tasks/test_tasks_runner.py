@@ -256,6 +256,15 @@ def test_several_players_archives_are_named_after_the_player_before_the_repeat(t
     assert archive_name(task, 2, Player("oracle", policy="oracle"), False) == "construction__repair-door-v1__r2"
 
 
+def test_a_model_arm_plays_on_when_its_task_s_set_up_passes_the_season_s_end(tmp_path):
+    exp, arm = _smoke()
+    task = default_suite().get("farming/harvest-cabbage-v1")  # sets the season: past the tiny season's end
+    result = run_model_attempt(task, exp, arm, 0, tmp_path, default_content(), name="hc", base=EXAMPLES)
+    with Archive(tmp_path / "hc.wha") as a:
+        ended = [i.args["reason"] for i in a.inputs() if i.kind == "end"]
+    assert ended != ["season over"] and result["ticks"] > 0 and result["llm_calls"] > 1
+
+
 def test_a_model_attempt_cut_short_resumes_where_it_stopped_and_spends_each_turn_once(tmp_path, monkeypatch):
     from wildhold.agents.scaffold.adapters import ReplayAdapter
     from wildhold.service.verify import verify_archive

@@ -39,6 +39,7 @@ class AttemptRun(Run):
         self.tracker: Tracker | None = None
         self.agent = ""
         self.stop_tick = 0
+        self.host.season_ends = False  # a set-up may start past the season's end: only the task's limits end it
         self.host.archives.manifest_extra.update(
             task=task.id, policy=arm.name, repeat=repeat, experiment=exp.name, objective=task.description,
             budget_usd=exp.budget(arm), ceiling_s=exp.ceiling(arm), caps=asdict(exp.caps),
