@@ -68,7 +68,9 @@ class OperationArgs(Args):
 
 
 class WaitArgs(Args):
-    op: str | None = Field(default=None, max_length=64, description="An operation id; default: the one in progress.")
+    op: str | None = Field(default=None, max_length=64, description=(
+        "An operation id; default: the one in progress, else your last one (so a wait right after it ended "
+        "answers how it ended)."))
     timeout_s: float = Field(default=10.0, ge=0, le=WAIT_MAX_S, description=(
         "Seconds to wait at most; a server may be set to a lower bound, which its briefing states."))
 
