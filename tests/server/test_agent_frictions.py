@@ -31,3 +31,33 @@ async def test_wait_operation_without_an_id_answers_the_last_operation_once_it_h
         async with s.mcp(token) as client:
             r = await client.call_tool("wait_operation", {})
             assert not r.is_error and r.structured_content["op"] == started["op"]
+
+
+async def test_a_character_is_named_by_id_or_name_and_an_unknown_one_is_told_what_ids_look_like(tmp_path):
+    async with serving(tmp_path) as s:
+        ann, _ = await s.register("ann")
+        bob, joined = await s.register("Bob")
+        async with s.mcp(ann) as client:
+            refused = await client.call_tool("whisper", {"to": "carol", "text": "hello"})
+            offered = await client.call_tool("offer_trade", {"to": "bob", "give": {"wood": 1}, "ticks": 30})
+            assert not offered.is_error, offered.content[0].text
+        assert refused.is_error and refused.structured_content["code"] == "unknown_character"
+        message = refused.structured_content["message"]
+        assert "Ids look like 'a1'" in message and f"{joined['agent']} (Bob)" in message, message
+        op = s.host.operations.ops[offered.structured_content["op"]]
+        assert op["args"]["to"] == joined["agent"], "the operation carries the id the name stands for"
+
+
+async def test_a_trade_offered_to_a_character_reaches_its_inbox(tmp_path):
+    async with serving(tmp_path) as s:
+        ann, me = await s.register("ann")
+        bob, _ = await s.register("bob")
+        await s.http.post("/api/actions/wait", json={"ticks": 30}, headers=auth(bob))  # the lockstep clock runs on
+        offered = await s.http.post("/api/actions/offer_trade", headers=auth(ann),
+                                    json={"to": "bob", "give": {"wood": 2}, "want": {"berries": 1}, "ticks": 30})
+        assert offered.status_code == 200, offered.text
+        trade = offered.json()["op"]
+        await s.http.get("/api/wait_operation", params={"op": trade, "timeout_s": 5}, headers=auth(ann))
+        inbox = (await s.http.get("/api/observe", headers=auth(bob))).json()["messages"]["inbox"]
+        offer = next(m for m in inbox if m["kind"] == "trade_offer")
+        assert offer["from"] == me["agent"] and "2 wood for 1 berries" in offer["text"] and "accept_trade" in offer["text"]

@@ -577,6 +577,28 @@ class World:
         ready = spec.ready
         return ready(self, c) if ready is not None else None
 
+    def character_id(self, ref: str) -> str | None:
+        """The id of the character `ref` names: its id, else its name (as registered, else ignoring case, when
+        only one character has it); None when none does."""
+        if ref in self.chars:
+            return ref
+        named = [cid for cid, c in self.chars.items() if c.name == ref]
+        if not named:
+            named = [cid for cid, c in self.chars.items() if c.name.casefold() == ref.casefold()]
+        return named[0] if len(named) == 1 else None
+
+    def by_id(self, args: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+        """The arguments with each character named by name in `fields` given by its id (a copy when one is): the
+        operation carries ids, and a replay resolves the recorded names to the same ones."""
+        out = args
+        for name in fields:
+            ref = args.get(name)
+            if isinstance(ref, str) and ref not in self.chars:
+                cid = self.character_id(ref)
+                if cid is not None:
+                    out = {**out, name: cid}
+        return out
+
     def _confined_now(self) -> frozenset[str]:
         """The ids of the characters a part may hold in place (`Part.confined`), kept until one of those parts' events
         (or a set-up command) is counted: every change of a part's state emits one of its events (`_count_change`
@@ -619,6 +641,8 @@ class World:
                 sent = json_args(spec.args.model_validate(args))
             except ValidationError as exc:
                 return Rejected("bad_arguments", f"{action}: " + describe_validation(exc)) if explain else UNEXPLAINED["bad_arguments"]
+        if spec.characters:
+            sent = self.by_id(sent, spec.characters)
         if c.op is not None and not spec.while_busy:
             if not explain:
                 return UNEXPLAINED["busy"]
