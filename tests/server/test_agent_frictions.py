@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from server_support import auth, serving
+from server_support import auth, serving, until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow(seconds=10)]
 
@@ -61,3 +61,34 @@ async def test_a_trade_offered_to_a_character_reaches_its_inbox(tmp_path):
         inbox = (await s.http.get("/api/observe", headers=auth(bob))).json()["messages"]["inbox"]
         offer = next(m for m in inbox if m["kind"] == "trade_offer")
         assert offer["from"] == me["agent"] and "2 wood for 1 berries" in offer["text"] and "accept_trade" in offer["text"]
+
+
+LONG_WAIT = 'r = wait(ticks=200)\nlog("then", r["status"])\n'
+
+
+async def test_a_direct_action_goes_ahead_of_the_characters_own_program_and_the_program_sees_it_cancelled(tmp_path):
+    async with serving(tmp_path) as s:
+        token, me = await s.register("ann")
+        async with s.mcp(token) as client:
+            assert not (await client.call_tool("save_program", {"name": "sitter", "source": LONG_WAIT})).is_error
+            assert not (await client.call_tool("start_program", {"name": "sitter"})).is_error
+            agent = me["agent"]
+            assert await until(lambda: s.host.world.chars[agent].op is not None, timeout=20)
+            held = s.host.world.chars[agent].op
+            said = await client.call_tool("say", {"text": "hello"})  # a moment's action beside a 200-tick wait
+            assert not said.is_error, said.content[0].text
+            assert s.host.operations.ops[held]["status"] == "cancelled"
+            assert await until(lambda: s.host.programs.status(agent, "sitter")["state"] == "finished", timeout=20)
+            logs = await client.call_tool("program_logs", {"name": "sitter"})
+        assert [line["text"] for line in logs.structured_content["lines"]] == ["then cancelled"]
+        cancels = [i for i in s.host.match.store.inputs(0) if i.kind == "action" and i.name == "cancel"]
+        assert [(c.agent, c.issuer) for c in cancels] == [(agent, "direct")], "the cancel is recorded, so replays hold"
+
+
+async def test_an_operation_the_agent_started_itself_is_not_cancelled_by_its_next_action(tmp_path):
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        waited = (await s.http.post("/api/actions/wait", json={"ticks": 200}, headers=auth(token))).json()
+        said = await s.http.post("/api/actions/say", json={"text": "hello"}, headers=auth(token))
+        assert said.status_code == 409 and said.json()["code"] == "busy"
+        assert s.host.operations.ops[waited["op"]]["status"] == "running"

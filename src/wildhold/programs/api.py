@@ -190,11 +190,14 @@ def reference_markdown(content: Content | None = None, registry: Mapping[str, Ac
         "",
         "### You and your program: who acts first",
         "",
-        "Your character runs one operation at a time, whoever asks: the first submission wins and the other is "
-        "rejected with `busy`. Your own actions arrive between ticks, so an action you submit during tick T comes "
-        "before your program's turn at the next boundary; the program then sees the rejection (ok=False, "
-        "code 'busy') in its result and can wait and retry. Actions a program submits count against your rate "
-        "limit, and their events name the issuer `program:<name>@<revision>` (your own are `direct`).",
+        "Your character runs one operation at a time. Your own action goes ahead of your program's: an action you "
+        "submit during tick T comes before your program's turn at the next boundary (the program then sees its own "
+        "action rejected, ok=False, code 'busy', and can wait and retry), and if the character is busy with an "
+        "operation one of your programs started, an action of yours that would otherwise be accepted cancels it "
+        "first (recorded as your `cancel`; the program's call returns status 'cancelled', ok=False). An operation "
+        "you started yourself is never cancelled that way: a second action of yours is rejected `busy`. Actions a "
+        "program submits count against your rate limit, and their events name the issuer "
+        "`program:<name>@<revision>` (your own are `direct`).",
         "",
         "### The sandbox",
         "",

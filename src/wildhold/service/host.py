@@ -285,6 +285,8 @@ class Host:
         refuse_unless_running(self.state)
         with self.changing():
             self.clock.acted(agent, self.world.tick)
+            if issuer == "direct":
+                self._go_ahead_of_program(agent, action, args)
             result = self.match.submit(agent, action, args, issuer)
             self.match.flush()
             self.spectate.submitted(agent, action, result)
@@ -298,6 +300,20 @@ class Host:
             self.end_if_due()
         self.clock.wake()
         return record
+
+    def _go_ahead_of_program(self, agent: str, action: str, args: Any) -> None:
+        """A direct action goes ahead of the character's own program: when the character is busy with an operation
+        one of its programs started and the action would be accepted were it not, that operation is cancelled first,
+        as the agent's own recorded `cancel` (so a replay does the same); the program's call returns it cancelled."""
+        c = self.world.chars.get(agent)
+        if c is None or c.op is None or c.op not in self.operations.issuers or not isinstance(args, dict):
+            return
+        refusal = self.world.check(agent, action, args)
+        if refusal is None or refusal.code != "busy" or self.world.check(agent, action, args, as_idle=True) is not None:
+            return
+        cancelled = self.match.submit(agent, "cancel", {}, "direct")
+        self.spectate.submitted(agent, "cancel", cancelled)
+        self.counters["program_operations_preempted"] += 1
 
     def setup(self, command: str, args: dict[str, Any]) -> dict[str, Any]:
         """An operator's setup command, recorded as an input like every change."""

@@ -35,6 +35,7 @@ class Operations:
         self.ops: dict[str, dict[str, Any]] = {}
         self._finished: dict[str, deque[str]] = {}  # character -> its finished operations, oldest first
         self.latest: dict[str, str] = {}  # character -> its most recently started operation (from the events)
+        self.issuers: dict[str, str] = {}  # running operation -> the program that started it (program:<name>@<rev>)
         self.events_by_kind: Counter[str] = Counter()
         self._waiters: dict[str, asyncio.Event] = {}
 
@@ -91,7 +92,10 @@ class Operations:
                                 "status": "running", "started": tick, "ends": data["ends"], "finished_tick": None,
                                 "result": None, "code": None, "message": None}
                 self.latest[data["agent"]] = op
+                if data.get("issuer", "direct").startswith("program:"):
+                    self.issuers[op] = data["issuer"]
                 continue
+            self.issuers.pop(op, None)
             # The character was busy until the tick before its operation ended: the same activity the clock
             # records live, so a restarted host (which rebuilds activity from these events) marks idleness alike.
             self.host.clock.busy_until(data["agent"], tick - 1)

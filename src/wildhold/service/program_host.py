@@ -127,6 +127,7 @@ class ProgramHost:
         with self.host.changing():
             program.run = begin_run(self.host.match, agent, name, revision)
         self.counters["starts"] += 1
+        self.host.clock.wake()  # a lockstep tick waiting on this character may go now: its program acts for it
         return self._status(program)
 
     def stop(self, agent: str, name: str, reason: str = "stopped by its agent") -> dict[str, Any]:

@@ -538,10 +538,11 @@ class World:
                 spec.begin(self, c, op)
         return Accepted(op.id, action, op.ends)
 
-    def check(self, agent: str, action: str, args: dict[str, Any] | None = None) -> Rejected | None:
+    def check(self, agent: str, action: str, args: dict[str, Any] | None = None, as_idle: bool = False) -> Rejected | None:
         """What `submit` would answer now, without submitting: None for an action it would accept, else
-        the refusal. Records and changes nothing (an action mask asks this of each candidate)."""
-        result = self._check(agent, action, {} if args is None else args)
+        the refusal. Records and changes nothing (an action mask asks this of each candidate). `as_idle`: what it
+        would answer were the character's operation cancelled first."""
+        result = self._check(agent, action, {} if args is None else args, as_idle=as_idle)
         return result if isinstance(result, Rejected) else None
 
     def refusal_code(self, agent: str, action: str, args: dict[str, Any] | None = None) -> str | None:
@@ -620,7 +621,7 @@ class World:
             return None
         return passed[4] if _as_sent(args) == passed[3] else None
 
-    def _check(self, agent: str, action: str, args: Any, explain: bool = True):
+    def _check(self, agent: str, action: str, args: Any, explain: bool = True, as_idle: bool = False):
         """A refusal, or (the action, the character, the arguments as JSON, the plan) for an action `submit` accepts.
         Arguments that `exact_args` finds exactly of their fields' JSON types are taken as they are; only others build
         the model (whose validation explains what is wrong). `explain=False` builds no sentence for the core's
@@ -643,7 +644,7 @@ class World:
                 return Rejected("bad_arguments", f"{action}: " + describe_validation(exc)) if explain else UNEXPLAINED["bad_arguments"]
         if spec.characters:
             sent = self.by_id(sent, spec.characters)
-        if c.op is not None and not spec.while_busy:
+        if c.op is not None and not spec.while_busy and not as_idle:
             if not explain:
                 return UNEXPLAINED["busy"]
             op = self.ops[c.op]
