@@ -92,3 +92,37 @@ async def test_an_operation_the_agent_started_itself_is_not_cancelled_by_its_nex
         said = await s.http.post("/api/actions/say", json={"text": "hello"}, headers=auth(token))
         assert said.status_code == 409 and said.json()["code"] == "busy"
         assert s.host.operations.ops[waited["op"]]["status"] == "running"
+
+
+async def test_the_checker_says_which_annotation_lets_a_list_item_be_a_direction(tmp_path):
+    source = 'WANDER = ["w", "n"]\ni = 0\nmove(direction=WANDER[i])\n'
+    async with serving(tmp_path) as s:
+        token, _ = await s.register("ann")
+        async with s.mcp(token) as client:
+            refused = await client.call_tool("save_program", {"name": "wander", "source": source})
+            assert refused.is_error and refused.structured_content["code"] == "program_invalid"
+            fix = 'WAYS: list[Literal["n", "ne", "e", "se", "s", "sw", "w", "nw"]]'
+            assert fix in refused.structured_content["message"]
+            fixed = "from typing import Literal\n" + source.replace("WANDER =", 'WANDER: list[Literal["w", "n"]] =')
+            assert not (await client.call_tool("save_program", {"name": "wander", "source": fixed})).is_error
+
+
+READS_ITS_ARGS = 'got = start_args()\nlog("going", got["way"], got.get("steps", 1))\n'
+
+
+async def test_a_program_reads_the_arguments_it_was_started_with_and_the_start_records_them(tmp_path):
+    async with serving(tmp_path) as s:
+        token, me = await s.register("ann")
+        async with s.mcp(token) as client:
+            assert not (await client.call_tool("save_program", {"name": "walker", "source": READS_ITS_ARGS})).is_error
+            too_big = await client.call_tool("start_program", {"name": "walker", "args": {"way": "n" * 5000}})
+            assert too_big.is_error and "at most" in too_big.structured_content["message"]
+            started = await client.call_tool("start_program", {"name": "walker", "args": {"way": "e", "steps": 3}})
+            assert not started.is_error, started.content[0].text
+            agent = me["agent"]
+            assert await until(lambda: s.host.programs.status(agent, "walker")["state"] == "finished", timeout=20)
+            logs = await client.call_tool("program_logs", {"name": "walker"})
+        assert [line["text"] for line in logs.structured_content["lines"]] == ["going e 3"]
+        starts = [i.args for i in s.host.match.store.inputs(0) if i.kind == "program" and i.name == "start"]
+        assert starts == [{"name": "walker", "revision": 1, "run": 1, "args": {"way": "e", "steps": 3}}]
+        assert s.host.match.store.program_start_args() == {1: {"way": "e", "steps": 3}}

@@ -39,6 +39,11 @@ class RevisionArgs(Named):
     revision: int | None = Field(default=None, ge=1, description="A saved revision; default: the latest.")
 
 
+class StartArgs(RevisionArgs):
+    args: dict[str, Any] = Field(default_factory=dict, description="Start arguments, a JSON object the program reads "
+                                 "with start_args() (recorded with the start).")
+
+
 class LogArgs(Named):
     after: int = Field(default=0, ge=0, description="Return the lines after this seq (0: from the oldest kept).")
     limit: int = Field(default=100, ge=1, description="At most this many lines.")
@@ -104,7 +109,7 @@ PROGRAM_OPS: tuple[ProgramOp, ...] = (
     ProgramOp("start_program", "POST", "/api/programs/{name}/start",
               "Start a saved program (the latest revision, or the one given). It runs inside the world on your "
               "character's behalf at each tick, between your own calls, until it finishes, fails or is stopped.",
-              RevisionArgs, ProgramStatus, lambda p, agent, a: p.start(agent, a.name, a.revision), read_only=False),
+              StartArgs, ProgramStatus, lambda p, agent, a: p.start(agent, a.name, a.revision, a.args), read_only=False),
     ProgramOp("stop_program", "POST", "/api/programs/{name}/stop",
               "Stop a running program. An operation it started goes on to its end; the program does no more.",
               Named, ProgramStatus, lambda p, agent, a: p.stop(agent, a.name), read_only=False),

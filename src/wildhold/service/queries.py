@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wildhold.docs.rules import rules_json
-from wildhold.programs.api import NOW
+from wildhold.programs.api import NOW, START_ARGS
 from wildhold.service import reads
 from wildhold.service.access import WAIT_MAX_S
 from wildhold.service.errors import HostError
@@ -215,4 +215,4 @@ def program_reads(table: dict[str, QueryDef] = QUERIES) -> dict[str, tuple[str, 
         if q.program is not None:
             fixed = ", ".join(f"{k}={v!r}" for k, v in q.program.items())
             out[name] = ("() -> dict[str, Any]", q.doc + (f" A program's call is the {name} tool's with {fixed}." if fixed else ""))
-    return {**out, "now": NOW}
+    return {**out, "now": NOW, "start_args": START_ARGS}
