@@ -63,6 +63,12 @@ async def test_a_trade_offered_to_a_character_reaches_its_inbox(tmp_path):
         assert offer["from"] == me["agent"] and "2 wood for 1 berries" in offer["text"] and "accept_trade" in offer["text"]
 
 
+async def finished_log(s, client, agent: str, name: str) -> list[str]:
+    """The lines a program logged, once it has finished."""
+    assert await until(lambda: s.host.programs.status(agent, name)["state"] == "finished", timeout=20)
+    return [line["text"] for line in (await client.call_tool("program_logs", {"name": name})).structured_content["lines"]]
+
+
 LONG_WAIT = 'r = wait(ticks=200)\nlog("then", r["status"])\n'
 
 
@@ -78,9 +84,7 @@ async def test_a_direct_action_goes_ahead_of_the_characters_own_program_and_the_
             said = await client.call_tool("say", {"text": "hello"})  # a moment's action beside a 200-tick wait
             assert not said.is_error, said.content[0].text
             assert s.host.operations.ops[held]["status"] == "cancelled"
-            assert await until(lambda: s.host.programs.status(agent, "sitter")["state"] == "finished", timeout=20)
-            logs = await client.call_tool("program_logs", {"name": "sitter"})
-        assert [line["text"] for line in logs.structured_content["lines"]] == ["then cancelled"]
+            assert await finished_log(s, client, agent, "sitter") == ["then cancelled"]
         cancels = [i for i in s.host.match.store.inputs(0) if i.kind == "action" and i.name == "cancel"]
         assert [(c.agent, c.issuer) for c in cancels] == [(agent, "direct")], "the cancel is recorded, so replays hold"
 
@@ -119,10 +123,19 @@ async def test_a_program_reads_the_arguments_it_was_started_with_and_the_start_r
             assert too_big.is_error and "at most" in too_big.structured_content["message"]
             started = await client.call_tool("start_program", {"name": "walker", "args": {"way": "e", "steps": 3}})
             assert not started.is_error, started.content[0].text
-            agent = me["agent"]
-            assert await until(lambda: s.host.programs.status(agent, "walker")["state"] == "finished", timeout=20)
-            logs = await client.call_tool("program_logs", {"name": "walker"})
-        assert [line["text"] for line in logs.structured_content["lines"]] == ["going e 3"]
+            assert await finished_log(s, client, me["agent"], "walker") == ["going e 3"]
         starts = [i.args for i in s.host.match.store.inputs(0) if i.kind == "program" and i.name == "start"]
         assert starts == [{"name": "walker", "revision": 1, "run": 1, "args": {"way": "e", "steps": 3}}]
         assert s.host.match.store.program_start_args() == {1: {"way": "e", "steps": 3}}
+
+
+async def test_an_mcp_client_is_handed_the_briefing_itself_not_a_pointer_to_it(tmp_path):
+    async with serving(tmp_path, rate_per_s=5.0, rate_burst=10, wait_max_s=30.0) as s:
+        token, _ = await s.register("ann")
+        async with s.mcp(token) as client:
+            told = client.instructions
+            resources = [str(r.uri) for r in (await client.list_resources()).resources]
+    assert "/llms.txt" not in told
+    for fact in ("whether or not you acted", "5 requests a second", "at most 30 s", "recorded as idle", "wildhold://rules"):
+        assert fact in told, fact
+    assert "wildhold://rules" in resources

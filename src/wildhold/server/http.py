@@ -30,8 +30,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from wildhold import __version__
 from wildhold.server.apidocs import add_docs
 from wildhold.server.bodies import BodyError, BodyLimit, TooLarge, parse_json
-from wildhold.server.briefing import briefing
-from wildhold.server.mcp import BearerGuard, Sessions, build_mcp, mcp_app, mcp_endpoint
+from wildhold.server.briefing import briefing, mcp_instructions
+from wildhold.server.mcp import INSTRUCTIONS, BearerGuard, Sessions, build_mcp, mcp_app, mcp_endpoint
 from wildhold.server.programs_surface import PROGRAM_OPS, ProgramOp
 from wildhold.server.surface import action_description, action_tools
 from wildhold.service import reads
@@ -240,7 +240,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
             raise RuntimeError("the match is not open: the app's lifespan has not started")
         return h
 
-    mcp_server = build_mcp(current, horizon)
+    mcp_server = build_mcp(current, horizon, mcp_instructions(host) if isinstance(host, Host) else INSTRUCTIONS)
     mcp_asgi = mcp_app(mcp_server)
 
     @asynccontextmanager
@@ -250,6 +250,8 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
             app.state.host = host()
             if app.state.host.horizon != horizon:
                 raise RuntimeError(f"this app serves a {horizon} horizon; the match's is {app.state.host.horizon}")
+            # The briefing needs the match: set now, before any client connects. The SDK (pinned) has no public call.
+            mcp_server._lowlevel_server.instructions = mcp_instructions(app.state.host)
         async with mcp_server.session_manager.run():
             current().clock.start()
             try:

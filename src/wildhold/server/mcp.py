@@ -251,9 +251,14 @@ def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
     return tool
 
 
-def build_mcp(get_host: Callable[[], Host] | None, horizon: str = "visible") -> MCPServer:
+INSTRUCTIONS = ("A Wildhold world: one character per agent token. `rules` (or the resource wildhold://rules) is the "
+                "rules document, `observe` what you perceive; each action is a tool.")  # a surface not yet attached
+
+
+def build_mcp(get_host: Callable[[], Host] | None, horizon: str = "visible", instructions: str = INSTRUCTIONS) -> MCPServer:
     """The MCP server over the host `get_host` returns at call time (None only to list and hash the tool surface),
-    for a match of this horizon: a hidden one's answer schemas carry the clock without its end."""
+    for a match of this horizon: a hidden one's answer schemas carry the clock without its end. `instructions` are
+    what a client is handed on connecting: the match's briefing (`briefing.mcp_instructions`)."""
     docs = info_tools()
     tools: list[Tool] = [_action_tool(get_host, spec) for spec in action_tools().values()]
     tools += [_query_tool(get_host, q, horizon) for q in queries().values()]
@@ -287,11 +292,7 @@ def build_mcp(get_host: Callable[[], Host] | None, horizon: str = "visible") -> 
 
 
     server = MCPServer("wildhold", version=__version__,
-                       instructions="A Wildhold world: one character per agent token. Read /llms.txt for the briefing, "
-                                    "`rules` (or the resource wildhold://rules) for the rules, `observe` for what you "
-                                    "perceive; each action is a tool; `save_program` and `start_program` run a program "
-                                    "of yours inside the world.",
-                       tools=tools, warn_on_duplicate_tools=True, log_level="WARNING")
+                       instructions=instructions, tools=tools, warn_on_duplicate_tools=True, log_level="WARNING")
 
     @server.resource(RULES_URI, name="rules", title="Wildhold rules", mime_type="text/markdown",
                      description="The whole rules document as Markdown (the `rules` tool looks up one part of it).")
