@@ -29,6 +29,7 @@ from wildhold.service.archives import Archives
 from wildhold.service.clock import Clock
 from wildhold.service.errors import HostError, refuse_unless_running
 from wildhold.service.health import Health
+from wildhold.service.looks import Looks
 from wildhold.service.match import Horizon, Match
 from wildhold.service.operations import Operations
 from wildhold.service.program_host import ProgramHost
@@ -36,7 +37,6 @@ from wildhold.service.spectate import FEED_KEPT, Spectate
 from wildhold.store.private import private_folder, tighten
 from wildhold.store.sqlite import StoreError, WriteFailed
 from wildhold.world.errors import Rejected
-from wildhold.world.observe import MemoryCursors
 
 DB_NAME = "match.sqlite"
 
@@ -68,7 +68,7 @@ class Host:
         """Serve `match` as its store left it: records, activity, operation records, the live feed, programs."""
         self.match = match
         self.world = match.world
-        self.memory_cursors = MemoryCursors()  # each agent's place in its memory, for observations as changes
+        self.looks = Looks()  # what each agent was last shown, for observations as changes
         meta = match.store.meta() if match.store else {}
         self.state: str = "over" if match.ended else ("running" if meta.get("server_started") else "lobby")
         self.access.records.clear()

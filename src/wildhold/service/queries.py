@@ -42,15 +42,20 @@ class NoArgs(Args):
 
 
 class ObserveArgs(Args):
-    memory: bool = Field(default=True, description="Include the memory of tiles out of view (the costliest part).")
+    memory: Literal["changes", "full", "none"] = Field(default="changes", description=(
+        "changes: what changed since your last look: `time` and `self` always, every other section only when it "
+        "differs (the rest named in `unchanged`), and the remembered tiles out of view that your last look did not "
+        "show as they are now (your first look is whole; asked again in the same tick, the same answer). full: "
+        "everything, with the whole memory. none: everything but the memory (and no look: the next changes are "
+        "since your last look with memory)."))
     memory_since: int | None = Field(default=None, ge=0, description=(
-        "Only the tiles remembered at or after this tick (pass the tick of your last observation): laid over "
-        "what that observation showed, and the view over them, they make the whole memory at a cost that does "
-        "not grow with it. Default: the whole memory."))
-    changes: bool = Field(default=False, description=(
-        "Only the tiles remembered since your last observation with memory: the server keeps your place, and "
-        "the answer's memory_since says from which tick (absent: this is the whole memory, as on your first "
-        "ask). Asking again in the same tick answers the same. Not with memory_since."))
+        "Only the tiles remembered at or after this tick, everything else whole (memory 'full', implied); laid "
+        "over what you held then, they make the whole memory."))
+
+    @property
+    def mode(self) -> str:
+        """The memory asked for: memory_since without a memory of its own asks for the full form."""
+        return "full" if self.memory_since is not None and "memory" not in self.model_fields_set else self.memory
 
 
 class PageArgs(Args):
@@ -160,10 +165,10 @@ def rules_lookup(content: Content, section: str | None = None, key: str | None =
 
 
 QUERIES: dict[str, QueryDef] = {q.name: q for q in (
-    QueryDef("observe", "Your character's full observation: time, itself, its view square live, its memory of tiles "
-             "seen before (unless memory=false), and what each part of the world shows it.",
-             Observation, lambda host, agent, a: reads.observe(host, agent, a.memory, a.memory_since, a.changes), ObserveArgs,
-             program={"memory": False}, aliases=("/api/observation",)),
+    QueryDef("observe", "What your character perceives: time, itself, its view square live, the tiles it remembers out "
+             "of view, and what each part of the world shows it; by default what changed since your last look.",
+             Observation, lambda host, agent, a: reads.observe(host, agent, a.mode, a.memory_since), ObserveArgs,
+             program={"memory": "none"}, aliases=("/api/observation",)),
     QueryDef("view_image", "Your view square drawn as a PNG image (base64): each tile in its terrain's colour, what "
              "stands on it as a small sprite, you at the centre; the picture the RL envs' image observations show. "
              "Over MCP it also comes as an image.",

@@ -624,7 +624,7 @@ class Run:
             world = MCPTools(c)
             while self.host.state != "over" and self.model_arms_left > 0:
                 since = kept(agent) if kept is not None and agent is not None else None
-                err, _, obs = await world.call("observe", {} if since is None else {"memory_since": since})
+                err, _, obs = await world.call("observe", {"memory": "full"} if since is None else {"memory_since": since})
                 if err:
                     break
                 agent, tick = obs["self"]["id"], obs["time"]["tick"]
