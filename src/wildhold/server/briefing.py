@@ -62,10 +62,18 @@ def mcp_instructions(host: Host) -> str:
         *situation(host),
         *limits(host),
         "The rules document: the `rules` tool (no section: the list of sections) or the resource wildhold://rules. "
-        "`observe` shows what your character perceives (by default what changed since your last look); every "
-        "action and read is a tool described in its own schema; programs you save run inside the world for your "
-        "character between your calls.",
+        "`observe` shows what your character perceives (by default what changed since your last look). "
+        + TOOLS_SENTENCES[host.config.tools],
     ])
+
+
+TOOLS_SENTENCES = {
+    "full": "Every action and read is a tool described in its own schema; programs you save run inside the world for "
+            "your character between your calls.",
+    "compact": "`act` does any action (its name and arguments), `read` answers any other query, `program` saves, "
+               "starts and reads your programs (Python that acts for your character inside the world between your "
+               "calls); each lists what it takes.",
+}
 
 
 def briefing(host: Host, base_url: str) -> str:
@@ -87,7 +95,8 @@ def briefing(host: Host, base_url: str) -> str:
         "",
         f"- Get a token: `POST {base_url}/api/agents` with `{{\"name\": \"<name>\"}}` and "
         "`Authorization: Bearer <signup token>` (from the operator); the answer carries `token`.",
-        f"- MCP (streamable HTTP): `{base_url}/mcp` with the header `Authorization: Bearer <your token>`.",
+        f"- MCP (streamable HTTP): `{base_url}/mcp` with the header `Authorization: Bearer <your token>`; its tools are "
+        f"the {c.tools} profile. " + TOOLS_SENTENCES[c.tools],
         f"- HTTP: the same tools under `{base_url}/api`, same header; OpenAPI at `{base_url}/openapi.json`. "
         "Each information tool `<name>` is `GET /api/<name>` with its arguments as the query (`write_epilogue`: "
         "`POST` with a JSON body), each action `POST /api/actions/<name>` with its arguments as the JSON body; "

@@ -43,11 +43,9 @@ class NoArgs(Args):
 
 class ObserveArgs(Args):
     memory: Literal["changes", "full", "none"] = Field(default="changes", description=(
-        "changes: what changed since your last look: `time` and `self` always, every other section only when it "
-        "differs (the rest named in `unchanged`), and the remembered tiles out of view that your last look did not "
-        "show as they are now (your first look is whole; asked again in the same tick, the same answer). full: "
-        "everything, with the whole memory. none: everything but the memory (and no look: the next changes are "
-        "since your last look with memory)."))
+        "changes: since your last look, `time` and `self`, other sections only if they changed (the rest named in "
+        "`unchanged`), remembered tiles your last look did not show as they are now. full: all, the whole memory. "
+        "none: all but the memory (not a look)."))
     memory_since: int | None = Field(default=None, ge=0, description=(
         "Only the tiles remembered at or after this tick, everything else whole (memory 'full', implied); laid "
         "over what you held then, they make the whole memory."))
@@ -74,8 +72,7 @@ class OperationArgs(Args):
 
 class WaitArgs(Args):
     op: str | None = Field(default=None, max_length=64, description=(
-        "An operation id; default: the one in progress, else your last one (so a wait right after it ended "
-        "answers how it ended)."))
+        "An operation id; default: the one in progress, else your last one."))
     timeout_s: float = Field(default=10.0, ge=0, le=WAIT_MAX_S, description=(
         "Seconds to wait at most; a server may be set to a lower bound, which its briefing states."))
 
