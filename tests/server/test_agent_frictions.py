@@ -139,3 +139,28 @@ async def test_an_mcp_client_is_handed_the_briefing_itself_not_a_pointer_to_it(t
     for fact in ("whether or not you acted", "5 requests a second", "at most 30 s", "recorded as idle", "wildhold://rules"):
         assert fact in told, fact
     assert "wildhold://rules" in resources
+
+
+async def test_a_match_with_names_preemption_and_start_arguments_replays_from_its_archive(tmp_path):
+    """What the world does differently now (a name resolved, a program's operation cancelled by a direct action, a
+    run's start arguments) is all in the recorded inputs: the archive re-simulates to the same events and state."""
+    from pathlib import Path
+
+    from wildhold.service.verify import verify_archive
+
+    async with serving(tmp_path / "match") as s:
+        token, me = await s.register("ann")
+        bob, _ = await s.register("bob")
+        await s.http.post("/api/actions/wait", json={"ticks": 240}, headers=auth(bob))  # the lockstep clock runs on
+        agent = me["agent"]
+        async with s.mcp(token) as client:
+            source = 'way = start_args()["way"]\nr = wait(ticks=200)\nlog(way, r["status"])\n'
+            assert not (await client.call_tool("save_program", {"name": "sitter", "source": source})).is_error
+            assert not (await client.call_tool("start_program", {"name": "sitter", "args": {"way": "n"}})).is_error
+            assert await until(lambda: s.host.world.chars[agent].op is not None, timeout=20)
+            offered = await client.call_tool("offer_trade", {"to": "BOB", "give": {"wood": 1}, "ticks": 30})
+            assert not offered.is_error, offered.content[0].text
+            assert await finished_log(s, client, agent, "sitter") == ["n cancelled"]
+        archive = Path(s.host.stop("the test is over")["archive"])
+    verdict = verify_archive(archive, cache=tmp_path / "cache")
+    assert verdict.status == "verified", verdict
