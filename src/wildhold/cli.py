@@ -87,6 +87,14 @@ class Horizon(str, Enum):
     hidden = "hidden"
 
 
+class Tools(str, Enum):
+    """The MCP tool profiles (wildhold.service.access.TOOL_PROFILES): a tool per action, query and program operation,
+    or the same through a few."""
+
+    full = "full"
+    compact = "compact"
+
+
 class Clock(str, Enum):
     """The host's clocks (wildhold.service.access.CLOCKS), listed here so that `--help` imports no world."""
 
@@ -343,7 +351,8 @@ def rules(
     format: Annotated[Optional[RulesFormat], typer.Option("--format", help="Markdown or JSON (default md).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="The JSON document (the same as --format json).")] = False,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
-    tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print the hash of the served tool surface (names, schemas, descriptions), then its size against the budget.")] = False,
+    tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print the hash of the served tool surface (names, schemas, descriptions), then its tools and size against the budget.")] = False,
+    tools: Annotated[Tools, typer.Option("--tools", help="With --tools-hash: the tool profile (full: a tool per action, query and program operation; compact: the same through a few).")] = Tools.full,
     horizon: Annotated[Horizon, typer.Option(help="As a match of this horizon serves it: hidden says nothing of when a match ends.")] = Horizon.visible,
     env: Annotated[bool, typer.Option("--env", help="The RL faces' Discrete action table instead: each entry's action and how its arguments are filled (needs the rl extra).")] = False,
 ) -> None:
@@ -375,11 +384,11 @@ def rules(
         from wildhold.server.mcp import CATALOGUE_BUDGET, catalogue_size, tool_surface
         from wildhold.server.mcp import tools_hash as surface_hash
 
-        surface = tool_surface(horizon=horizon.value)
-        size = catalogue_size(surface)
-        sys.stdout.write(f"{surface_hash(surface)}\n{len(surface)} tools, {size:,} characters of names, descriptions "
-                         f"and schemas (budget {CATALOGUE_BUDGET:,}{'' if size <= CATALOGUE_BUDGET else ': OVER'})\n")
-        raise typer.Exit(0 if size <= CATALOGUE_BUDGET else 1)
+        surface = tool_surface(horizon=horizon.value, profile=tools.value)
+        size, budget = catalogue_size(surface), CATALOGUE_BUDGET[tools.value]
+        sys.stdout.write(f"{surface_hash(surface)}\n{tools.value} profile: {len(surface)} tools, {size:,} characters of "
+                         f"names, descriptions and schemas (budget {budget:,}{'' if size <= budget else ': OVER'})\n")
+        raise typer.Exit(0 if size <= budget else 1)
     content = default_content()
     if _output_format(format, json_out, "md") == "json":
         text = json.dumps(rules_json(content, program_reads(), horizon.value), indent=2, sort_keys=True)
@@ -415,6 +424,8 @@ def serve(
                                               "most; opening one more closes its least recently used.")] = 8,
     proxy: Annotated[Optional[Path], typer.Option(help="A proxy file (upstreams, pinned prices, hidden budget): meter outside "
                                                        "harnesses at /proxy/openai/v1 and /proxy/anthropic with the agent's token.")] = None,
+    tools: Annotated[Tools, typer.Option("--tools", help="The MCP tool profile: full (a tool per action, query and program "
+                                                         "operation) or compact (the same through a few, for a smaller catalogue).")] = Tools.full,
 ) -> None:
     """Serve one world to remote agents: HTTP API and MCP (streamable HTTP) on 127.0.0.1."""
     import secrets
@@ -434,7 +445,7 @@ def serve(
                         spectator_token=spectator_token or secrets.token_urlsafe(16),
                         clock=clock.value, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
                         late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after, max_agents=max_agents,
-                        wait_max_s=wait_max, mcp_sessions_per_token=mcp_sessions)
+                        wait_max_s=wait_max, mcp_sessions_per_token=mcp_sessions, tools=tools.value)
     spec = None
     if proxy is not None:
         from wildhold.agents.proxy import ProxySpec
@@ -444,7 +455,7 @@ def serve(
             spec = ProxySpec.load(proxy)
         except UnreadableFile as exc:
             _fail(str(exc))
-    extra = {"tools_hash": tools_hash(horizon=horizon.value)}
+    extra = {"tools_hash": tools_hash(horizon=horizon.value, profile=tools.value)}
     if spec is not None:
         from wildhold.agents.scaffold.accounting import price_table_id
 
@@ -457,7 +468,7 @@ def serve(
     base = f"http://127.0.0.1:{port}"
     console.print(f"Wildhold {scenario} seed {seed}, clock {clock.value}, {'lobby' if lobby else 'no lobby'}; match in {data}", soft_wrap=True)
     console.print(f"HTTP  {base}/api   (OpenAPI {base}/openapi.json, briefing {base}/llms.txt)", soft_wrap=True)
-    console.print(f"MCP   {base}/mcp   (streamable HTTP, header 'Authorization: Bearer <agent token>')", soft_wrap=True)
+    console.print(f"MCP   {base}/mcp   (streamable HTTP, header 'Authorization: Bearer <agent token>'; {tools.value} tools)", soft_wrap=True)
     console.print(f"signup token: {config.signup_token}\nadmin token:  {config.admin_token}", soft_wrap=True)
     console.print(f"spectator token: {config.spectator_token}   (watch: {base}/login, or {base}/login?token=<it>)", soft_wrap=True)
     console.print(f"get an agent token: curl -s -X POST {base}/api/agents -H 'Authorization: Bearer {config.signup_token}' "
@@ -1051,6 +1062,15 @@ def bench_env(json_out: Annotated[bool, typer.Option("--json", help="Also print 
     if check_all:
         raise typer.Exit(0 if not bench.check_all(as_json=json_out)["failed"] else 1)
     bench.bench_env(as_json=json_out, quick=quick)
+
+
+@bench_app.command("surface")
+def bench_surface(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+                  quick: Annotated[bool, typer.Option(help="The first 240 ticks instead of a whole day: a rough figure, fast.")] = False) -> None:
+    """What an LLM pays for the surface: each tool profile's catalogue, and observe's size over a scripted day (default and full)."""
+    from wildhold.bench.surface import bench_surface as run
+
+    run(as_json=json_out, quick=quick)
 
 
 @bench_app.command("tasks")

@@ -104,6 +104,7 @@ CASES: dict[str, list[tuple[str, int, str]]] = {
     "bench server": [("--bogus", 2, "--bogus")],
     "bench hardening": [("--only crahs", 2, "crash, diskfull, fuzz, load, soak"), ("--period 0", 2, "--period")],
     "bench programs": [("--bogus", 2, "--bogus")],
+    "bench surface": [("--bogus", 2, "--bogus")],
     "bench sweep": [("--workers 0", 2, "--workers")],
     "bench engine": [("--bogus", 2, "--bogus")],
     "bench env": [("--bogus", 2, "--bogus")],
