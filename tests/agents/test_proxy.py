@@ -20,7 +20,7 @@ from wildhold.agents.proxy import ProxySpec, proxy_app
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
-from wildhold.eval.spend import read_spend
+from wildhold.eval.spend import read_spend, session_ticks
 from wildhold.server.http import create_app
 from wildhold.service.host import Host
 
@@ -199,8 +199,8 @@ def test_each_call_is_recorded_in_the_archive_with_its_usage_and_caching_neutral
         (4, "gpt-test", 1200, 1000, 30), (5, "claude-test", 1000, 900, 40), (6, "claude-test", 1000, 900, 40)]
     assert [r["cost_usd"] for r in records] == pytest.approx([openai_cost] * 4 + [anthropic_cost] * 2)
     assert records[0]["price"] == {"input_per_mtok": 2.0, "output_per_mtok": 8.0} and records[0]["log"]["end_reason"] == "proxy_openai"
-    record = load_match(proxied["archive"])
-    report = build_report(record, compute_metrics(record), None, read_spend(proxied["archive"]))
+    record, sessions = load_match(proxied["archive"]), read_spend(proxied["archive"])
+    report = build_report(record, compute_metrics(record, probes=session_ticks(sessions)), None, sessions)
     dollars = report["curves"]["dollars"][proxied["agent"]]
     assert dollars["sessions"] == 6 and dollars["dollars"] == pytest.approx(4 * openai_cost + 2 * anthropic_cost)
 
@@ -233,8 +233,8 @@ def test_an_upstream_failure_is_a_service_interruption_recorded_with_the_next_ca
     [met] = records[0]["log"]["interruptions"]
     assert (met["kind"], met["error"]) == ("provider_error", "upstream 503") and met["duration_s"] >= 0
     assert all(r["log"]["interruptions"] == [] for r in records[1:])
-    record = load_match(proxied["archive"])
-    report = build_report(record, compute_metrics(record), None, read_spend(proxied["archive"]))
+    record, sessions = load_match(proxied["archive"]), read_spend(proxied["archive"])
+    report = build_report(record, compute_metrics(record, probes=session_ticks(sessions)), None, sessions)
     assert report["study"]["interruptions"][proxied["agent"]]["count"] == 1
 
 

@@ -28,7 +28,7 @@ from wildhold.eval.identity import agent_identity, identity_key, labels
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric, get_rubric
-from wildhold.eval.spend import add_spend, read_spend, spend_totals
+from wildhold.eval.spend import add_spend, read_spend, session_ticks, spend_totals
 from wildhold.eval.stats import INTERVAL, describe, per_seed
 from wildhold.service.verify import admit
 from wildhold.store.archive import ArchiveError
@@ -77,7 +77,8 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
             duplicates.append({"archive": path.name, "same_log_as": heads[head]})
             continue
         heads[head] = path.name
-        reports.append({**build_report(record, compute_metrics(record), rb, read_spend(path)),
+        sessions = read_spend(path)
+        reports.append({**build_report(record, compute_metrics(record, probes=session_ticks(sessions)), rb, sessions),
                         "verification": verdict.stamp(), "_manifest": record.manifest})
     scenarios = sorted({r["match"]["scenario"] for r in reports})
     if len(scenarios) > 1 and not pool_scenarios:
