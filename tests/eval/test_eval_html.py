@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wildhold.eval.html import nice_ticks, render_html
+from wildhold.eval.chart import nice_ticks
+from wildhold.eval.html import render_html
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from paths_support import FIXTURES as FIXTURE_ROOT

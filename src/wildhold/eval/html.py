@@ -8,11 +8,12 @@ from __future__ import annotations
 import math
 from html import escape
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
+from wildhold.eval.chart import DOLLARS, PERCENT, QUANTITIES, Quantity, Unit, axes, axis, coord, legend, margins, plane, svg
 from wildhold.eval.metrics import CATEGORIES
 from wildhold.eval.report import clock, money, plural, verification_line
 
@@ -23,54 +24,11 @@ CATEGORY_COLOURS = {
     "production": "#4E79A7", "construction": "#F28E2B", "combat": "#E15759",
     "maintenance": "#76B7B2", "movement": "#BAB0AC", "social": "#59A14F", "other": "#B07AA1",
 }
-FONT = "font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif"
 
 
-# ---- SVG helpers -----------------------------------------------------------------------------
+# ---- charts (drawn with eval.chart's axes, units and legends) -----------------------------------
 
-
-def _t(x: float) -> str:
-    """A coordinate with at most one decimal (stable text, small files)."""
-    r = round(x, 1)
-    return str(int(r)) if r == int(r) else f"{r:.1f}"
-
-
-def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    """Round tick values covering [lo, hi]."""
-    if hi <= lo:
-        hi = lo + 1
-    raw = (hi - lo) / count
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    first = math.floor(lo / step) * step
-    ticks = []
-    v = first
-    while v <= hi + step * 1e-9:
-        ticks.append(round(v, 10))
-        v += step
-    if ticks[-1] < hi:
-        ticks.append(round(v, 10))
-    return ticks
-
-
-def _svg(width: int, height: int, body: Iterable[str], title: str) -> Markup:
-    return Markup(
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="{escape(title)}" style="{FONT}"><title>{escape(title)}</title>' + "".join(body) + "</svg>"
-    )
-
-
-def _legend(items: list[tuple[str, str]], x: float, y: float, width: float) -> tuple[list[str], float]:
-    """Swatches in rows across `width`; returns the elements and the height used."""
-    out, cx, cy = [], x, y
-    for label, colour in items:
-        w = 22 + 7.2 * len(label)
-        if cx + w > x + width and cx > x:
-            cx, cy = x, cy + 20
-        out.append(f'<rect x="{_t(cx)}" y="{_t(cy - 10)}" width="12" height="12" rx="2" fill="{colour}"/>'
-                   f'<text x="{_t(cx + 17)}" y="{_t(cy)}" font-size="12" fill="#333">{escape(label)}</text>')
-        cx += w + 14
-    return out, cy - y + 20
+_t, _svg, _legend = coord, svg, legend
 
 
 def activity_chart(rows: list[tuple[str, dict[str, int]]], width: int = 1140) -> Markup:
@@ -107,20 +65,6 @@ def activity_chart(rows: list[tuple[str, dict[str, int]]], width: int = 1140) ->
     return _svg(width, height, body, "Activity composition by category")
 
 
-def _axes(x0: float, y0: float, w: float, h: float, xticks: list[tuple[float, str]], yticks: list[tuple[float, str]],
-          xlabel: str, ylabel: str) -> list[str]:
-    out = [f'<rect x="{_t(x0)}" y="{_t(y0)}" width="{_t(w)}" height="{_t(h)}" fill="#fcfcfc" stroke="#ccc"/>']
-    for y, label in yticks:
-        out.append(f'<line x1="{_t(x0)}" x2="{_t(x0 + w)}" y1="{_t(y)}" y2="{_t(y)}" stroke="#e6e6e6"/>'
-                   f'<text x="{_t(x0 - 6)}" y="{_t(y + 4)}" font-size="11" text-anchor="end" fill="#555">{escape(label)}</text>')
-    for x, label in xticks:
-        out.append(f'<line x1="{_t(x)}" x2="{_t(x)}" y1="{_t(y0)}" y2="{_t(y0 + h)}" stroke="#eee"/>'
-                   f'<text x="{_t(x)}" y="{_t(y0 + h + 16)}" font-size="11" text-anchor="middle" fill="#555">{escape(label)}</text>')
-    out.append(f'<text x="{_t(x0 + w / 2)}" y="{_t(y0 + h + 34)}" font-size="12" text-anchor="middle" fill="#333">{escape(xlabel)}</text>')
-    out.append(f'<text transform="translate({_t(x0 - 52)},{_t(y0 + h / 2)}) rotate(-90)" font-size="12" text-anchor="middle" fill="#333">{escape(ylabel)}</text>')
-    return out
-
-
 def _time_ticks(start: int, end: int, per_day: int) -> list[int]:
     """Tick marks at day boundaries, or at round hours when the match is short."""
     span = max(end - start, 1)
@@ -132,25 +76,25 @@ def _time_ticks(start: int, end: int, per_day: int) -> list[int]:
     return list(range(first, end + 1, step))
 
 
-def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end: int, per_day: int, ylabel: str,
-               yfmt=lambda v: f"{v:g}", width: int = 580, height: int = 320, title: str = "",
-               marks: list[tuple[int, str, str]] = ()) -> Markup:
-    """Lines over match time, one per agent, with a legend underneath; `marks` (tick, colour, what) are
-    incidents, drawn as triangles along the top at their tick."""
-    x0, y0, right = 72, 14, 16
-    legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
-    total_h = height + lh
-    w, h = width - x0 - right, height - y0 - 60
+def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end: int, per_day: int, y: Quantity,
+               width: int = 580, height: int = 320, title: str = "", marks: list[tuple[int, str, str]] = ()) -> Markup:
+    """Lines over match time, one per agent, with a legend underneath: [tick, value as stored] points shown in
+    `y`'s unit; `marks` (tick, colour, what) are incidents, drawn as triangles along the top at their tick."""
     ys = [p[1] for _, _, pts in series for p in pts] or [0]
-    ticks = nice_ticks(min(0, min(ys)), max(ys) if max(ys) > 0 else 1)
-    lo, hi = ticks[0], ticks[-1]
+    yt = axis(min(0, min(ys)), max(ys), y.unit)
+    lo, hi = yt[0][0], yt[-1][0]
+    times = _time_ticks(start, end, per_day)
+    tlabels = [clock(t, per_day).rsplit(" ", 1)[0] if (end - start) >= 2 * per_day else clock(t, per_day).split(" ")[-1]
+               for t in times]
+    x0, right = margins([s for _, s in yt], tlabels)
+    y0 = 14
+    items, lh = legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
+    w, h = width - x0 - right, height - y0 - 60
     sx = lambda t: x0 + w * (t - start) / max(end - start, 1)  # noqa: E731
     sy = lambda v: y0 + h - h * (v - lo) / (hi - lo)  # noqa: E731
-    xt = [(sx(t), clock(t, per_day).rsplit(" ", 1)[0] if (end - start) >= 2 * per_day else clock(t, per_day).split(" ")[-1])
-          for t in _time_ticks(start, end, per_day)]
-    body = _axes(x0, y0, w, h, xt, [(sy(v), yfmt(v)) for v in ticks], "match time", ylabel)
+    body = axes(x0, y0, w, h, [(sx(t), s) for t, s in zip(times, tlabels)], [(sy(v), s) for v, s in yt], "match time", y.title)
     if lo < 0 < hi:
-        body.append(f'<line x1="{x0}" x2="{_t(x0 + w)}" y1="{_t(sy(0))}" y2="{_t(sy(0))}" stroke="#999"/>')
+        body.append(f'<line x1="{_t(x0)}" x2="{_t(x0 + w)}" y1="{_t(sy(0))}" y2="{_t(sy(0))}" stroke="#999"/>')
     for label, colour, pts in series:
         if not pts:
             continue
@@ -160,42 +104,38 @@ def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end
         cx = sx(t)
         body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y0 + 2)} L{_t(cx + 5)} {_t(y0 + 2)} L{_t(cx)} {_t(y0 + 10)} Z" fill="{colour}" '
                     f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(clock(t, per_day))}</title></path>')
-    body.extend(legend)
-    return _svg(width, int(total_h), body, title or ylabel)
+    body.extend(items)
+    return _svg(width, int(height + lh), body, title or y.title)
 
 
-def spend_chart(series: list[tuple[str, str, list[list[float]]]], xlabel: str, ylabel: str, xfmt=lambda v: f"{v:g}",
-                yfmt=lambda v: f"{v:g}", width: int = 560, height: int = 300, title: str = "",
-                marks: list[tuple[float, str, str]] = ()) -> Markup:
-    """Progress against cumulative spend, one line per agent with a dot per session: [x, y] points; `marks`
-    (x, colour, what) are incidents, drawn as triangles along the top at the spend their agent had reached."""
-    x0, y0, right = 72, 14, 16
-    legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
-    w, h = width - x0 - right, height - y0 - 60
-    xs = [p[0] for _, _, pts in series for p in pts] + [m[0] for m in marks] or [0]
-    ys = [p[1] for _, _, pts in series for p in pts] or [0]
-    xt, yt = nice_ticks(0, max(xs) if max(xs) > 0 else 1), nice_ticks(min(0, min(ys)), max(ys) if max(ys) > 0 else 1)
-    sx = lambda v: x0 + w * (v - xt[0]) / (xt[-1] - xt[0])  # noqa: E731
-    sy = lambda v: y0 + h - h * (v - yt[0]) / (yt[-1] - yt[0])  # noqa: E731
-    body = _axes(x0, y0, w, h, [(sx(v), xfmt(v)) for v in xt], [(sy(v), yfmt(v)) for v in yt], xlabel, ylabel)
+def spend_chart(series: list[tuple[str, str, list[list[float]]]], x: Quantity, y: Quantity, width: int = 560,
+                height: int = 300, title: str = "", marks: list[tuple[float, str, str]] = ()) -> Markup:
+    """Progress against cumulative spend, one line per agent with a dot per session: [x, y] points as stored, shown
+    in the quantities' units; `marks` (x, colour, what) are incidents, drawn as triangles along the top at the
+    spend their agent had reached."""
+    p = plane([a for _, _, pts in series for a, _ in pts] + [m[0] for m in marks], [b for _, _, pts in series for _, b in pts],
+              x, y, [(label, colour) for label, colour, _ in series], width, height)
+    sx, sy, y0, body = p.x, p.y, p.top, p.frame
+    xtext, ytext = (lambda v: x.unit.text(v, 4 if x.unit is DOLLARS else 0)), (lambda v: y.unit.text(v, 0 if y.unit.whole else 2))
     for label, colour, pts in series:
         if not pts:
             continue
-        coords = " ".join(f"{_t(sx(x))},{_t(sy(y))}" for x, y in pts)
+        coords = " ".join(f"{_t(sx(a))},{_t(sy(b))}" for a, b in pts)
         body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
-        body += [f'<circle cx="{_t(sx(x))}" cy="{_t(sy(y))}" r="3" fill="{colour}"><title>{escape(label)}: {escape(yfmt(y))} at {escape(xfmt(x))}</title></circle>'
-                 for x, y in pts]
-    for x, colour, what in marks:
-        cx = sx(x)
+        body += [f'<circle cx="{_t(sx(a))}" cy="{_t(sy(b))}" r="3" fill="{colour}"><title>{escape(label)}: {escape(ytext(b))} at {escape(xtext(a))}</title></circle>'
+                 for a, b in pts]
+    for a, colour, what in marks:
+        cx = sx(a)
         body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y0 + 2)} L{_t(cx + 5)} {_t(y0 + 2)} L{_t(cx)} {_t(y0 + 10)} Z" fill="{colour}" '
-                    f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(xfmt(x))}</title></path>')
-    body.extend(legend)
-    return _svg(width, int(height + lh), body, title or f"{ylabel} against {xlabel}")
+                    f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(xtext(a))}</title></path>')
+    return _svg(width, p.total_height, body + p.key, title or f"{y.title} against {x.title}")
 
 
-SPEND_AXES = (("dollars", "cumulative dollars", lambda v: f"${v:g}"), ("tokens", "cumulative tokens", lambda v: f"{v:,.0f}"))
-SPEND_MEASURES = (("quests", "quests completed", lambda v: f"{v:g}"), ("trial_stages", "trial stages (cumulative rule)", lambda v: f"{v:g}"),
-                  ("wealth_cents", "wealth (public formula)", lambda v: f"{v / 100:g}"))
+HOURS = Quantity("wall-clock hours since the first session", Unit("hours"))
+CLEAR_RATE = Quantity("clears per attempt (%)", PERCENT)
+DAMAGE = Quantity("mean damage taken per clear (health)", Unit("health"))
+SPEND_AXES = ("dollars", "tokens")  # the report's spend curves' keys, named in eval.chart.QUANTITIES
+SPEND_MEASURES = ("quests", "trial_stages", "wealth_cents")
 
 
 def spend_charts(curves: dict[str, Any], names: dict[str, str], colour: dict[str, str],
@@ -203,13 +143,14 @@ def spend_charts(curves: dict[str, Any], names: dict[str, str], colour: dict[str
     """Quests, trial stages and wealth against cumulative dollars and against cumulative tokens; with
     `annotations` (the study block's), each arm's incidents marked at the spend it had reached."""
     out = []
-    for key, label, yfmt in SPEND_MEASURES:
-        for axis, xlabel, xfmt in SPEND_AXES:
-            series = [(names[a], colour[a], [[p[axis], p[key]] for p in arm["points"]]) for a, arm in curves[axis].items()]
-            marks = [(m[axis], colour[a], f"{names[a]}: incident {m['n']} ({m['kind']})")
-                     for a in curves[axis] for m in (annotations or {}).get(a, [])]
-            title = f"{label.split(' (')[0].capitalize()} against {xlabel}"
-            out.append((title, spend_chart(series, xlabel, label, xfmt, yfmt, title=title, marks=marks)))
+    for key in SPEND_MEASURES:
+        for axis_key in SPEND_AXES:
+            x, y = QUANTITIES[axis_key], QUANTITIES[key]
+            series = [(names[a], colour[a], [[p[axis_key], p[key]] for p in arm["points"]]) for a, arm in curves[axis_key].items()]
+            marks = [(m[axis_key], colour[a], f"{names[a]}: incident {m['n']} ({m['kind']})")
+                     for a in curves[axis_key] for m in (annotations or {}).get(a, [])]
+            title = f"{y.title.split(' (')[0].capitalize()} against {x.title}"
+            out.append((title, spend_chart(series, x, y, title=title, marks=marks)))
     return out
 
 
@@ -264,20 +205,22 @@ def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], sta
     return _svg(width, height, body, title)
 
 
-def level_bars(levels: list[str], series: list[tuple[str, str, list[float | None]]], ylabel: str, yfmt, ymax: float | None = None,
+def level_bars(levels: list[str], series: list[tuple[str, str, list[float | None]]], y: Quantity, ymax: float | None = None,
                width: int = 580, height: int = 320, title: str = "") -> Markup:
-    """Grouped bars: one group per dungeon level, one bar per agent; a dash where it never got there."""
-    x0, y0, right = 72, 14, 16
-    legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
-    w, h = width - x0 - right, height - y0 - 60
+    """Grouped bars: one group per dungeon level, one bar per agent, each labelled in `y`'s unit; a dash where it
+    never got there."""
     vals = [v for _, _, vs in series for v in vs if v is not None]
-    ticks = nice_ticks(0, ymax if ymax is not None else (max(vals) if vals and max(vals) > 0 else 10))
-    hi = ticks[-1]
+    yt = axis(0, ymax if ymax is not None else max(vals, default=0), y.unit)
+    x0, right = margins([s for _, s in yt], [""])
+    y0 = 14
+    items, lh = legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
+    w, h = width - x0 - right, height - y0 - 60
+    hi = yt[-1][0]
     sy = lambda v: y0 + h - h * v / hi  # noqa: E731
     group = w / max(len(levels), 1)
     bw = min(28, (group - 16) / max(len(series), 1))
     xt = [(x0 + group * (i + 0.5), name) for i, name in enumerate(levels)]
-    body = _axes(x0, y0, w, h, xt, [(sy(v), f"{v:g}") for v in ticks], "dungeon level", ylabel)
+    body = axes(x0, y0, w, h, xt, [(sy(v), s) for v, s in yt], "dungeon level", y.title)
     for i in range(len(levels)):
         gx = x0 + group * i + (group - bw * len(series)) / 2
         for j, (label, colour, vs) in enumerate(series):
@@ -286,11 +229,12 @@ def level_bars(levels: list[str], series: list[tuple[str, str, list[float | None
             if v is None:
                 body.append(f'<text x="{_t(x + bw / 2)}" y="{_t(y0 + h - 4)}" font-size="11" text-anchor="middle" fill="#aaa">–</text>')
                 continue
+            shown = y.unit.text(v, 0)
             body.append(f'<rect x="{_t(x + 1)}" y="{_t(sy(v))}" width="{_t(bw - 2)}" height="{_t(y0 + h - sy(v))}" fill="{colour}">'
-                        f'<title>{escape(label)}, {escape(levels[i])}: {escape(yfmt(v))}</title></rect>')
-            body.append(f'<text x="{_t(x + bw / 2)}" y="{_t(sy(v) - 4)}" font-size="10" text-anchor="middle" fill="#333">{escape(yfmt(v))}</text>')
-    body.extend(legend)
-    return _svg(width, int(height + lh), body, title or ylabel)
+                        f'<title>{escape(label)}, {escape(levels[i])}: {escape(shown)}</title></rect>')
+            body.append(f'<text x="{_t(x + bw / 2)}" y="{_t(sy(v) - 4)}" font-size="10" text-anchor="middle" fill="#333">{escape(shown)}</text>')
+    body.extend(items)
+    return _svg(width, int(height + lh), body, title or y.title)
 
 
 def dimension_bars(scores: dict[str, float], colour: str) -> Markup:
@@ -348,9 +292,8 @@ def render_html(report: dict[str, Any]) -> str:
     charts["activity"] = activity_chart([(names[a], report["activity"][a]["counts"]) for a in ids])
     incident_marks = [(i["tick"], colour[p], f"{names[p]}: incident {i['n']} ({i['kind']})")
                       for i in (study["incidents"]["log"] if study else []) for p in dict.fromkeys(i["parties"])]
-    charts["wealth"] = line_chart([(names[a], colour[a], [[t, c / 100] for t, c in report["curves"]["wealth"][a]]) for a in ids],
-                                  start, end, per_day, "wealth (public formula)", yfmt=lambda v: f"{v:g}", title="Wealth over time",
-                                  width=1140, height=340, marks=incident_marks)
+    charts["wealth"] = line_chart([(names[a], colour[a], report["curves"]["wealth"][a]) for a in ids], start, end, per_day,
+                                  QUANTITIES["wealth_cents"], title="Wealth over time", width=1140, height=340, marks=incident_marks)
     lanes = []
     for a in ids:
         marks = [(t, "achievement", label) for t, label in report["curves"]["achievements"][a]]
@@ -365,8 +308,7 @@ def render_html(report: dict[str, Any]) -> str:
     spend = spend_charts(curves, names, colour, study["incidents"]["annotations"] if study else None) if curves["tokens"] else []
     if study is not None and study["pacing"]:
         charts["spend_rate"] = spend_chart([(names[a], colour[a], p["spend_rate"]["points"]) for a, p in study["pacing"].items()],
-                                           "wall-clock hours since the first session", "cumulative dollars",
-                                           yfmt=lambda v: f"${v:g}", width=1140, title="Spend over wall-clock time")
+                                           HOURS, QUANTITIES["dollars"], width=1140, title="Spend over wall-clock time")
     dungeon = report["dungeon"]
     if dungeon["recorded"]:
         level_names = [lv["name"] for lv in dungeon["levels"]]
@@ -374,10 +316,10 @@ def render_html(report: dict[str, Any]) -> str:
         rows = {r["agent"]: r["levels"] for r in dungeon["rows"]}
         charts["clear_rate"] = level_bars(level_names, [(names[a], colour[a], [None if rows[a][k] is None or rows[a][k]["clear_rate"] is None
                                                                                else 100 * rows[a][k]["clear_rate"] for k in keys]) for a in ids],
-                                          "clears per attempt (%)", lambda v: f"{v:.0f}", ymax=100, title="Clear rate by level")
+                                          CLEAR_RATE, ymax=100, title="Clear rate by level")
         charts["damage"] = level_bars(level_names, [(names[a], colour[a], [None if rows[a][k] is None or rows[a][k]["mean_damage"] is None
                                                                            else rows[a][k]["mean_damage"] for k in keys]) for a in ids],
-                                      "mean damage taken per clear", lambda v: f"{v:.0f}", title="Damage per clear by level")
+                                      DAMAGE, title="Damage per clear by level")
     cards = []
     for card in report["agents"]:
         a = card["agent"]

@@ -519,7 +519,7 @@ def report_markdown(report: dict[str, Any]) -> str:
            f"{len(report['agents'])} agents, {m['start']} to {m['end']} ({m['days']} days), {m['event_count']} events; chain head `{m['chain_head']}`.",
            *filter(None, [verification_line(report.get("verification"))]), "",
            "## Standings", "",
-           "| rank | agent | config | wealth | fitness | grade | archetype | survival | economy | social | adaptation | competitiveness |",
+           "| rank | agent | config | wealth (coins) | fitness | grade | archetype | survival | economy | social | adaptation | competitiveness |",
            "|---:|---|---|---:|---:|:-:|---|---:|---:|---:|---:|---:|"]
     for c in report["agents"]:
         s = c["scores"]
