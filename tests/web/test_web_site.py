@@ -11,6 +11,7 @@ import pytest
 from server_support import ADMIN, SPECTATOR, auth, serving, until
 
 from wildhold.eval.leaderboard import leaderboard
+from wildhold.looks import palette
 from wildhold.service.access import HostConfig
 from wildhold.world.parts import society
 
@@ -63,6 +64,8 @@ async def test_the_live_view_shows_every_character_where_it_is_with_its_needs_an
                                                 "code": "not_in_inventory", "message": bad.json()["message"]}
         assert by_name["bob"]["recent"][-1]["accepted"] and by_name["bob"]["operation"]["action"] == "wait"
         assert {c["rank"] for c in view["characters"]} <= {1, 2}
+        own = palette.colours(["ann", "bob"])  # by name in joining order, as the viewer and the report colour them
+        assert {c["name"]: c["colour"] for c in view["characters"]} == own and own["ann"] != own["bob"]
         assert view["feed"][0]["seq"] == w.events.seq  # newest first
         assert len(view["creatures"]) == len(w.creatures) and len(view["structures"]) == len(w.structures)
         fixed = (await s.http.get("/api/live/map", headers=auth(SPECTATOR))).json()
@@ -135,6 +138,8 @@ async def test_matches_leaderboard_and_profiles_are_the_clis_figures_once_the_ma
         assert 'href="/matches/current"' in listed
         report = await s.http.get("/matches/current")
         assert report.status_code == 200 and "<html" in report.text.lower()
+        swatches = re.findall(r'<span class="swatch" style="background:(#\w+)"></span>([^<]+)</td>', report.text)
+        assert {n: c for c, n in swatches} == palette.colours(["ann", "bob"])
         served = (await s.http.get("/api/ratings")).json()
         cli = leaderboard([s.host.archives.path])
         assert served["rows"] == cli["rows"] and served["matches"] == cli["matches"]

@@ -16,10 +16,9 @@ from markupsafe import Markup
 from wildhold.eval.chart import DOLLARS, PERCENT, QUANTITIES, Quantity, Unit, axes, axis, coord, legend, margins, plane, svg
 from wildhold.eval.metrics import CATEGORIES
 from wildhold.eval.report import clock, money, plural, verification_line
+from wildhold.looks import palette
 
 TEMPLATES = Path(__file__).parent / "templates"
-# Distinguishable on white and for common colour-vision deficiencies (Okabe-Ito, then Tableau).
-AGENT_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF")
 CATEGORY_COLOURS = {
     "production": "#4E79A7", "construction": "#F28E2B", "combat": "#E15759",
     "maintenance": "#76B7B2", "movement": "#BAB0AC", "social": "#59A14F", "other": "#B07AA1",
@@ -285,7 +284,8 @@ def render_html(report: dict[str, Any]) -> str:
     per_day = match["ticks_per_day"]
     ids = list(report["metrics"])
     names = {a: report["metrics"][a]["name"] for a in ids}
-    colour = {a: AGENT_COLOURS[i % len(AGENT_COLOURS)] for i, a in enumerate(ids)}
+    by_name = palette.colours(names[a] for a in ids)  # joining order: as the viewer and the live page colour them
+    colour = {a: by_name[names[a]] for a in ids}
     start, end = match["start_tick"], match["final_tick"]
     charts: dict[str, Markup | None] = {}
     study = report.get("study")

@@ -17,11 +17,11 @@ import numpy as np
 
 from wildhold.eval.chart import QUANTITIES, band_chart
 from wildhold.eval.identity import labels
+from wildhold.looks import palette
 
 X = ("cost_usd", "tokens", "elapsed_s")
 Y = ("quests", "trial_stages", "wealth_cents")
 GRID = 24
-COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
 def cell_points(out: Path, result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -87,9 +87,10 @@ def svg(data: dict[str, Any], protocol: str, x_key: str, y_key: str, width: int 
     (eval.chart: wealth in coins, spend in dollars); every string escaped."""
     lines = [ln for ln in data["lines"] if ln["protocol"] == protocol]
     x, y = QUANTITIES[x_key], QUANTITIES[y_key]
+    colour = palette.colours(sorted({ln["label"] for ln in data["lines"]}))  # one per configuration on every chart
     series = []
-    for i, ln in enumerate(lines):
+    for ln in lines:
         by = ln["by"][x_key]
         pts = [(a, b["mean"], b["min"], b["max"]) for a, b in zip(by["x"], by[y_key]) if b]
-        series.append((f"{ln['label']} (n={len(ln['seeds'])})", COLOURS[i % len(COLOURS)], pts))
+        series.append((f"{ln['label']} (n={len(ln['seeds'])})", colour[ln["label"]], pts))
     return str(band_chart(series, x, y, f"{y.title} against {x.title} on {protocol}", width, height))

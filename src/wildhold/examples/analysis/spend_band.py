@@ -19,8 +19,7 @@ import numpy as np
 import pandas as pd
 
 from wildhold.eval.chart import QUANTITIES, band_chart
-
-COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+from wildhold.looks import palette
 
 
 def band(points: pd.DataFrame, x: str, y: str, grid: int = 12) -> pd.DataFrame:
@@ -42,8 +41,9 @@ def svg(table: pd.DataFrame, x: str, y: str, protocol: str) -> str:
     """The band table of one protocol drawn with Wildhold's charts: round ticks, each quantity in its unit (wealth
     in coins, spend in dollars), one line and band per configuration."""
     part = table[table["protocol"] == protocol]
-    series = [(label, COLOURS[i % len(COLOURS)], list(zip(rows[x], rows["mean"], rows["min"], rows["max"])))
-              for i, (label, rows) in enumerate(part.groupby("label"))]
+    colour = palette.colours(sorted(table["label"].unique()))  # as the sweep's own page colours each configuration
+    series = [(label, colour[label], list(zip(rows[x], rows["mean"], rows["min"], rows["max"])))
+              for label, rows in part.groupby("label")]
     what = f"{QUANTITIES[y].title} against {QUANTITIES[x].title} on {protocol}"
     return str(band_chart(series, QUANTITIES[x], QUANTITIES[y], what))
 
