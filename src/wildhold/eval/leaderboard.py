@@ -43,6 +43,16 @@ class PoolingRefused(ValueError):
 
     code = "leaderboard_pools_scenarios"
 
+def spend_cells(row: dict[str, Any]) -> tuple[str, str]:
+    """A board row's tokens and dollars as a table shows them: summed over the matches that recorded them (saying
+    how many of its matches those were when not all), or that none did."""
+    spend = row["spend"]
+    if spend is None:
+        return "not recorded", "not recorded"
+    over = f" ({spend['matches']} of {row['matches']} matches)" if spend["matches"] < row["matches"] else ""
+    return f"{spend['tokens']:,}{over}", f"${spend['dollars']:,.4f}{over}"
+
+
 def card_measures(report: dict[str, Any], card: dict[str, Any]) -> dict[str, float | None]:
     """One agent's measures in one report: fitness index, the five dimensions, composite score, trial stages under
     the cumulative rule, quests and dollars spent."""
