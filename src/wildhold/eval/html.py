@@ -28,6 +28,40 @@ CATEGORY_COLOURS = {
 # ---- charts (drawn with eval.chart's axes, units and legends) -----------------------------------
 
 _t, _svg, _legend = coord, svg, legend
+MARK_PX = 6.0  # marks of one kind closer than this on the page are drawn as one, whose title counts them
+TITLE_ITEMS = 1  # what a merged mark's title lists before "and N more"
+DOTS_SHOWN = 40  # a spend line of more sessions than this is drawn without a dot per session
+
+
+def _near(marks: list[tuple[float, str, str]], sx) -> list[tuple[float, str, list[tuple[float, str]]]]:
+    """Marks (x, key, what) grouped by key where they fall within MARK_PX of a group's first: a long match's
+    hundreds of incidents stay readable (and the page light) as one mark per cluster."""
+    groups: list[tuple[float, str, list[tuple[float, str]]]] = []
+    latest: dict[str, tuple[float, str, list[tuple[float, str]]]] = {}
+    for x, key, what in sorted(marks, key=lambda m: m[0]):
+        group = latest.get(key)
+        if group is not None and sx(x) - sx(group[0]) < MARK_PX:
+            group[2].append((x, what))
+        else:
+            latest[key] = group = (x, key, [(x, what)])
+            groups.append(group)
+    return groups
+
+
+def _titled(items: list[tuple[float, str]], at, noun: str) -> str:
+    """A mark's title: what it stands for, or how many it merges, between when, and the first few."""
+    if len(items) == 1:
+        return f"{items[0][1]} at {at(items[0][0])}"
+    listed = "; ".join(f"{what} at {at(x)}" for x, what in items[:TITLE_ITEMS])
+    more = f"; and {len(items) - TITLE_ITEMS} more" if len(items) > TITLE_ITEMS else ""
+    return f"{len(items)} {noun} from {at(items[0][0])} to {at(items[-1][0])}: {listed}{more}"
+
+
+def _incidents_along_top(marks: list[tuple[float, str, str]], sx, top: float, at) -> list[str]:
+    """Incidents as triangles along the top of a plot, in their character's colour, nearby ones merged."""
+    return [f'<path class="incident" d="M{_t(sx(x) - 5)} {_t(top + 2)} L{_t(sx(x) + 5)} {_t(top + 2)} L{_t(sx(x))} {_t(top + 10)} Z" '
+            f'fill="{colour}" stroke="#222" stroke-width="0.6"><title>{escape(_titled(items, at, "incidents"))}</title></path>'
+            for x, colour, items in _near(marks, sx)]
 
 
 def activity_chart(rows: list[tuple[str, dict[str, int]]], width: int = 1140) -> Markup:
@@ -99,10 +133,7 @@ def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end
             continue
         coords = " ".join(f"{_t(sx(t))},{_t(sy(v))}" for t, v in pts)
         body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
-    for t, colour, what in marks:
-        cx = sx(t)
-        body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y0 + 2)} L{_t(cx + 5)} {_t(y0 + 2)} L{_t(cx)} {_t(y0 + 10)} Z" fill="{colour}" '
-                    f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(clock(t, per_day))}</title></path>')
+    body += _incidents_along_top(marks, sx, y0, lambda t: clock(int(t), per_day))
     body.extend(items)
     return _svg(width, int(height + lh), body, title or y.title)
 
@@ -121,12 +152,10 @@ def spend_chart(series: list[tuple[str, str, list[list[float]]]], x: Quantity, y
             continue
         coords = " ".join(f"{_t(sx(a))},{_t(sy(b))}" for a, b in pts)
         body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
-        body += [f'<circle cx="{_t(sx(a))}" cy="{_t(sy(b))}" r="3" fill="{colour}"><title>{escape(label)}: {escape(ytext(b))} at {escape(xtext(a))}</title></circle>'
-                 for a, b in pts]
-    for a, colour, what in marks:
-        cx = sx(a)
-        body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y0 + 2)} L{_t(cx + 5)} {_t(y0 + 2)} L{_t(cx)} {_t(y0 + 10)} Z" fill="{colour}" '
-                    f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(xtext(a))}</title></path>')
+        if len(pts) <= DOTS_SHOWN:
+            body += [f'<circle cx="{_t(sx(a))}" cy="{_t(sy(b))}" r="3" fill="{colour}"><title>{escape(label)}: {escape(ytext(b))} at {escape(xtext(a))}</title></circle>'
+                     for a, b in pts]
+    body += _incidents_along_top(marks, sx, y0, xtext)
     return _svg(width, p.total_height, body + p.key, title or f"{y.title} against {x.title}")
 
 
@@ -153,6 +182,10 @@ def spend_charts(curves: dict[str, Any], names: dict[str, str], colour: dict[str
     return out
 
 
+LANE_MARKS = {"quest": ("quest completed", "quests completed"), "knockdown": ("knocked down", "knockdowns"),
+              "incident": ("incident", "incidents")}  # (what one mark is, what merged ones are) on a timeline lane
+
+
 def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], start: int, end: int, per_day: int,
                    width: int = 1140, title: str = "Quests and achievements over time") -> Markup:
     """One lane per agent along match time: a diamond (labelled) for each trial stage or task
@@ -161,6 +194,7 @@ def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], sta
     height = top + lane * len(lanes) + 46
     span = width - left - right
     sx = lambda t: left + span * (t - start) / max(end - start, 1)  # noqa: E731
+    at = lambda t: clock(int(t), per_day)  # noqa: E731
     body = []
     legend = [("◆", "trial stage or task"), ("●", "quest completed"), ("✕", "knockdown")]
     if any(kind == "incident" for _, _, marks in lanes for _, kind, _ in marks):
@@ -183,24 +217,25 @@ def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], sta
                     f'<text x="{left - 10}" y="{_t(y + 4)}" font-size="13" text-anchor="end" fill="#222">{escape(name)}</text>'
                     f'<text x="{left + span + 10}" y="{_t(y + 4)}" font-size="11" fill="#444">{stages} achieved · {plural(quests, "quest")} · {plural(downs, "down")}</text>')
         last_label_x = [-1e9, -1e9]  # labels alternate above and below the lane, each row spaced apart
-        for t, kind, label in sorted(marks):
+        for t, _, label in sorted(m for m in marks if m[1] == "achievement"):  # each drawn: few, and labelled
             cx = sx(t)
-            if kind == "achievement":
-                body.append(f'<path d="M{_t(cx)} {_t(y - 8)} L{_t(cx + 7)} {_t(y)} L{_t(cx)} {_t(y + 8)} L{_t(cx - 7)} {_t(y)} Z" fill="{colour}" stroke="#222" stroke-width="0.8">'
-                            f'<title>{escape(label)} at {escape(clock(t, per_day))}</title></path>')
-                room = 6.2 * len(label) + 8
-                for row, dy in ((0, -12), (1, 21)):
-                    if cx - last_label_x[row] > room:
-                        body.append(f'<text x="{_t(cx)}" y="{_t(y + dy)}" font-size="10.5" text-anchor="middle" fill="#222">{escape(label)}</text>')
-                        last_label_x[row] = cx
-                        break
-            elif kind == "quest":
-                body.append(f'<circle cx="{_t(cx)}" cy="{_t(y)}" r="4" fill="{colour}" stroke="#fff" stroke-width="1"><title>quest completed at {escape(clock(t, per_day))}</title></circle>')
+            body.append(f'<path d="M{_t(cx)} {_t(y - 8)} L{_t(cx + 7)} {_t(y)} L{_t(cx)} {_t(y + 8)} L{_t(cx - 7)} {_t(y)} Z" fill="{colour}" stroke="#222" stroke-width="0.8">'
+                        f'<title>{escape(label)} at {escape(at(t))}</title></path>')
+            room = 6.2 * len(label) + 8
+            for row, dy in ((0, -12), (1, 21)):
+                if cx - last_label_x[row] > room:
+                    body.append(f'<text x="{_t(cx)}" y="{_t(y + dy)}" font-size="10.5" text-anchor="middle" fill="#222">{escape(label)}</text>')
+                    last_label_x[row] = cx
+                    break
+        for t, kind, items in _near([(t, kind, label or LANE_MARKS[kind][0]) for t, kind, label in marks if kind != "achievement"], sx):
+            cx, what = sx(t), escape(_titled(items, at, LANE_MARKS[kind][1]))
+            if kind == "quest":
+                body.append(f'<circle cx="{_t(cx)}" cy="{_t(y)}" r="4" fill="{colour}" stroke="#fff" stroke-width="1"><title>{what}</title></circle>')
             elif kind == "incident":
                 body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y - 17)} L{_t(cx + 5)} {_t(y - 17)} L{_t(cx)} {_t(y - 9)} Z" fill="#444">'
-                            f'<title>{escape(label)} at {escape(clock(t, per_day))}</title></path>')
+                            f'<title>{what}</title></path>')
             else:
-                body.append(f'<text x="{_t(cx)}" y="{_t(y + 5)}" font-size="13" text-anchor="middle" fill="#b42318">✕<title>knocked down at {escape(clock(t, per_day))}</title></text>')
+                body.append(f'<text x="{_t(cx)}" y="{_t(y + 5)}" font-size="13" text-anchor="middle" fill="#b42318">✕<title>{what}</title></text>')
     return _svg(width, height, body, title)
 
 
@@ -253,6 +288,22 @@ def dimension_bars(scores: dict[str, float], colour: str) -> Markup:
 
 
 # ---- the page --------------------------------------------------------------------------------
+
+
+INCIDENTS_LISTED = 150  # a longer incident log is tabled by kind and parties (the JSON report keeps every one)
+
+
+def incident_groups(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A long incident log in one row per kind and parties, in order of the first: how many, from when to when,
+    whether a study pair's, and the events cited; each incident stays in the report's JSON with its own evidence."""
+    rows: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+    for i in log:
+        row = rows.setdefault((i["kind"], tuple(i["names"])), {"kind": i["kind"], "names": i["names"], "count": 0,
+                                                              "first": i, "study_pair": i["study_pair"], "evidence": 0})
+        row["count"] += 1
+        row["last"] = i
+        row["evidence"] += len(i["evidence"])
+    return list(rows.values())
 
 
 def _log_highlights(report: dict[str, Any], agent: str, limit: int = 14) -> list[str]:
@@ -333,4 +384,5 @@ def render_html(report: dict[str, Any]) -> str:
         clock=lambda t: clock(t, per_day), manifest_plain=plain, manifest_nested=nested, spend=spend,
         manifest_agents=manifest.get("agents", []), categories=CATEGORIES, study=study,
         verification=verification_line(report.get("verification")),
+        dots_shown=DOTS_SHOWN, incident_groups=incident_groups(study["incidents"]["log"]) if study and len(study["incidents"]["log"]) > INCIDENTS_LISTED else None,
     )
