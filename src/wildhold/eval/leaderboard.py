@@ -43,6 +43,7 @@ class PoolingRefused(ValueError):
 
     code = "leaderboard_pools_scenarios"
 
+
 def spend_cells(row: dict[str, Any]) -> tuple[str, str]:
     """A board row's tokens and dollars as a table shows them: summed over the matches that recorded them (saying
     how many of its matches those were when not all), or that none did."""
