@@ -640,15 +640,6 @@ LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "l
                        Col("tokens", wrap=True), Col("dollars", short="$", wrap=True))
 
 
-def _spend_cells(row: dict) -> tuple[str, str]:
-    """A configuration's tokens and dollars over the matches that recorded them, or that none did."""
-    spend = row["spend"]
-    if spend is None:
-        return "not recorded", "not recorded"
-    over = f" ({spend['matches']} of {row['matches']} matches)" if spend["matches"] < row["matches"] else ""
-    return f"{spend['tokens']:,}{over}", f"{spend['dollars']:.4f}{over}"
-
-
 @app.command()
 def leaderboard(
     archives: Annotated[list[Path], typer.Argument(help="Match archives (.wildhold.zip).")],
@@ -664,7 +655,7 @@ def leaderboard(
     scored under the one rubric named; archives of one scenario, unless --pool-scenarios. Intervals are Student-t
     (a BCa bootstrap from 30 seeds on, marked BCa); --json gives every measure's. An archive that does not verify
     is named with the reason and left out (exit 1); copies of one log count once."""
-    from wildhold.eval.leaderboard import PoolingRefused
+    from wildhold.eval.leaderboard import PoolingRefused, spend_cells
     from wildhold.eval.leaderboard import leaderboard as board
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.eval.stats import interval_text
@@ -691,7 +682,7 @@ def leaderboard(
         c = m.get("composite")
         composite = "-" if c is None else f"{c['mean']:.1f}" + ("" if c["ci95"] is None else f" {interval_text(c, 1)}")
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
-                      str(row["matches"]), str(row["firsts"]), fitness, ci, composite, *_spend_cells(row))
+                      str(row["matches"]), str(row["firsts"]), fitness, ci, composite, *spend_cells(row))
     console.print(table)
     for dup in result["duplicates"]:
         _say(f"{dup['archive']} holds the same log as {dup['same_log_as']} (the same chain head): counted once")
