@@ -10,6 +10,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from wildhold.world.parts import PARTS, Part
+from wildhold.world.readonly import ReadOnlyDict, ReadOnlyList, freeze
 from wildhold.world.world import CHUNK_BITS
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ def _kept_clock(w: World, show_end: bool) -> dict[str, Any]:
     key = (w.tick, w.weather, w.end_tick, show_end)
     held = w.caches.get("clock")
     if held is None or held[0] != key:
-        held = w.caches["clock"] = (key, _clock(w, show_end))
+        held = w.caches["clock"] = (key, ReadOnlyDict(_clock(w, show_end)))
     return held[1]
 
 
@@ -49,20 +50,20 @@ def _clock(w: World, show_end: bool) -> dict[str, Any]:
 
 
 def _add_features(tile: dict[str, Any], snapshot: tuple) -> dict[str, Any]:
-    """What a tile holds (node, structure, items on the ground), added to `tile` in place: observe
+    """What a tile holds (node, structure, items on the ground), added to `tile` in place (read-only records): observe
     runs this for every tile in view and every remembered one, so it builds no dict of its own."""
     _, node, amount, structure, owner, items = snapshot
     if node is not None:
-        tile["node"] = {"kind": node, "amount": amount}
+        tile["node"] = ReadOnlyDict(kind=node, amount=amount)
     if structure is not None:
-        tile["structure"] = {"kind": structure, "owner": owner}
+        tile["structure"] = ReadOnlyDict(kind=structure, owner=owner)
     if items:
-        tile["items"] = dict(items)
+        tile["items"] = ReadOnlyDict(items)
     return tile
 
 
 def status(w: World, c: Character) -> dict[str, Any]:
-    """The character's own state. Kept per character while what it shows is the same: its place, needs, sleep,
+    """The character's own state (read-only: shared by its observations). Kept per character while what it shows is the same: its place, needs, sleep,
     knockdowns, bed, operation (never changed once started), shelter, what it carries (`World.holdings`) and wears
     (compared as it is: equipping counts nowhere); about half the observations in a busy world find it so.
     Shelter is read from the terrain first: most characters stand on safe ground, and asking the world costs a call."""
@@ -84,8 +85,8 @@ def _status(w: World, c: Character, sheltered: bool, key: tuple, before: tuple |
     if before is None:
         x, y = w.xy(c.pos)
         region = w.region_names[w.region[c.pos]]
-        inventory = dict(sorted(c.inventory.items()))
-        equipment = dict(sorted(c.equipment.items()))
+        inventory = ReadOnlyDict(sorted(c.inventory.items()))
+        equipment = ReadOnlyDict(sorted(c.equipment.items()))
     else:
         was_key, was = before
         if was_key[0] == key[0]:
@@ -93,10 +94,10 @@ def _status(w: World, c: Character, sheltered: bool, key: tuple, before: tuple |
         else:
             x, y = w.xy(c.pos)
             region = w.region_names[w.region[c.pos]]
-        inventory = was["inventory"] if was_key[8] == key[8] else dict(sorted(c.inventory.items()))
-        equipment = was["equipment"] if was["equipment"] == c.equipment else dict(sorted(c.equipment.items()))
+        inventory = was["inventory"] if was_key[8] == key[8] else ReadOnlyDict(sorted(c.inventory.items()))
+        equipment = was["equipment"] if was["equipment"] == c.equipment else ReadOnlyDict(sorted(c.equipment.items()))
     op = w.ops.get(c.op) if c.op else None
-    return {
+    return ReadOnlyDict({
         "id": c.id,
         "name": c.name,
         "x": x,
@@ -109,10 +110,11 @@ def _status(w: World, c: Character, sheltered: bool, key: tuple, before: tuple |
         "sheltered": sheltered,
         "inventory": inventory,
         "equipment": equipment,
-        "bed": list(w.xy(c.bed)) if c.bed is not None else None,
+        "bed": ReadOnlyList(w.xy(c.bed)) if c.bed is not None else None,
         "knockdowns": c.knockdowns,
-        "operation": None if op is None else {"op": op.id, "action": op.action, "args": op.args, "started": op.started, "ends": op.ends},
-    }
+        "operation": None if op is None else ReadOnlyDict(op=op.id, action=op.action, args=freeze(op.args), started=op.started,
+                                                          ends=op.ends),
+    })
 
 
 def observe(w: World, agent: str, memory: bool = True, memory_since: int | None = None,
@@ -129,8 +131,10 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     a caller that reads only the view and the character (the RL faces' arrays); `observe_parts` adds them later,
     while the world is still as it was observed.
 
-    An observation is read-only: the records in it (a tile, a character in view, a quest) are built for
-    observations and may be shared by observations of the same world, never by the world's own state.
+    An observation's records (a tile, a character in view, a quest, its own status) are built for observations and
+    may be shared by observations of the same world, never by the world's own state: those that are shared are
+    read-only (`wildhold.world.readonly`), so what one receiver writes no other sees. The dicts and lists made for
+    this observation alone (the observation itself, its view, the characters in view) are the receiver's own.
     """
     c = w.chars[agent]
     square = _square_at(w, c.pos)
@@ -187,7 +191,7 @@ def _statics(w: World) -> tuple[list[str], dict[str, str]]:
         glyphs = [w.content.terrain[n].glyph for n in w.terrain_names]
         width, terrain = w.width, w.terrain
         rows = ["".join(glyphs[t] for t in terrain[y * width:(y + 1) * width]) for y in range(w.height)]
-        got = w.caches["terrain"] = (rows, {w.content.terrain[n].glyph: n for n in w.terrain_names})
+        got = w.caches["terrain"] = (rows, ReadOnlyDict({w.content.terrain[n].glyph: n for n in w.terrain_names}))
     return got
 
 
@@ -213,9 +217,9 @@ class _Square:
         # The stamps of those blocks in one call (a square over one block is given its stamp in a tuple too).
         self.block_stamps = itemgetter(*self.blocks, self.blocks[0])
         glyph_rows, self.legend = _statics(w)
-        self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
+        self.rows = ReadOnlyList([glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)])
         self.tiles_at = self.people_at = self.people_moves = -1
-        self.tiles: list[dict[str, Any]] = []
+        self.tiles: list[dict[str, Any]] = ReadOnlyList()
         self.tiles_on: list[int] = []
         self.people: tuple[list[dict[str, Any]], list[str], list[int], int, int] = ([], [], [], 0, 0)
 
@@ -261,9 +265,11 @@ def _update_tiles(w: World, square: _Square, bounds: tuple[int, int, int, int]) 
     `World.touched_since`). Asked by `observe` only when the count moved on (most observations find it has not)."""
     changed = _changed_in(w, square.tiles_at, bounds)
     if changed is None:
-        square.tiles, square.tiles_on = _tiles_in(w, bounds)
+        tiles, square.tiles_on = _tiles_in(w, bounds)
+        square.tiles = ReadOnlyList(tiles)
     elif changed:
-        square.tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
+        tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
+        square.tiles = ReadOnlyList(tiles)
     square.tiles_at = w.touches
 
 
@@ -302,7 +308,7 @@ def _tile_at(w: World, p: int, x: int, y: int) -> dict[str, Any] | None:
     if p in w.nodes or p in w.structures or p in w.ground:
         tile = _add_features({"x": x, "y": y}, w.tile_snapshot(p))
         if len(tile) > 2:
-            return tile
+            return ReadOnlyDict(tile)
     return None
 
 
@@ -455,7 +461,7 @@ def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[
         for other in sorted(occupants[p]):
             held = records.get(other)
             if held is None or held[0] != p:
-                held = records[other] = (p, {"id": other, "name": chars[other].name, "x": x, "y": y})
+                held = records[other] = (p, ReadOnlyDict(id=other, name=chars[other].name, x=x, y=y))
             row[0].append(p)
             row[1].append(other)
             row[2].append(held[1])
@@ -503,7 +509,8 @@ def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
         recent.append(p)
     recent.sort()
     out = _out_of_view(w, c, recent)
-    if snap[0] < w.tick:
+    if snap[0] < w.tick:  # kept, so shared by its next observations: read-only
+        out = freeze(out)
         kept[c.id] = (tick, c.pos, snap, out)
     return out
 

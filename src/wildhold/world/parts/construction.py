@@ -49,6 +49,7 @@ from wildhold.world.actions.registry import ActionArgs, CharacterName, Plan, Tar
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.parts.base import Part, Saved, saved
+from wildhold.world.readonly import freeze
 from wildhold.world.state import Character, Operation, Structure
 
 if TYPE_CHECKING:
@@ -1037,7 +1038,8 @@ class _KeptBuildings:
                  shown: list[tuple[str, int | None]], home: dict[str, Any] | None, seen: list[dict[str, Any]],
                  deposits: list[dict[str, Any]]):
         self.builds, self.changes, self.pos, self.at, self.stored = builds, changes, pos, at, stored
-        self.mine, self.shown, self.home, self.seen, self.deposits = mine, shown, home, seen, deposits
+        self.mine, self.shown = mine, shown
+        self.home, self.seen, self.deposits = freeze(home), freeze(seen), freeze(deposits)  # shared by observations
 
     def holds(self, w: World, mine: list[str]) -> bool:
         """Whether the sections still show what they did: the same deposits, and no shown container changed."""

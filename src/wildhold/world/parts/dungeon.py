@@ -39,6 +39,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import freeze
 from wildhold.world.parts.society import damage_bonus
 
 if TYPE_CHECKING:
@@ -917,8 +918,8 @@ class DungeonPart(Part[DungeonState]):
         held = kept.get(c.id)
         if held is None or held[0] != stamp:
             outside = c.id not in state(w).inside
-            held = kept[c.id] = (stamp, {**dungeon_status(w, c.id), "room": None} if outside else None)
-        obs["dungeon"] = held[1] or {**dungeon_status(w, c.id), "room": room_view(w, c.id)}
+            held = kept[c.id] = (stamp, freeze({**dungeon_status(w, c.id), "room": None}) if outside else None)
+        obs["dungeon"] = held[1] or freeze({**dungeon_status(w, c.id), "room": room_view(w, c.id)})
 
     def shelters(self, w: World, c: Character) -> bool:
         return c.id in state(w).inside

@@ -21,6 +21,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import freeze
 from wildhold.world.state import Character, Operation, Structure
 
 if TYPE_CHECKING:
@@ -942,7 +943,7 @@ class FarmingPart(Part[FarmState]):
         s = w.states[_NAME]
         if not s.plots and not s.animals:  # most worlds, most of the time: the world's one empty section, read-only
             empty = w.caches.get("nothing_farmed")
-            obs["farming"] = empty if empty is not None else w.caches.setdefault("nothing_farmed", {"plots": [], "animals": []})
+            obs["farming"] = empty if empty is not None else w.caches.setdefault("nothing_farmed", freeze({"plots": [], "animals": []}))
             return
         plots: list[dict[str, Any]] = []
         animals: list[dict[str, Any]] = []

@@ -20,6 +20,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import freeze
 from wildhold.world.parts.construction import CONSTRUCTION
 from wildhold.world.parts.society import SOCIETY, artworks_by, change_reputation, reputation_of, send_message, trained
 from wildhold.world.state import Character, Operation
@@ -954,7 +955,7 @@ class _KeptEconomy:
         arts0, rep0, levels0, named0, none0, carried0, built0, hit0, where0, version0 = self.stamps or stamps
         self.stamps = stamps
         if section is None:
-            self.section = _economy(w, me, _orders_in_view(w, me, w.view_bounds(c.pos)))
+            self.section = freeze(_economy(w, me, _orders_in_view(w, me, w.view_bounds(c.pos))))
             return
         changed: dict[str, Any] = {}
         if arts != arts0 or rep != rep0 or levels != levels0:
@@ -976,7 +977,7 @@ class _KeptEconomy:
             if orders != section["market"]:
                 changed["market"] = orders
         if changed:
-            self.section = {**section, **changed}
+            self.section = freeze({**section, **changed})
 
 
 def _orders_seen(w: World) -> tuple[int, list[dict[str, Any]], int]:

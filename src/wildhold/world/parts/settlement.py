@@ -18,6 +18,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import freeze
 
 if TYPE_CHECKING:
     from wildhold.content import Content
@@ -956,7 +957,7 @@ def _kept_village(w: World, c: Character, kept: dict[str, _KeptVillage], held: _
     if held.hour != hour or held.pos != pos:  # its view square is looked up only once it moved
         bounds = w.view_bounds(pos)
         if held.hour != hour or held.bounds != bounds:
-            held.villagers = _villagers_in_view(w, _villagers_now(w, anyone, hour), bounds, held.discounts)
+            held.villagers = freeze(_villagers_in_view(w, _villagers_now(w, anyone, hour), bounds, held.discounts))
             held.hour, held.bounds = hour, bounds
         held.pos = pos
     held.until = min((hour + 1) * MINUTES_PER_HOUR, (day + 1) * per_day)
@@ -979,7 +980,8 @@ class _KeptVillage:
     def __init__(self, w: World, c: Character, anyone: int | None, day: int):
         self.key = (_NAME, c.id)
         self.mine, self.anyone, self.day = w.part_changes.get(self.key), anyone, day
-        self.quest_log, self.friendship, self.discounts = _own_sections(w, c)
+        quest_log, friendship, self.discounts = _own_sections(w, c)
+        self.quest_log, self.friendship = freeze(quest_log), freeze(friendship)  # shared by its observations
         self.hour: int | None = None
         self.pos: int | None = None
         self.bounds: tuple[int, int, int, int] | None = None
@@ -1024,8 +1026,8 @@ class _Villager:
         shop = self.npc.shop
         shown = None if shop is None else {"open": self.open, "hours": list(shop.open_hours),
                                            "sells": dict(_price_list(w, self.name, discount)), "buys": dict(shop.buys)}
-        record = self.records[discount] = {"npc": self.name, "role": self.npc.role, "x": self.x, "y": self.y,
-                                           "place": self.place, "shop": shown}
+        record = self.records[discount] = freeze({"npc": self.name, "role": self.npc.role, "x": self.x, "y": self.y,
+                                                  "place": self.place, "shop": shown})
         return record
 
 
@@ -1106,7 +1108,7 @@ def _board_view(w: World, stamp: int) -> list[dict[str, Any]]:
     board never changes)."""
     held = w.caches.get("quest_board")
     if held is None or held[0] != stamp:
-        held = w.caches["quest_board"] = (stamp, [_public(w, q) for q in village(w).board.values()])
+        held = w.caches["quest_board"] = (stamp, freeze([_public(w, q) for q in village(w).board.values()]))
     return held[1]
 
 

@@ -17,6 +17,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import table
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import ReadOnlyList, freeze
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:
@@ -281,7 +282,7 @@ def _hand_copies(w: World, agents: list[str], message: dict[str, Any], most: int
     `_inbox_copies`); one unobserved for long keeps only as many as its inbox can still hold."""
     kept = w.caches.get("inboxes")
     if kept:
-        shown = dict(message)
+        shown = freeze(message)
         for agent in agents:
             held = kept.get(agent)
             if held is not None:
@@ -466,7 +467,7 @@ def _inbox_copies(w: World, e: SocietyState, agent: str) -> list[dict[str, Any]]
         kept = w.caches["inboxes"] = {}
     held = kept.get(agent)
     if held is None:
-        held = kept[agent] = _KeptInbox([dict(m) for m in e.inboxes.get(agent, ())])
+        held = kept[agent] = _KeptInbox(ReadOnlyList([freeze(m) for m in e.inboxes.get(agent, ())]))
     elif held.unread:
         unread, copies = held.unread, held.copies
         old = len(e.inboxes[agent]) - len(unread)  # messages the copies already hold
@@ -475,7 +476,7 @@ def _inbox_copies(w: World, e: SocietyState, agent: str) -> list[dict[str, Any]]
             copies += unread
         else:  # more new ones than the inbox holds: their latest
             copies = unread[-old:]
-        held.copies, held.unread = copies, []
+        held.copies, held.unread = ReadOnlyList(copies), []
     return held.copies
 
 
@@ -490,10 +491,10 @@ def _board_copies(w: World, board: list[dict[str, Any]], held: tuple | None) -> 
             if board[end] is last:
                 dropped = len(copies) - (end + 1)
                 if dropped >= 0 and copies[dropped] == board[0]:
-                    held = w.caches["board_copies"] = (board[-1], copies[dropped:] + [dict(m) for m in board[end + 1:]])
+                    held = w.caches["board_copies"] = (board[-1], ReadOnlyList(copies[dropped:] + [freeze(m) for m in board[end + 1:]]))
                     return held
                 break
-    held = w.caches["board_copies"] = (board[-1] if board else None, [dict(m) for m in board])
+    held = w.caches["board_copies"] = (board[-1] if board else None, ReadOnlyList([freeze(m) for m in board]))
     return held
 
 
