@@ -912,9 +912,9 @@ class DungeonPart(Part[DungeonState]):
         # events (see `World.part_changes`), entering and leaving among them. Shared by the character's observations;
         # kept as None inside, where the room's intents change with the tick.
         stamp = w.part_changes[_NAME]
-        kept = w.caches.get("dungeon_views")
+        kept = w.kept.dungeon_views
         if kept is None:
-            kept = w.caches["dungeon_views"] = {}
+            kept = w.kept.dungeon_views = {}
         held = kept.get(c.id)
         if held is None or held[0] != stamp:
             outside = c.id not in state(w).inside
