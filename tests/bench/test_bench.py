@@ -10,6 +10,7 @@ from wildhold.bench import engine
 from wildhold.bench.engine import bench_engine
 from wildhold.content import default_content
 from wildhold.world.actions import DIRECTIONS, find_path, known_walkable
+from wildhold.world.memory import BARE
 from wildhold.world.parts import PARTS
 from wildhold.world.world import World
 
@@ -116,7 +117,10 @@ def test_tuned_path_search_returns_exactly_the_plain_search_path():
         tiles = range(w.width * w.height)
         walkable = [p for p in tiles if w.is_walkable(p)]
         for _ in range(30):
-            c.memory = {p: w.tile_snapshot(p) for p in rng.sample(tiles, rng.choice([0, 300, 3000]))}
+            c.memory = w.new_memory()
+            for p in rng.sample(tiles, rng.choice([0, 300, 3000])):
+                record = w.tile_snapshot(p)[1:]
+                c.memory.remember(p, w.tick, 0 if record == BARE else w.contents.add(record))
             c.pos = rng.choice(walkable)
             nearby = [q for q in tiles if w.distance(c.pos, q) == 1]  # one step away: answered without a search
             for goal in (rng.choice(tiles), min(max(c.pos + rng.randint(-6, 6) * (w.width + 1), 0), len(tiles) - 1), *nearby):

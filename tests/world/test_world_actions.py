@@ -161,9 +161,9 @@ def test_each_step_remembers_exactly_the_tiles_that_left_the_view(content):
         for dx, dy in ((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy):
             x, y = w.xy(start)
             w.relocate(c, start, event=False)
-            c.memory.clear()
+            c.memory = w.new_memory()
             w.relocate(c, w.pos(x + dx, y + dy), event=False)
-            assert list(c.memory) == sorted(in_view(start) - in_view(c.pos))
+            assert c.memory.tiles() == sorted(in_view(start) - in_view(c.pos))
             assert all(seen == w.tile_snapshot(p) for p, seen in c.memory.items())
 
 

@@ -28,6 +28,7 @@ from wildhold.service.match import advance_to, apply_input, replay
 from wildhold.service.spectate import feed_row, world_frame, world_map
 from wildhold.service.verify import admit, verify_archive
 from wildhold.store.archive import Archive
+from wildhold.world.memory import Memory
 from wildhold.world.serialize import dumps, loads, state_hash
 from wildhold.world.world import World
 
@@ -54,8 +55,8 @@ class Timeline:
         self.show_end = m.get("horizon", "visible") == "visible"
         self.event_ticks = [e[1] for e in self.events]
         # (tick, inputs applied, the world's state at that tick before its own inputs: compressed, and each
-        # character's memory apart, as a copy of its dict of immutable tiles, far cheaper than serialising it)
-        self.keyframes: list[tuple[int, int, bytes, dict[str, dict]]] = []
+        # character's memory apart, as a copy of its arrays, far cheaper than serialising it)
+        self.keyframes: list[tuple[int, int, bytes, dict[str, Memory]]] = []
         self.every = max(KEYFRAME_TICKS, (self.final_tick - self.start_tick) // KEYFRAMES_KEPT + 1)
         self.map: dict[str, Any] = {}
         self._last: World | None = None  # the world last built, played on when a later tick is asked next
@@ -78,12 +79,12 @@ class Timeline:
             memories = {a: c.memory for a, c in world.chars.items()}
             try:
                 for c in world.chars.values():
-                    c.memory = {}
+                    c.memory = world.new_memory()
                 blob = zlib.compress(dumps(world), 1)
             finally:
                 for a, c in world.chars.items():
                     c.memory = memories[a]
-            self.keyframes.append((world.tick, applied, blob, {a: dict(m) for a, m in memories.items()}))
+            self.keyframes.append((world.tick, applied, blob, {a: m.copy() for a, m in memories.items()}))
 
     def world_at(self, tick: int) -> World:
         """The world at `tick`, after the inputs recorded at that tick."""
@@ -96,8 +97,7 @@ class Timeline:
             world, index = last, self._last_index
         else:
             world = loads(self.content, zlib.decompress(blob))
-            for a, memory in memories.items():
-                world.chars[a].memory = dict(memory)
+            world.adopt_memories(memories)
         drain = world.events.drain
         while index < len(self.inputs) and self.inputs[index].tick <= tick:
             advance_to(world, self.inputs[index].tick, drain)

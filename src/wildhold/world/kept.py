@@ -19,6 +19,7 @@ everything kept before every decision and tick: the chain heads must agree.
 from __future__ import annotations
 
 import os
+from array import array
 from typing import Any
 
 CHECKING = os.environ.get("WILDHOLD_CHECK_KEPT", "") not in ("", "0")
@@ -31,6 +32,8 @@ class KeptMismatch(AssertionError):
 DECLARED: dict[str, tuple[str, str]] = {  # name: (its owner, what it holds; what invalidates it)
     "bounds": ("world.World.view_bounds",
                "{tile: bounds of the view square around it}; map geometry: never invalidated"),
+    "contents_at": ("world.World.remember_leaving",
+                    "array: per tile, its record in World.contents (-1: none yet); a tile's until it is touched"),
     "owners": ("world.World.structures_of", "(builds, {owner: [structure]}); until a structure is placed or removed"),
     "reach": ("actions.registry.reach_tiles", "{tile: tiles within reach}; content and map size: never invalidated"),
     "near_structures": ("actions.registry.structure_in_reach",
@@ -116,6 +119,7 @@ class Kept:
             setattr(self, name, None)
         # the families filled entry by entry from the start
         self.bounds: dict[int, tuple[int, int, int, int]] = {}
+        self.contents_at = array("i")  # sized on first use
         self.square_at: dict[int, Any] = {}
         self.remembered_since: dict[str, Any] = {}
         self.quests: dict[str, Any] = {}

@@ -513,45 +513,34 @@ def remembered_page(w: World, c: Character, start: int, limit: int | None) -> tu
     page's tiles are built."""
     x0, x1, y0, y1 = w.view_bounds(c.pos)
     width = w.width
-    out_of_view = [p for p in sorted(c.memory) if not (y0 <= p // width <= y1 and x0 <= p % width <= x1)]
+    out_of_view = [p for p in c.memory.tiles() if not (y0 <= p // width <= y1 and x0 <= p % width <= x1)]
     end = len(out_of_view) if limit is None else min(len(out_of_view), start + limit)
     return _out_of_view(w, c, out_of_view[start:end]), len(out_of_view)
 
 
 def remembered(w: World, c: Character) -> list[dict[str, Any]]:
     """Tiles seen before and out of view now, each with the tick it was last seen."""
-    return _out_of_view(w, c, sorted(c.memory))
+    return _out_of_view(w, c, c.memory.tiles())
 
 
 def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
-    """The tiles out of view now that were remembered at or after `tick`: the memory is kept in the
-    order tiles were last seen, so they are read from its end and the rest is never touched.
+    """The tiles out of view now that were remembered at or after `tick`, found in the memory's array of ticks.
 
     An agent asking for the changes since its last decision asks again each tick it is busy: the answer is kept
-    per character with that tick, its place and the snapshot of its newest tile, and given again while they are
-    the same. Every tile remembered later is given a snapshot made later (`World.remember_leaving`), so the newest
-    one is another: kept only once the newest snapshot is of an earlier tick than now, as a tile remembered again
-    in the same tick may be given the tick's shared snapshot of a bare tile (`World.tile_snapshot`)."""
+    per character with that tick, its place and the memory's stamp (which moves whenever it remembers), and given
+    again while they are the same; kept only once the memory's newest tick is before now, as the memory may still
+    change within this tick."""
     memory = c.memory
-    if not memory:
-        return []
-    snap = next(reversed(memory.values()))
-    if snap[0] < tick:
-        return []  # nothing remembered since (the newest tile is older): most observations of a character standing still
+    if memory.newest < tick:
+        return []  # nothing remembered since: most observations of a character standing still
     kept = w.kept.remembered_since
     held = kept.get(c.id)
-    if held is not None and held[2] is snap and held[0] == tick and held[1] == c.pos:
+    if held is not None and held[2] == memory.stamp and held[0] == tick and held[1] == c.pos:
         return held[3]
-    recent = []
-    for p, seen in reversed(memory.items()):
-        if seen[0] < tick:
-            break
-        recent.append(p)
-    recent.sort()
-    out = _out_of_view(w, c, recent)
-    if snap[0] < w.tick:  # kept, so shared by its next observations: read-only
+    out = _out_of_view(w, c, memory.since(tick))
+    if memory.newest < w.tick:  # kept, so shared by its next observations: read-only
         out = freeze(out)
-        kept[c.id] = (tick, c.pos, snap, out)
+        kept[c.id] = (tick, c.pos, memory.stamp, out)
     return out
 
 
@@ -559,15 +548,15 @@ def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any
     """These remembered tiles, in this order, less those in view now (an observation shows them live)."""
     x0, x1, y0, y1 = w.view_bounds(c.pos)
     width, names, terrain, memory = w.width, w.terrain_names, w.terrain, c.memory
+    seen, held, records = memory.seen, memory.held, memory.contents.records
     out = []
     for p in tiles:
         y, x = divmod(p, width)
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
-        snap = memory[p]
-        tile = {"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": snap[0]}
-        if snap[1] is not None or snap[3] is not None or snap[5]:  # most remembered tiles hold nothing: no call
-            _add_features(tile, snap)
+        tile = {"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": seen[p]}
+        if held[p]:  # most remembered tiles hold nothing (record 0): no call
+            _add_features(tile, (None, *records[held[p]]))
         out.append(tile)
     return out
 
@@ -576,4 +565,4 @@ def known_tiles(w: World, c: Character) -> set[int]:
     """Every tile the character has seen: its memory plus its current view."""
     x0, x1, y0, y1 = w.view_bounds(c.pos)
     view = {y * w.width + x for y in range(y0, y1 + 1) for x in range(x0, x1 + 1)}
-    return view | set(c.memory)
+    return view | set(c.memory.tiles())

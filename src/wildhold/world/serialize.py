@@ -10,6 +10,7 @@ import orjson
 
 from wildhold.content import Content
 from wildhold.world.events import EventLog
+from wildhold.world.memory import BARE
 from wildhold.world.parts import PARTS
 from wildhold.world.parts.base import dump_parts, section_of
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
@@ -110,9 +111,14 @@ def from_dict(content: Content, d: dict[str, Any]) -> World:
         c = Character(
             cd["id"], cd["name"], cd["pos"], cd["health"], cd["energy"], cd["satiety"],
             dict(cd["inventory"]), dict(cd["equipment"]), cd["bed"], cd["op"], cd["asleep"], cd["knockdowns"],
-            # in the order the tiles were last seen, as play keeps it (observe reads changes from the end)
-            {p: (*s[:5], tuple(tuple(pair) for pair in s[5])) for p, s in sorted(cd["memory"], key=lambda e: (e[1][0], e[0]))},
+            memory=w.new_memory(),
         )
+        records: dict[tuple, int] = {}
+        for p, (tick, *held) in cd["memory"]:
+            record = (*held[:4], tuple(tuple(pair) for pair in held[4]))
+            i = 0 if record == BARE else records.get(record) or records.setdefault(record, w.contents.add(record))
+            c.memory.remember(p, tick, i)
+            c.memory.newest = max(c.memory.newest, tick)
         w.chars[c.id] = c
         w.occupants.setdefault(c.pos, []).append(c.id)
     w.creatures = {i: Creature(i, kind, pos, hp, target) for i, kind, pos, hp, target in d["creatures"]}

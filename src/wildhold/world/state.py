@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wildhold.world.memory import Memory
 
 
 @dataclass(slots=True)
@@ -20,7 +23,7 @@ class Character:
     op: str | None = None
     asleep: bool = False
     knockdowns: int = 0
-    memory: dict[int, tuple] = field(default_factory=dict)  # tile -> snapshot as last seen, oldest first
+    memory: Memory = None  # type: ignore[assignment]  # what it remembers of the map; its world gives it one
 
 
 @dataclass(slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from array import array
 from collections import deque
 from typing import Any
 
@@ -18,6 +19,7 @@ from wildhold.world.actions.registry import exact_args, json_args
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
 from wildhold.world.kept import Kept
+from wildhold.world.memory import Contents, Memory
 from wildhold.world.parts import PARTS, Part
 from wildhold.world.parts.base import PartState
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
@@ -74,6 +76,7 @@ class World:
         self.occupants: dict[int, list[str]] = {}
         self.regrow_due: dict[int, list[int]] = {}
         self._bare_snapshot: tuple = (None,)
+        self.contents = Contents()  # every tile record characters remember, by index (see `world.memory`)
         # When the contents of a tile (node, structure, items on the ground) last changed, kept
         # per block of tiles (CHUNK_BITS) as the count of `touched` calls: the observation builder keeps what it
         # built for a view square until a block under it changes. Derived, never saved.
@@ -279,6 +282,9 @@ class World:
     def touched(self, p: int) -> None:
         """Tile `p` now holds something else (a node, a structure, items): see `chunk_touched`."""
         self.touches += 1
+        at = self.kept.contents_at
+        if at:
+            at[p] = -1
         log = self._touch_log
         log.append(p)
         if len(log) > TOUCHES_KEPT:
@@ -431,8 +437,8 @@ class World:
         """Record the tiles that leave the character's view when it goes from `old` to `new`.
 
         Tiles still in view need no record: an observation shows them live. This keeps each
-        remembered tile exactly as it was the last tick the character saw it, and the memory in the
-        order its tiles were last seen, so the changes since a tick are read from its end.
+        remembered tile exactly as it was when it left the character's view: the tick, and the record of what it
+        held in `contents` (one per tile until it is touched, shared by everyone who saw it so).
         """
         x0, x1, y0, y1 = self.view_bounds(old)
         if new is not None:
@@ -443,19 +449,45 @@ class World:
         # computed once per move rather than once per row: this runs on every step of every walk.
         kept_row_spans = (range(x0, min(x1, nx0 - 1) + 1), range(max(x0, nx1 + 1), x1 + 1))
         whole_row_spans = (range(x0, x1 + 1),)
-        w, mem, snap = self.width, c.memory, self.tile_snapshot
-        # A tile holding nothing is given the tick's bare snapshot here (as `tile_snapshot` would), a call less.
+        w, tick, mem = self.width, self.tick, c.memory
+        seen, held, size = mem.seen, mem.held, mem.size
         nodes, structures, ground = self.nodes, self.structures, self.ground
-        bare = self._bare_snapshot
-        if bare[0] != self.tick:
-            bare = self._bare_snapshot = (self.tick, None, 0, None, None, ())
+        at = self.kept.contents_at or self._size_contents_at()
         for y in range(y0, y1 + 1):
             row = y * w
             for span in kept_row_spans if ny0 <= y <= ny1 else whole_row_spans:
                 for x in span:
                     p = row + x
-                    mem.pop(p, None)
-                    mem[p] = snap(p) if p in nodes or p in structures or ground.get(p) else bare
+                    if seen[p] < 0:
+                        size += 1
+                    seen[p] = tick
+                    if p in nodes or p in structures or ground.get(p):
+                        i = at[p]
+                        held[p] = i if i >= 0 else self._record_contents(p)
+                    else:
+                        held[p] = 0  # holds nothing: the bare record
+        mem.size, mem.newest, mem.stamp = size, tick, mem.stamp + 1
+
+    def _record_contents(self, p: int) -> int:
+        """Record what tile `p` holds now in `contents` (kept for the tile until it is `touched`); its index."""
+        i = self.kept.contents_at[p] = self.contents.add(self.tile_snapshot(p)[1:])
+        return i
+
+    def _size_contents_at(self) -> array:
+        at = self.kept.contents_at = array("i", [-1]) * (self.width * self.height)
+        return at
+
+    def new_memory(self) -> Memory:
+        """An empty memory of this world's map."""
+        return Memory(self.width * self.height, self.contents)
+
+    def adopt_memories(self, memories: dict[str, Memory]) -> None:
+        """Give characters these memories (copies), whose records are in another table of contents (a world rebuilt
+        from a save kept without memories): that table becomes the world's."""
+        for agent, memory in memories.items():
+            self.chars[agent].memory = memory.copy()
+            self.contents = memory.contents
+        self.kept.contents_at = array("i")
 
     def relocate(self, c: Character, new: int, event: bool = True) -> None:
         """Move a character; the only writer of `occupants` and of positions."""
@@ -508,7 +540,7 @@ class World:
         agent = f"a{len(self.chars) + 1}"
         p = self.spawns[self.rngs["spawn"].randrange(len(self.spawns))]
         n = self.needs
-        c = Character(agent, name, p, n.max_health, n.max_energy, n.max_satiety)
+        c = Character(agent, name, p, n.max_health, n.max_energy, n.max_satiety, memory=self.new_memory())
         self.chars[agent] = c
         self.occupants.setdefault(p, []).append(agent)
         self.moves += 1

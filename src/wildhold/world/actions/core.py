@@ -76,6 +76,7 @@ def passable_for(w: World, c: Character) -> Callable[[int], bool]:
     """`known_walkable` for this character as it stands now, its lookups bound once for path search."""
     walkable, terrain, structures, blocking = w.walkable_terrain, w.terrain, w.structures, w.blocking
     memory, width, r = c.memory, w.width, w.needs.view_radius
+    seen, held, records = memory.seen, memory.held, memory.contents.records
     cx, cy = c.pos % width, c.pos // width
 
     def passable(p: int) -> bool:
@@ -84,8 +85,10 @@ def passable_for(w: World, c: Character) -> Callable[[int], bool]:
         if abs(p % width - cx) <= r and abs(p // width - cy) <= r:
             s = structures.get(p)
             return s is None or (s.kind not in blocking and not w.barred(c, p))
-        seen = memory.get(p)
-        return seen is not None and (seen[3] is None or seen[3] not in blocking)
+        if seen[p] < 0:
+            return False
+        structure = records[held[p]][2]
+        return structure is None or structure not in blocking
 
     return passable
 

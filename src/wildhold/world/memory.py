@@ -1,0 +1,95 @@
+"""What characters remember of the map, held in arrays.
+
+A tile's contents (its node and amount, its structure and owner, the items on the ground) are recorded once per
+change in the world's `Contents` table, which only grows; a character's `Memory` holds, for each tile of the map,
+the tick it last saw it (-1: never) and the index of what the tile held then in that table (0: nothing). A
+remembered tile is `(tick, node, amount, structure, owner, items)`, as an observation shows it. A hundred
+characters who know the whole default map hold 7.4 MB between them, where a dictionary per character held 69.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Iterator
+
+import numpy as np
+
+BARE = (None, 0, None, None, ())  # a tile holding nothing: index 0 of every table
+
+
+class Contents:
+    """Every distinct record of a tile's contents remembered so far, by index; index 0 is a bare tile. The world
+    keeps, per tile, the index of what it holds now while the tile stays as it is (`World.touched` forgets it)."""
+
+    __slots__ = ("records",)
+
+    def __init__(self) -> None:
+        self.records: list[tuple] = [BARE]
+
+    def add(self, record: tuple) -> int:
+        self.records.append(record)
+        return len(self.records) - 1
+
+
+class Memory:
+    """One character's memory of the map: `seen` (the tick each tile was last seen, -1 never) and `held` (what it
+    held then, an index into `contents`), with how many tiles are remembered, the newest tick, and a count of the
+    remembering done (a stamp for what observations keep)."""
+
+    __slots__ = ("seen", "held", "contents", "size", "newest", "stamp")
+
+    def __init__(self, tiles: int, contents: Contents) -> None:
+        self.seen = array("i", [-1]) * tiles
+        self.held = array("i", [0]) * tiles
+        self.contents = contents
+        self.size = 0
+        self.newest = -1
+        self.stamp = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __contains__(self, p: int) -> bool:
+        return self.seen[p] >= 0
+
+    def get(self, p: int) -> tuple | None:
+        """The tile as remembered, `(tick, node, amount, structure, owner, items)`, or None if never seen."""
+        tick = self.seen[p]
+        return None if tick < 0 else (tick, *self.contents.records[self.held[p]])
+
+    def structure(self, p: int) -> str | None:
+        """The structure remembered on a tile seen before (None: none)."""
+        return self.contents.records[self.held[p]][2]
+
+    def tiles(self) -> list[int]:
+        """The remembered tiles, in tile order."""
+        return np.flatnonzero(self._seen() >= 0).tolist() if self.size else []
+
+    def since(self, tick: int) -> list[int]:
+        """The tiles remembered at or after `tick`, in tile order."""
+        return np.flatnonzero(self._seen() >= tick).tolist() if self.newest >= tick else []
+
+    def items(self) -> Iterator[tuple[int, tuple]]:
+        """(tile, as remembered), in tile order."""
+        seen, held, records = self.seen, self.held, self.contents.records
+        for p in self.tiles():
+            yield p, (seen[p], *records[held[p]])
+
+    def remember(self, p: int, tick: int, held: int) -> None:
+        """Tile `p`, seen at `tick`, held `held` (an index into `contents`)."""
+        if self.seen[p] < 0:
+            self.size += 1
+        self.seen[p] = tick
+        self.held[p] = held
+
+    def copy(self) -> Memory:
+        out = Memory.__new__(Memory)
+        out.seen, out.held, out.contents = array("i", self.seen), array("i", self.held), self.contents
+        out.size, out.newest, out.stamp = self.size, self.newest, self.stamp
+        return out
+
+    def nbytes(self) -> int:
+        return self.seen.itemsize * len(self.seen) + self.held.itemsize * len(self.held)
+
+    def _seen(self) -> np.ndarray:
+        return np.frombuffer(self.seen, dtype=np.int32)
