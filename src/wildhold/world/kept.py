@@ -62,7 +62,6 @@ DECLARED: dict[str, tuple[str, str]] = {  # name: (its owner, what it holds; wha
     "remembered_since": ("observe.remembered_since",
                          "{character: (since, tile, newest snapshot, tiles)}; until any of the three changes"),
     "wealth": ("wealth.valued", "{character: _Valued}; each term keeps its own stamps (see `_Valued`)"),
-    "item_values": ("wealth._values", "{item: value in cents}; content: never invalidated"),
     "artworks": ("parts.society.artworks_by",
                  "[the artworks list, how many are indexed, {author: artworks}]; extended as artworks are appended"),
     "inboxes": ("parts.society._inbox_copies",

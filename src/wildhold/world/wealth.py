@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from wildhold.content import Content
+from wildhold.world import kept
+from wildhold.world.kept import KeptMismatch
 from wildhold.world.parts import market, society
 from wildhold.world.parts.construction import CONSTRUCTION, DEPOSIT, deposit_holders, deposits_of
 
@@ -29,8 +31,19 @@ def formula_summary(c: Content) -> str:
 
 def items_cents(c: Content, items: Mapping[str, int]) -> int:
     """Items at the content's values; one the content does not know (an archive of other content) is worth nothing."""
-    table = c.items
-    return sum(table[item].value_cents * qty for item, qty in items.items() if item in table)
+    return _at_values(item_values(c), items)
+
+
+_ITEM_VALUES: dict[str, dict[str, int]] = {}  # content digest -> each item's value in cents
+
+
+def item_values(c: Content) -> dict[str, int]:
+    """Each item's value in cents: content, so read once per content into one table (the formula is revalued on
+    many observations, and `items_cents` and the kept wealth read the same table)."""
+    values = _ITEM_VALUES.get(c.digest)
+    if values is None:
+        values = _ITEM_VALUES[c.digest] = {name: item.value_cents for name, item in c.items.items()}
+    return values
 
 
 def structure_cents(c: Content, kind: str, hp: int) -> int:
@@ -71,18 +84,22 @@ def wealth_terms(w: World, agent: str) -> dict[str, int]:
 def wealth_cents(w: World, agent: str) -> int:
     """The character's wealth in cents under the public formula, valued now; every observation shows it. Kept per
     character term by term (`_Valued`), each revalued only when what it reads may have changed: an escrow filled or
-    a structure placed anywhere costs the one term it may change, not the whole formula."""
-    return valued(w, agent).cents(w)
+    a structure placed anywhere costs the one term it may change, not the whole formula. Checking what is kept
+    (`world.kept`), the kept sum is compared with `wealth_terms` valued afresh."""
+    cents = valued(w, agent).cents(w)
+    if kept.CHECKING and cents != sum(wealth_terms(w, agent).values()):
+        raise KeptMismatch(f"{agent} at tick {w.tick}: wealth {cents} kept against {wealth_terms(w, agent)} afresh")
+    return cents
 
 
 def valued(w: World, agent: str) -> _Valued:
     """The character's kept wealth (`_Valued`): its sections keep it to ask `cents` without looking it up."""
-    kept = w.kept.wealth
-    if kept is None:
-        kept = w.kept.wealth = {}
-    held = kept.get(agent)
+    held_all = w.kept.wealth
+    if held_all is None:
+        held_all = w.kept.wealth = {}
+    held = held_all.get(agent)
     if held is None:
-        held = kept[agent] = _Valued(agent, _values(w), w.content.wealth)
+        held = held_all[agent] = _Valued(agent, item_values(w.content), w.content.wealth)
     return held
 
 
@@ -108,7 +125,7 @@ class _Valued:
                  "structures", "dealt", "deposited", "deposits", "contents", "holders")
 
     def __init__(self, agent: str, values: dict[str, int], rates: WealthSpec) -> None:
-        self.agent, self.values = agent, values  # `values`: its world's item values (`_values`)
+        self.agent, self.values = agent, values  # `values`: its content's item values (`item_values`)
         self.reputation_cents, self.level_cents = rates.reputation_cents, rates.attribute_level_cents
         self.carried_at = self.built = self.hit = self.dealt = self.deposited = self.contents = _UNVALUED
         self.carried = self.structures = self.holders = 0
@@ -159,17 +176,9 @@ def _holders_cents(values: dict[str, int], containers: dict[str, dict[str, int]]
     return sum([_at_values(values, containers[h]) for h in holders if h in containers])
 
 
-def _values(w: World) -> dict[str, int]:
-    """Each item's value in cents: content, so read once per world into one table (`items_cents` reads each item's
-    record, and the formula is revalued on many observations)."""
-    values = w.kept.item_values
-    if values is None:
-        values = w.kept.item_values = {name: item.value_cents for name, item in w.content.items.items()}
-    return values
-
-
 def _at_values(values: dict[str, int], items: Mapping[str, int]) -> int:
-    """`items_cents` over the table of `_values`: an item the content does not know is worth nothing."""
+    """Items at these values (`item_values`): the carried, escrowed and deposited terms, kept or afresh. An item the
+    content does not know is worth nothing."""
     cents = 0
     for item, qty in items.items():  # a few: no list built
         if item in values:
