@@ -49,7 +49,9 @@ from wildhold.content import Content
 from wildhold.content.models import TRIAL_STAGES
 from wildhold.world.actions.registry import NoArgs, Plan, cost
 from wildhold.world.errors import Rejected
+from wildhold.world import kept
 from wildhold.world.events import SORTED, Ev
+from wildhold.world.kept import KeptMismatch
 from wildhold.world.parts.base import Part, Saved, saved
 from wildhold.world.parts.construction import find_home
 from wildhold.world.state import Character, Operation
@@ -127,6 +129,7 @@ class TrialTracker(Saved):
         self.equipment_recipes = {k for k, r in recipes.items() if r.kind == "craft" and self.equippable & set(r.outputs)}
         self.tiers = dict(self.spec.stage_tiers)
         self.chars, self.built, self.locks, self.instances, self.due = {}, {}, {}, {}, None
+        self._dues: dict[str, int] | None = None  # per character, its `_due` (derived, not saved: None after a load)
         self._handlers: dict[str, Callable[[int, int, dict[str, Any]], list[str]]] = {
             "agent_spawned": self._spawned,
             "knockdown": self._knockdown,
@@ -193,12 +196,33 @@ class TrialTracker(Saved):
                     record = {"tick": got[0], "evidence": sorted(set(got[1]))}
                     ch["stages"][stage] = record
                     out.append((agent, stage, record))
-        self._reschedule()
+        self._reschedule(agents)
         return out
 
-    def _reschedule(self) -> None:
-        dues = [d for d in (self._due(ch) for ch in self.chars.values()) if d is not None]
-        self.due = min(dues) if dues else None
+    def load(self, data: dict[str, Any]) -> None:
+        super().load(data)
+        self._dues = None
+
+    def _reschedule(self, agents: list[str]) -> None:
+        """`due` after these characters' records may have changed: a handler names every character whose records
+        `_due` reads it changed, so only theirs are asked again (all of them once after a load), not everyone's
+        on every event (joining ten thousand characters asked 50 million). Checking what is kept (`world.kept`),
+        everyone's are asked and compared."""
+        dues = self._dues
+        if dues is None:
+            dues = self._dues = {}
+            agents = list(self.chars)
+        for agent in agents:
+            due = self._due(self.chars[agent])
+            if due is None:
+                dues.pop(agent, None)
+            else:
+                dues[agent] = due
+        self.due = min(dues.values()) if dues else None
+        if kept.CHECKING:
+            whole = min((d for d in map(self._due, self.chars.values()) if d is not None), default=None)
+            if whole != self.due:
+                raise KeptMismatch(f"the trial's next due tick is {self.due} kept against {whole} asked of everyone")
 
     def _due(self, ch: dict[str, Any]) -> int | None:
         """The tick at which time alone would complete one of this character's stages."""
