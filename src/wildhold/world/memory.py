@@ -34,32 +34,37 @@ class Contents:
 class Memory:
     """One character's memory of the map: `seen` (the tick each tile was last seen, -1 never) and `held` (what it
     held then, an index into `contents`), with how many tiles are remembered, the newest tick, and a count of the
-    remembering done (a stamp for what observations keep)."""
+    remembering done (a stamp for what observations keep). The arrays are made when it first remembers a tile: a
+    crowd that never moved holds none."""
 
-    __slots__ = ("seen", "held", "contents", "size", "newest", "stamp")
+    __slots__ = ("tiles_in_map", "seen", "held", "contents", "size", "newest", "stamp")
 
     def __init__(self, tiles: int, contents: Contents) -> None:
-        self.seen = array("i", [-1]) * tiles
-        self.held = array("i", [0]) * tiles
+        self.tiles_in_map = tiles
+        self.seen = array("i")
+        self.held = array("i")
         self.contents = contents
         self.size = 0
         self.newest = -1
         self.stamp = 0
 
+    def arrays(self) -> tuple[array, array]:
+        """`seen` and `held`, made now if they were not (to remember into)."""
+        if not self.seen:
+            self.seen = array("i", [-1]) * self.tiles_in_map
+            self.held = array("i", [0]) * self.tiles_in_map
+        return self.seen, self.held
+
     def __len__(self) -> int:
         return self.size
 
     def __contains__(self, p: int) -> bool:
-        return self.seen[p] >= 0
+        return self.size > 0 and self.seen[p] >= 0
 
     def get(self, p: int) -> tuple | None:
         """The tile as remembered, `(tick, node, amount, structure, owner, items)`, or None if never seen."""
-        tick = self.seen[p]
+        tick = self.seen[p] if self.size else -1
         return None if tick < 0 else (tick, *self.contents.records[self.held[p]])
-
-    def structure(self, p: int) -> str | None:
-        """The structure remembered on a tile seen before (None: none)."""
-        return self.contents.records[self.held[p]][2]
 
     def tiles(self) -> list[int]:
         """The remembered tiles, in tile order."""
@@ -77,14 +82,18 @@ class Memory:
 
     def remember(self, p: int, tick: int, held: int) -> None:
         """Tile `p`, seen at `tick`, held `held` (an index into `contents`)."""
-        if self.seen[p] < 0:
+        seen, kept = self.arrays()
+        if seen[p] < 0:
             self.size += 1
-        self.seen[p] = tick
-        self.held[p] = held
+        seen[p] = tick
+        kept[p] = held
+        self.newest = max(self.newest, tick)
+        self.stamp += 1
 
     def copy(self) -> Memory:
         out = Memory.__new__(Memory)
-        out.seen, out.held, out.contents = array("i", self.seen), array("i", self.held), self.contents
+        out.tiles_in_map, out.contents = self.tiles_in_map, self.contents
+        out.seen, out.held = array("i", self.seen), array("i", self.held)
         out.size, out.newest, out.stamp = self.size, self.newest, self.stamp
         return out
 

@@ -118,7 +118,6 @@ def from_dict(content: Content, d: dict[str, Any]) -> World:
             record = (*held[:4], tuple(tuple(pair) for pair in held[4]))
             i = 0 if record == BARE else records.get(record) or records.setdefault(record, w.contents.add(record))
             c.memory.remember(p, tick, i)
-            c.memory.newest = max(c.memory.newest, tick)
         w.chars[c.id] = c
         w.occupants.setdefault(c.pos, []).append(c.id)
     w.creatures = {i: Creature(i, kind, pos, hp, target) for i, kind, pos, hp, target in d["creatures"]}

@@ -450,7 +450,7 @@ class World:
         kept_row_spans = (range(x0, min(x1, nx0 - 1) + 1), range(max(x0, nx1 + 1), x1 + 1))
         whole_row_spans = (range(x0, x1 + 1),)
         w, tick, mem = self.width, self.tick, c.memory
-        seen, held, size = mem.seen, mem.held, mem.size
+        (seen, held), size = mem.arrays(), mem.size
         nodes, structures, ground = self.nodes, self.structures, self.ground
         at = self.kept.contents_at or self._size_contents_at()
         for y in range(y0, y1 + 1):
