@@ -191,7 +191,7 @@ def test_the_leaderboard_and_a_bench_table_fit_80_columns():
 
     from wildhold.bench.engine import _table
 
-    honest = {"agent_ticks_per_s": 900.0, "accepted_share": 1.0, "candidates_passed_share": 0.2, "observe_us": 50.0,
+    honest = {"cpu_agent_ticks_per_s": 1000.0, "agent_ticks_per_s": 900.0, "accepted_share": 1.0, "candidates_passed_share": 0.2, "observe_us": 50.0,
               "decide_us": 40.0, "submit_us": 10.0, "step_us_per_agent_tick": 5.0, "decisions_per_agent_tick": 0.5}
     figures = {"quick": False, "repeats": 3, "memory_method": "tracemalloc", "agent_ticks_per_s": {"1": 1.0, "100": 2.0},
                "honest": {"1": honest, "100": honest}, "honest_ticks": {"1": 10, "100": 10}, "guessed_accepted_share": 0.1,
@@ -199,7 +199,7 @@ def test_the_leaderboard_and_a_bench_table_fit_80_columns():
                                                                 "honest_100_agent_ticks_per_s": False},
                "observe_by_memory": {"9000": {"remembered": 9012, "changes_us": 97.0, "whole_us": 4178.0}},
                "worldgen_ms": 1.0, "mb_per_world": 2.0, "mb_per_world_peak": 3.0, "crafter_steps_per_s": None,
-               "crafter_reset_ms": None, "ratio_1_agent_vs_crafter": None, "ratio_100_agents_vs_crafter": None,
+               "crafter_cpu_steps_per_s": None, "crafter_reset_ms": None, "ratio_1_agent_vs_crafter": None, "ratio_100_agents_vs_crafter": None,
                "ratio_crafter_reset_vs_worldgen": None,
                "observe_by_part": {"us": {"market": 6.0, "settlement": 3.0}, "total_us": 9.0, "observations": 1000,
                                    "observations_sha256": "ab" * 32, "chain_head": "cd" * 16}}

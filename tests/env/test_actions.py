@@ -27,6 +27,7 @@ def test_the_mask_equals_the_worlds_check_of_every_entry(scenario: str, seed: in
         ctx = env.context(agent)
         resolved = [table.resolve(i, ctx) for i in range(len(table))]
         assert table.resolvable(ctx).tolist() == [got is not None for got in resolved]
-        brute = [1] + [int(got is not None and world.check(agent, *got) is None) for got in resolved[1:]]
+        me = env.character(agent)
+        brute = [1] + [int(got is not None and world.check(me, *got) is None) for got in resolved[1:]]
         assert infos[agent]["action_mask"].tolist() == brute
     env.close()

@@ -242,3 +242,17 @@ def test_the_oracle_playing_text_commands_completes_a_task_with_return_one(task_
         assert obs in env.observation_space
         total += float(reward)
     assert term and total == pytest.approx(1.0)
+
+
+def test_the_default_observation_is_a_dict_of_boxes_that_standard_wrappers_flatten_and_text_comes_on_request():
+    env = gym.make("Wildhold/Default-v1")
+    space = env.observation_space
+    assert isinstance(space, gym.spaces.Dict) and all(isinstance(s, gym.spaces.Box) for s in space.values())
+    flat = gym.wrappers.FlattenObservation(env)
+    obs, _ = flat.reset(seed=1)
+    assert obs.shape == flat.observation_space.shape and obs.shape[0] < 100_000  # with the JSON text: over a million
+    flat.close()
+    with_text = gym.make("Wildhold/Default-v1", observation=("symbolic", "text"))
+    obs, _ = with_text.reset(seed=1)
+    assert isinstance(obs["text"], str) and '"self"' in obs["text"]
+    with_text.close()

@@ -81,7 +81,7 @@ def test_without_text_the_parts_sections_are_built_only_when_needed_and_play_as_
 def test_the_parts_sections_are_refused_once_the_world_has_moved_on():
     env = WildholdParallelEnv("famine", agents=2, action_mask=False)
     env.reset(seed=3)
-    seat = env.seats["a1"]
+    seat = env.seats["agent_1"]
     assert "quest_board" not in seat.last
     env.match.step()
     with pytest.raises(RuntimeError, match="the world moved"):

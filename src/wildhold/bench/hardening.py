@@ -13,10 +13,8 @@ server's memory over a long realtime run.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -26,7 +24,7 @@ from typing import Any, Awaitable, Callable
 import orjson
 from rich.console import Console
 
-from wildhold.bench import PASS, figures_table
+from wildhold.bench import PASS, figures_table, publish
 from wildhold.bench.served import (CALL_TIMEOUT_S, Answer, HttpAgent, McpAgent, Serve, WireMcpAgent, agent_for,
                                    end_match, failure, machine_cpu, percentile, replay_verifies)
 
@@ -418,11 +416,7 @@ def bench_hardening(as_json: bool = False, quick: bool = False, only: tuple[str,
         figures = asyncio.run(_measure(tuple(m for m in MEASUREMENTS if m in only), sizes, seed, quick, Path(tmp),
                                        period, wire))
     figures.update(quick=quick, seed=seed, seconds=round(time.perf_counter() - t0, 1))
-    (console or Console(highlight=False)).print(_table(figures))
-    if as_json:
-        sys.stdout.write(json.dumps(figures) + "\n")
-        sys.stdout.flush()
-    return figures
+    return publish(figures, _table(figures), as_json, console)
 
 
 def _table(f: dict[str, Any]):

@@ -13,8 +13,6 @@ Nothing here is asserted in tests beyond the keys being present.
 
 from __future__ import annotations
 
-import json
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any
 
 from rich.console import Console
 
+from wildhold.bench import publish
 from wildhold.service import reads
 from wildhold.service.access import HostConfig
 from wildhold.service.host import Host
@@ -160,8 +159,4 @@ def bench_programs(as_json: bool = False, quick: bool = False, levels: tuple[int
                       f"{r['program_call_ms']:.3f}", f"{r['direct_observe_ms']:.3f}", f"{r['host_call_overhead_ms']:.3f}")
     table.caption = ("Program figures include the world's step, the runner process round trip, the sandbox and the "
                      "recorded transcript; overhead = program call - direct call.")
-    console.print(table)
-    if as_json:
-        sys.stdout.write(json.dumps(figures) + "\n")
-        sys.stdout.flush()
-    return figures
+    return publish(figures, table, as_json, console)

@@ -8,15 +8,13 @@ once and kept under runs/bench/ for the content it was played with, or any archi
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 
-from wildhold.bench import PASS, figures_table
+from wildhold.bench import PASS, figures_table, publish
 from wildhold.content import default_content
 from wildhold.terminal import FitTable
 
@@ -82,10 +80,7 @@ def bench_report(as_json: bool = False, quick: bool = False, archive: Path | Non
         "pass": rate >= TARGET_EVENTS_PER_S,
         "quick": quick,
     }
-    Console(highlight=False).print(_table(result))
-    if as_json:
-        print(json.dumps(result, sort_keys=True))
-    return result
+    return publish(result, _table(result), as_json)
 
 
 def _table(r: dict[str, Any]) -> FitTable:

@@ -10,7 +10,6 @@ cost, measured in the same run. Targets are printed beside the figures; none is 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import statistics
@@ -26,6 +25,7 @@ import httpx2
 from fastapi import FastAPI, Request
 from rich.console import Console
 
+from wildhold.bench import publish
 from wildhold.terminal import Col, FitTable
 
 TARGET_HTTP_VS_BASELINE = 0.5
@@ -272,11 +272,7 @@ def bench_server(as_json: bool = False, quick: bool = False, console: Console | 
     table.caption = (f"HTTP at {top} clients is {figures['http_vs_baseline']:.2f} x the bare endpoint (target >= "
                      f"{TARGET_HTTP_VS_BASELINE}: {'pass' if ok['http_vs_baseline_min'] else 'miss'}); MCP p50 at 1 client "
                      f"{figures['mcp_p50_ms']:.2f} ms (target < {TARGET_MCP_P50_MS}: {'pass' if ok['mcp_p50_ms_max'] else 'miss'})")
-    console.print(table)
-    if as_json:
-        sys.stdout.write(json.dumps(figures) + "\n")
-        sys.stdout.flush()
-    return figures
+    return publish(figures, table, as_json, console)
 
 
 if __name__ == "__main__":

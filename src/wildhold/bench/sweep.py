@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from importlib.resources import as_file, files
@@ -21,6 +20,7 @@ from typing import Any
 import yaml
 from rich.console import Console
 
+from wildhold.bench import publish
 from wildhold.runner.sweep import run_sweep
 from wildhold.terminal import Col, FitTable
 
@@ -76,8 +76,4 @@ def bench_sweep(as_json: bool = False, workers: int = 2, executors: tuple[str, .
     compared = ("one executor: archives not compared" if same is None
                 else f"chain heads {'equal' if same else 'NOT equal'} across executors")
     table.caption = f"each figure: the whole sweep, executor start-up included; {compared}"
-    console.print(table)
-    if as_json:
-        sys.stdout.write(json.dumps(figures) + "\n")
-        sys.stdout.flush()
-    return figures
+    return publish(figures, table, as_json, console)

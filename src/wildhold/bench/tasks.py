@@ -9,9 +9,7 @@ in memory-backed space, alternating: the ratio is the point on a loaded machine.
 
 from __future__ import annotations
 
-import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ from typing import Any
 
 from rich.console import Console
 
-from wildhold.bench import PASS, figures_table
+from wildhold.bench import PASS, figures_table, publish
 from wildhold.content import default_content
 from wildhold.tasks.attempt import run_attempt, scratch_folder
 from wildhold.tasks.catalog import default_suite
@@ -103,8 +101,4 @@ def bench_tasks(as_json: bool = False, quick: bool = False, workers: int = 2, re
                       f"{side['disk_ms']['mean']:.1f} ms", "", "")
         table.add_row("overhead, store in memory-backed space", f"{side['memory_ms']['mean']:.1f} ms",
                       f"ratio {side['ratio']}", "")
-    console.print(table)
-    if as_json:
-        sys.stdout.write(json.dumps(figures) + "\n")
-        sys.stdout.flush()
-    return figures
+    return publish(figures, table, as_json, console)

@@ -1,11 +1,15 @@
 """Gymnasium and PettingZoo faces over the same rules (the optional `rl` extra): importing this package registers
-`Wildhold/<category>.<task>-v<N>` for every task of the suite and `Wildhold/<Scenario>-v1` for every scenario.
+`Wildhold/<category>.<task>-v<N>` for every task of the suite and `Wildhold/<Scenario>-v1` for every scenario, and
+gives PettingZoo's two factories, `parallel_env` and `env` (the AEC form), as a PettingZoo environment module does.
 
     import gymnasium as gym, wildhold.env
     env = gym.make("Wildhold/exploration.gather-wood-v1")
+    agents = wildhold.env.parallel_env("famine")
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import gymnasium as gym
 
@@ -15,6 +19,17 @@ from wildhold.tasks.catalog import default_suite
 NAMESPACE = "Wildhold"
 SCENARIO_VERSION = 1
 ENTRY = "wildhold.env.gym_env:WildholdEnv"
+
+FACTORIES = {"parallel_env": "parallel_env", "env": "aec_env"}  # PettingZoo's names -> wildhold.env.parallel's
+
+
+def __getattr__(name: str) -> Any:
+    """`parallel_env` and `env` (the AEC form) of `wildhold.env.parallel`, imported (with PettingZoo) when first asked."""
+    if name in FACTORIES:
+        from wildhold.env import parallel
+
+        return getattr(parallel, FACTORIES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def task_env_id(task_id: str) -> str:

@@ -83,6 +83,9 @@ class Driver:
 class WildholdEnv(gym.Env):
     """A task (`task="farming/plant-wheat-v1"`) or a scenario (`scenario="default"`) for one character.
 
+    The observation is a Dict of Boxes (`symbolic`); `observation=("symbolic", "text")` adds the JSON observation a
+    language agent reads, `"image"` the view drawn.
+
     `reset(seed=s)` plays repeat s of a task (the world seed `tasks run` gives its repeat s; a map its set-up cannot
     be placed on passes to the next repeat) or world seed s of a scenario; `info["world_seed"]` says which.
     """
@@ -90,7 +93,7 @@ class WildholdEnv(gym.Env):
     metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 8}
 
     def __init__(self, task: str | None = None, scenario: str | None = None, *,
-                 observation: tuple[str, ...] | list[str] = ("symbolic", "text"), action_format: str = "discrete",
+                 observation: tuple[str, ...] | list[str] = ("symbolic",), action_format: str = "discrete",
                  action_mask: bool = True, render_mode: str | None = None, max_steps: int | None = None,
                  content: Content | None = None, spec: EnvSpec | None = None):
         if (task is None) == (scenario is None):

@@ -1,6 +1,9 @@
 """The PettingZoo faces: a ParallelEnv over a multi-agent scenario (famine, season, frontier), its agents the
 characters, one world tick per step; and the AEC form through PettingZoo's own `parallel_to_aec`.
 
+Agents are named as PettingZoo asks (`agent_1`, `agent_2`, ..., in joining order: also the characters' names);
+`character(agent)` gives the character's id in the world (`a1`, ...), as the other faces and the events name it.
+
 Each step, every idle character's action (an entry of the same Discrete table as the Gymnasium env) is submitted
 in the agents' order, then the world steps one tick; a busy character's action is not submitted (its info says
 `busy`). Rewards are the scenario's achievements and health, as the Gymnasium scenario env pays them; every agent
@@ -50,8 +53,9 @@ class WildholdParallelEnv(ParallelEnv):
         self.encoder = Encoder(self.content, self.env_spec, scenario, keys)
         self._picture = Picture(self.content) if render_mode == "rgb_array" else None
         self.table = action_table()
-        self.possible_agents = [f"a{i + 1}" for i in range(self.n)]  # the ids the world gives in joining order
+        self.possible_agents = [f"agent_{i + 1}" for i in range(self.n)]
         self.agents: list[str] = []
+        self._ids: dict[str, str] = {}  # agent -> its character's id in the world
         self._action_space = spaces.Discrete(len(self.table))
         self.match: Match | None = None
         self._np_random: np.random.Generator | None = None
@@ -72,30 +76,33 @@ class WildholdParallelEnv(ParallelEnv):
         if self.match is not None:
             self.match.close()
         self.match = Match.create(self.scenario, world_seed, None, self.content)
-        joined = [self.match.join(f"agent_{i + 1}") for i in range(self.n)]
-        assert joined == self.possible_agents
+        self._ids = {name: self.match.join(name) for name in self.possible_agents}
         self.match.flush()
         self.agents = list(self.possible_agents)
-        self.achievements = Achievements(self.env_spec.achievements, self.agents)
+        self.achievements = Achievements(self.env_spec.achievements, list(self._ids.values()))
         self.match.on_events = self.achievements.records
         w = self.match.world
         self.stop = w.end_tick if self.max_ticks is None else min(w.end_tick, w.tick + self.max_ticks)
-        self.seats = {a: Seat(self.encoder, a) for a in self.agents}
-        self.health = {a: w.chars[a].health for a in self.agents}
+        self.seats = {a: Seat(self.encoder, self._ids[a]) for a in self.agents}
+        self.health = {a: w.chars[self._ids[a]].health for a in self.agents}
         self.world_seed = world_seed
         obs, infos = {}, {}
         for a in self.agents:
             obs[a], infos[a] = self._observe(a, "", [])
         return obs, infos
 
+    def character(self, agent: str) -> str:
+        """The world's id of the agent's character (`a1`, ...), as the events and the other faces name it."""
+        return self._ids[agent]
+
     def _observe(self, agent: str, code: str, got: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
         assert self.match is not None
-        w, seat = self.match.world, self.seats[agent]
+        w, seat, me = self.match.world, self.seats[agent], self._ids[agent]
         raw = seat.observe(w)
         self._ctx.pop(agent, None)
-        info: dict[str, Any] = {"tick": w.tick, "refused": code, "achievements": got, "busy": w.chars[agent].op is not None}
+        info: dict[str, Any] = {"tick": w.tick, "refused": code, "achievements": got, "busy": w.chars[me].op is not None}
         if self.action_mask:
-            info["action_mask"] = self.table.mask(w, agent, self.context(agent))
+            info["action_mask"] = self.table.mask(w, me, self.context(agent))
         return seat.encode(raw, w), info
 
     def context(self, agent: str) -> Context:
@@ -115,7 +122,7 @@ class WildholdParallelEnv(ParallelEnv):
         chosen: list[tuple[str, str, dict[str, Any]]] = []
         for agent in self.agents:  # every entry resolves against the world each agent observed, before any submits
             codes[agent] = ""
-            if agent not in actions or w.chars[agent].op is not None:
+            if agent not in actions or w.chars[self._ids[agent]].op is not None:
                 continue
             index = int(actions[agent])
             if not 0 <= index < len(self.table):
@@ -128,16 +135,18 @@ class WildholdParallelEnv(ParallelEnv):
                 continue
             chosen.append((agent, *got))
         for agent, action, args in chosen:
-            if w.chars[agent].op is None:
-                answer = self.match.submit(agent, action, args)
+            me = self._ids[agent]
+            if w.chars[me].op is None:
+                answer = self.match.submit(me, action, args)
                 codes[agent] = answer.code if isinstance(answer, Rejected) else ""
         self.match.step()
         over = w.tick >= self.stop
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
         weight = self.env_spec.achievements.health_weight
         for agent in self.agents:
-            got = self.achievements.take(agent)
-            health = w.chars[agent].health
+            me = self._ids[agent]
+            got = self.achievements.take(me)
+            health = w.chars[me].health
             rewards[agent] = len(got) + weight * (health - self.health[agent])
             self.health[agent] = health
             obs[agent], infos[agent] = self._observe(agent, codes[agent], got)
@@ -159,8 +168,8 @@ class WildholdParallelEnv(ParallelEnv):
         """The characters' positions and needs, in agent order (what a centralised critic may read)."""
         assert self.match is not None
         w = self.match.world
-        return np.array([[*w.xy(w.chars[a].pos), w.chars[a].health, w.chars[a].energy, w.chars[a].satiety]
-                         for a in self.possible_agents], dtype=np.int32)
+        chars = [w.chars[self._ids[a]] for a in self.possible_agents]
+        return np.array([[*w.xy(c.pos), c.health, c.energy, c.satiety] for c in chars], dtype=np.int32)
 
     def close(self) -> None:
         if self.match is not None:
@@ -169,9 +178,10 @@ class WildholdParallelEnv(ParallelEnv):
 
 
 def parallel_env(scenario: str = "famine", **kwargs: Any) -> WildholdParallelEnv:
+    """The ParallelEnv (also `wildhold.env.parallel_env`)."""
     return WildholdParallelEnv(scenario, **kwargs)
 
 
 def aec_env(scenario: str = "famine", **kwargs: Any):
-    """The AEC form, through PettingZoo's own wrapper."""
+    """The AEC form, through PettingZoo's own wrapper (also `wildhold.env.env`)."""
     return parallel_to_aec(WildholdParallelEnv(scenario, **kwargs))
