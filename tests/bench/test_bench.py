@@ -29,12 +29,16 @@ def test_quick_bench_prints_one_json_object_last_with_every_figure(capsys):
         assert all(honest[k] > 0 for k in ("cpu_agent_ticks_per_s", "agent_ticks_per_s", "observe_us", "decide_us", "submit_us", "step_us_per_agent_tick"))
     assert figures["guessed_accepted_share"] < 0.5  # the old load's guesses: mostly refused, as its row says
     keys = [
-        "worldgen_ms", "mb_per_world", "crafter_steps_per_s", "crafter_cpu_steps_per_s", "crafter_reset_ms",
+        "worldgen_ms", "worldgen_384_ms", "mb_full_maps", "mb_per_world", "crafter_steps_per_s", "crafter_cpu_steps_per_s", "crafter_reset_ms",
         "ratio_1_agent_vs_crafter", "ratio_100_agents_vs_crafter", "ratio_crafter_reset_vs_worldgen",
     ]
     for key in keys:
         assert isinstance(figures[key], float) and figures[key] > 0, key
     assert set(figures["pass"]) == set(figures["targets"])
+    assert figures["full_map_tiles"] == 96 * 96  # every character walked the whole map
+    crowd = figures["crowd"]  # quick: a thousand characters, shown but not judged
+    assert crowd["agents"] == engine.QUICK_CROWD and 0 < crowd["observe_cpu_s"] <= crowd["tick_cpu_s"]
+    assert figures["pass"]["crowd_tick_s"] is False
     memory = figures["observe_by_memory"]  # one observation timed at 0, 2k and 9k remembered tiles
     assert set(memory) == {"0", "2000", "9000"} and memory["9000"]["remembered"] >= 9000
     assert all(row["changes_us"] > 0 and row["whole_us"] > 0 for row in memory.values())
@@ -72,7 +76,10 @@ def test_bench_without_json_prints_only_the_table_judged_on_cpu_time(capsys, mon
     monkeypatch.setattr(engine, "guessed_acceptance", lambda content: 0.1)
     monkeypatch.setattr(engine, "observe_by_memory", lambda content, calls: {
         str(n): {"remembered": n, "changes_us": 30.0, "whole_us": 30.0 + n / 10} for n in engine.MEMORY_SIZES})
-    monkeypatch.setattr(engine, "worldgen_ms", lambda content, repeats: 12.5)
+    monkeypatch.setattr(engine, "worldgen_ms", lambda content, repeats, scenario="default": (12.5, 14.0))
+    monkeypatch.setattr(engine, "mb_full_maps", lambda content: (7.5, 9216))
+    monkeypatch.setattr(engine, "crowd_tick", lambda content, agents: {"agents": agents, "tick_cpu_s": 0.5,
+                                                                       "observe_cpu_s": 0.25})
     monkeypatch.setattr(engine, "mb_per_world", lambda content, ticks: (3.0, 4.0))
     monkeypatch.setattr(engine, "crafter_figures", lambda steps: (3500.0, 9.0, 4000.0))
     monkeypatch.setattr(engine, "observe_by_part", lambda content, n, ticks: {
@@ -83,6 +90,8 @@ def test_bench_without_json_prints_only_the_table_judged_on_cpu_time(capsys, mon
     assert "agent-ticks/s" in out and "crafter" in out
     honest_row = next(line for line in out.splitlines() if ">= 50,000" in line)  # the honest load at 100 agents
     assert "60,000 / 900" in honest_row and "pass" in honest_row
+    assert "pass" in next(line for line in out.splitlines() if "7.50" in line and "<= 10" in line)  # 100 full maps
+    assert "judged)" in out  # "(quick: not judged)": the quick run's crowd is a tenth of the target's
     assert "market" in out and "abababababababab" in out and "cdcdcdcdcdcdcdcd" in out
     assert out.strip().splitlines()[-1].startswith("process: ")
 

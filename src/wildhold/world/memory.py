@@ -10,11 +10,13 @@ characters who know the whole default map hold 7.4 MB between them, where a dict
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from typing import Iterator
 
 import numpy as np
 
 BARE = (None, 0, None, None, ())  # a tile holding nothing: index 0 of every table
+RECENT_TICKS = 8  # ticks of remembering listed by tick (an agent asks for the changes since its last look)
 
 
 class Contents:
@@ -35,9 +37,10 @@ class Memory:
     """One character's memory of the map: `seen` (the tick each tile was last seen, -1 never) and `held` (what it
     held then, an index into `contents`), with how many tiles are remembered, the newest tick, and a count of the
     remembering done (a stamp for what observations keep). The arrays are made when it first remembers a tile: a
-    crowd that never moved holds none."""
+    crowd that never moved holds none. The tiles remembered in its last few ticks of remembering are also listed
+    by tick (`recent`), so the changes since a recent tick are read from those, not from the whole map."""
 
-    __slots__ = ("tiles_in_map", "seen", "held", "contents", "size", "newest", "stamp")
+    __slots__ = ("tiles_in_map", "seen", "held", "contents", "size", "newest", "stamp", "recent")
 
     def __init__(self, tiles: int, contents: Contents) -> None:
         self.tiles_in_map = tiles
@@ -47,6 +50,9 @@ class Memory:
         self.size = 0
         self.newest = -1
         self.stamp = 0
+        # (tick, tiles remembered then) for its latest ticks of remembering: every tile remembered at or after
+        # the first one's tick is in them (`World.remember_leaving` fills them; `remember` empties them)
+        self.recent: deque[tuple[int, list[int]]] = deque(maxlen=RECENT_TICKS)
 
     def arrays(self) -> tuple[array, array]:
         """`seen` and `held`, made now if they were not (to remember into)."""
@@ -72,7 +78,19 @@ class Memory:
 
     def since(self, tick: int) -> list[int]:
         """The tiles remembered at or after `tick`, in tile order."""
-        return np.flatnonzero(self._seen() >= tick).tolist() if self.newest >= tick else []
+        if self.newest < tick:
+            return []
+        recent = self.recent
+        if recent and recent[0][0] <= tick:
+            return sorted({p for at, tiles in recent if at >= tick for p in tiles})
+        return np.flatnonzero(self._seen() >= tick).tolist()
+
+    def listed(self, tick: int) -> list[int]:
+        """The list of tiles remembered at `tick` (the newest), to add to."""
+        recent = self.recent
+        if not recent or recent[-1][0] != tick:
+            recent.append((tick, []))
+        return recent[-1][1]
 
     def items(self) -> Iterator[tuple[int, tuple]]:
         """(tile, as remembered), in tile order."""
@@ -89,12 +107,14 @@ class Memory:
         kept[p] = held
         self.newest = max(self.newest, tick)
         self.stamp += 1
+        self.recent.clear()  # not listed by tick: `since` reads the array
 
     def copy(self) -> Memory:
         out = Memory.__new__(Memory)
         out.tiles_in_map, out.contents = self.tiles_in_map, self.contents
         out.seen, out.held = array("i", self.seen), array("i", self.held)
         out.size, out.newest, out.stamp = self.size, self.newest, self.stamp
+        out.recent = deque(((at, list(tiles)) for at, tiles in self.recent), maxlen=RECENT_TICKS)
         return out
 
     def nbytes(self) -> int:

@@ -453,9 +453,11 @@ class World:
         (seen, held), size = mem.arrays(), mem.size
         nodes, structures, ground = self.nodes, self.structures, self.ground
         at = self.kept.contents_at or self._size_contents_at()
+        listed = mem.listed(tick)
         for y in range(y0, y1 + 1):
             row = y * w
             for span in kept_row_spans if ny0 <= y <= ny1 else whole_row_spans:
+                listed.extend(range(row + span.start, row + span.stop))
                 for x in span:
                     p = row + x
                     if seen[p] < 0:
