@@ -17,9 +17,8 @@ import typer
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from typer.core import TyperCommand
-
 from wildhold.content import ContentError, default_content
+from wildhold.helptext import HelpCommand, HelpGroup
 from wildhold.revision import version_text
 from wildhold.terminal import Col, FitTable
 
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 
     from wildhold.eval.season import SeasonRow
 
-class GuardedCommand(TyperCommand):
+class GuardedCommand(HelpCommand):
     """A command that never ends in a traceback: what it does not turn into a sentence itself is explained here
     (`readable.explain`), naming the files it was given; `wildhold --debug COMMAND` shows the traceback instead."""
 
@@ -54,7 +53,10 @@ def _given_paths(params: dict[str, Any]) -> list[Path]:
 
 
 class Guarded(typer.Typer):
-    """A Typer whose commands are GuardedCommands."""
+    """A Typer whose commands are GuardedCommands, its help laid out to read at 80 columns (wildhold.helptext)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cls=HelpGroup, rich_markup_mode=None, **kwargs)
 
     def command(self, *args: Any, cls: Any = None, **kwargs: Any) -> Any:
         return super().command(*args, cls=cls or GuardedCommand, **kwargs)
@@ -610,8 +612,8 @@ def view(
 
 LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
                        Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
-                       Col("firsts", short="1st"), Col("fitness mean ± std", "left", short="fitness"),
-                       Col("95% CI", wrap=True), Col("composite [95% CI]", "left", short="comp", wrap=True),
+                       Col("firsts", short="1st"), Col("fitness mean", short="fitness"),
+                       Col("fitness std", short="std"), Col("fitness 95% CI", short="95% CI", wrap=True), Col("composite [95% CI]", "left", short="comp", wrap=True),
                        Col("tokens", wrap=True), Col("dollars", short="$", wrap=True))
 
 
@@ -662,11 +664,12 @@ def leaderboard(
     for row in result["rows"]:
         f, r, m = row["fitness"], row["rating"], row["measures"]
         ci = "n/a (one seed)" if f["ci95"] is None else interval_text(f, 1)
-        fitness = f"{f['mean']:.1f}" + ("" if f["std"] is None else f" ± {f['std']:.1f}")
+        std = "n/a" if f["std"] is None else f"{f['std']:.1f}"
         c = m.get("composite")
         composite = "-" if c is None else f"{c['mean']:.1f}" + ("" if c["ci95"] is None else f" {interval_text(c, 1)}")
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
-                      str(row["matches"]), str(row["firsts"]), fitness, ci, composite, *_spend_cells(row))
+                      str(row["matches"]), str(row["firsts"]), f"{f['mean']:.1f}", std, ci, composite,
+                      *_spend_cells(row))
     console.print(table)
     for dup in result["duplicates"]:
         _say(f"{dup['archive']} holds the same log as {dup['same_log_as']} (the same chain head): counted once")
@@ -804,6 +807,7 @@ def fork(
     ticks: Annotated[Optional[int], typer.Option(min=1, help="Ticks to play after the fork (default: as many as the parent played after it; with --experiment, fewer once every model arm is done).")] = None,
     experiment: Annotated[Optional[Path], typer.Option(metavar="EXP.yaml", help="Play the fork as `wildhold run` plays this experiment: an arm with a `seat` takes that agent over, one without joins at the fork, the other agents keep their policies.")] = None,
     cache: CacheDir = None,
+    quiet: Quiet = False,
 ) -> None:
     """A new match from the verified, replayed state of ARCHIVE at a tick, with the same agents or others.
 
@@ -833,7 +837,7 @@ def fork(
             _fail(str(exc))
     try:
         made = run_fork(archive, at, out, replace=swaps, absent=absent or [], ticks=ticks, cache=cache, experiment=exp,
-                        base=experiment.resolve().parent if experiment is not None else None)
+                        base=experiment.resolve().parent if experiment is not None else None, quiet=quiet)
     except (ForkError, ExperimentError, ArchiveError, ContentError, StoreError, MissingExtra) as exc:
         _refuse(exc)
     if "run" in made:
@@ -950,6 +954,28 @@ def _example_files(node: Traversable, rel: PurePosixPath) -> Iterator[tuple[Pure
             yield from _example_files(child, rel / child.name)
         else:
             yield rel / child.name, child
+
+
+@app.command()
+def docs(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8000,
+    build: Annotated[Optional[Path], typer.Option(metavar="DIR", help="Build the site into DIR (strict: a broken link fails) and exit, instead of serving it.")] = None,
+) -> None:
+    """Serve this checkout's documentation site on 127.0.0.1, rebuilt as its pages change (the docs extra).
+
+    The site is built offline: nothing it serves is fetched from the internet. Its reference pages (commands,
+    HTTP, MCP tools, rules, content, files) are generated from the code as it is built."""
+    from wildhold.extras import MissingExtra
+    from wildhold.handbook.site import NoSite, build as build_site, serve
+
+    try:
+        if build is not None:
+            _say(f"site: {build_site(build)}")
+            return
+        _say(f"documentation: http://127.0.0.1:{port}/   (Ctrl-C stops)")
+        serve(port)
+    except (MissingExtra, NoSite) as exc:
+        _fail(str(exc))
 
 
 @bench_app.command("report")
