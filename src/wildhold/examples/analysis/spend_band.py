@@ -17,7 +17,10 @@ import html
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+
+from wildhold.extras import require_script
+
+pd = require_script("analysis", "examples/analysis/spend_band.py")  # pandas, and pyarrow beneath it for the Parquet
 
 
 def band(points: pd.DataFrame, x: str, y: str, grid: int = 12) -> pd.DataFrame:
