@@ -1,6 +1,6 @@
-"""Inspect AI entry points: `wildhold/famine` and `wildhold/lite`, found through the `inspect_ai` entry point,
-run offline with Inspect's mock model against a served world over MCP; the scores come from the verified
-archive, and the log links the archive and the manifest."""
+"""Inspect AI entry points: `wildhold/famine`, found through the `inspect_ai` entry point, run offline with
+Inspect's mock model against a served world over MCP; the scores come from the verified archive, and the log
+links the archive and the manifest. (The task suite's tasks: test_inspect_suite.py.)"""
 
 from __future__ import annotations
 
@@ -39,21 +39,6 @@ def _mock():
     return get_model(MOCK, custom_outputs=itertools.cycle(plays))
 
 
-@pytest.fixture
-def entry_point(tmp_path, monkeypatch):
-    """What `pip install wildhold[inspect]` gives Inspect: the `inspect_ai` entry point naming the registry module."""
-    from inspect_ai._util.entrypoints import clear_entry_points_state
-
-    dist = tmp_path / "site" / "wildhold_inspect_entry-0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: wildhold-inspect-entry\nVersion: 0\n")
-    (dist / "entry_points.txt").write_text("[inspect_ai]\nwildhold = wildhold.inspectai._registry\n")
-    monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    clear_entry_points_state()
-    yield
-    clear_entry_points_state()
-
-
 def test_inspect_eval_wildhold_famine_with_the_mock_model_scores_the_verified_archive(entry_point, tmp_path):
     logs = inspect_eval("wildhold/famine", model=_mock(), task_args={"seeds": "1", "out": str(tmp_path / "runs")},
                         display="none", log_dir=str(tmp_path / "logs"), max_samples=1)
@@ -83,23 +68,11 @@ def a_inputs(path: Path):
         return list(a.inputs())
 
 
-def test_inspect_eval_wildhold_lite_scores_each_task_by_its_evaluator(entry_point, tmp_path):
-    logs = inspect_eval("wildhold/lite", model=_mock(), task_args={"out": str(tmp_path / "runs")}, limit=2,
-                        display="none", log_dir=str(tmp_path / "logs"), max_samples=1)
-    log = logs[0]
-    assert log.status == "success", log.error
-    assert {s.name for s in log.results.scores} == {"success", "progress"}
-    for sample in log.samples:
-        score = sample.scores["wildhold_score"]
-        assert score.answer in ("success", "failure") and score.metadata["result"]["task"] == sample.id
-        assert 0.0 <= score.value["progress"] <= 1.0
-
-
-def test_the_registry_module_registers_the_four_tasks():
+def test_the_registry_module_registers_the_five_tasks():
     from inspect_ai._util.registry import registry_info
 
     from wildhold.inspectai import _registry
 
-    assert sorted(registry_info(getattr(_registry, n)).name.split("/")[-1] for n in _registry.__all__) == \
-        ["famine", "frontier", "lite", "season"]
+    assert sorted(registry_info(getattr(_registry, n)).name for n in _registry.__all__) == \
+        ["wildhold/famine", "wildhold/frontier", "wildhold/lite", "wildhold/season", "wildhold/tasks"]
     assert sys.modules["wildhold.inspectai.tasks"]

@@ -1,5 +1,6 @@
 """A host's owner may end its match on a condition of its own (a task attempt's limits): looked at after every
-tick and every submission, the match then ends and its archive says why."""
+tick and every submission, the match then ends and its archive says why; and it may say the season's end does
+not end it (a task attempt's set-up may start past it)."""
 
 from __future__ import annotations
 
@@ -49,4 +50,18 @@ def test_without_a_condition_the_match_runs_on(tmp_path):
     for _ in range(5):
         host.clock.step()
     assert host.state == "running"
+    host.close()
+
+
+def test_past_the_season_s_end_only_the_owners_condition_ends_a_match_that_says_so(tmp_path):
+    host = _host(tmp_path)
+    host.register("ann")
+    host.setup("set_season", {"season": "autumn"})  # as a task's set-up may: the tiny season is then over
+    assert host.world.finished
+    host.season_ends = False  # a task attempt's: its limits alone end it
+    host.clock.step()
+    assert host.state == "running"
+    host.season_ends = True
+    host.clock.step()
+    assert host.state == "over" and _end_reason(host.archives.path) == "season over"
     host.close()

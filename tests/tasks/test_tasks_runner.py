@@ -239,6 +239,32 @@ def test_tasks_score_verifies_every_archive_by_re_simulation_and_refuses_a_forge
     assert trusted.exit_code == 0 and "not verified" in trusted.output
 
 
+def test_tasks_score_verifies_an_attempt_whose_set_up_moves_the_clock(tmp_path):
+    # harvest-cabbage's set-up sets the season (the clock jumps ahead): verifying replays the log to where the set-up
+    # began, not to where it left the clock, and plays the set-up again from there
+    tasks = [default_suite().get("farming/harvest-cabbage-v1")]
+    played = run_suite(tasks, "oracle", 1, 1, tmp_path)
+    assert played[0]["trace"][0][0] > 360  # the attempt began past its join's tick
+    assert score_dir(tmp_path, verify=True).results == played
+
+
+def test_several_players_archives_are_named_after_the_player_before_the_repeat(tmp_path):
+    from wildhold.tasks.suite import archive_name
+
+    task = default_suite().get("construction/repair-door-v1")  # its id holds "__r" once made a file name
+    assert archive_name(task, 2, Player("oracle", policy="oracle"), True) == "construction__repair-door-v1__oracle__r2"
+    assert archive_name(task, 2, Player("oracle", policy="oracle"), False) == "construction__repair-door-v1__r2"
+
+
+def test_a_model_arm_plays_on_when_its_task_s_set_up_passes_the_season_s_end(tmp_path):
+    exp, arm = _smoke()
+    task = default_suite().get("farming/harvest-cabbage-v1")  # sets the season: past the tiny season's end
+    result = run_model_attempt(task, exp, arm, 0, tmp_path, default_content(), name="hc", base=EXAMPLES)
+    with Archive(tmp_path / "hc.wha") as a:
+        ended = [i.args["reason"] for i in a.inputs() if i.kind == "end"]
+    assert ended != ["season over"] and result["ticks"] > 0 and result["llm_calls"] > 1
+
+
 def test_a_model_attempt_cut_short_resumes_where_it_stopped_and_spends_each_turn_once(tmp_path, monkeypatch):
     from wildhold.agents.scaffold.adapters import ReplayAdapter
     from wildhold.service.verify import verify_archive

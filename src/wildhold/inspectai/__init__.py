@@ -1,2 +1,3 @@
-"""Wildhold as Inspect AI tasks (the optional `inspect` extra): `inspect eval wildhold/season` (also famine,
-frontier, lite) puts any model Inspect supports into a served Wildhold world over MCP and scores the archive."""
+"""Wildhold as Inspect AI tasks (the optional `inspect` extra): `inspect eval wildhold/tasks -T suite=lite` plays
+the task suite as `wildhold tasks run` does (also wildhold/lite), and `inspect eval wildhold/season` (famine,
+frontier) puts any model Inspect supports into a served Wildhold match over MCP and scores the archive."""

@@ -96,7 +96,7 @@ class Clock:
             host.match.step()
             self.submitted.clear()
             host.counters["ticks"] += 1
-            if not host.world.finished:
+            if not host.season_over:
                 host.programs.tick()
             self._track_activity()
             host.end_if_due()

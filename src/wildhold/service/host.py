@@ -61,6 +61,9 @@ class Host:
         # An end besides the season's, set by whoever runs the match (a task attempt's limits): a reason to end
         # it, or None; looked at after every tick and every submission.
         self.ends_when: Callable[[], str | None] | None = None
+        # Whether the season's end ends the match: not for a task attempt, which its set-up may start past the
+        # season's end and only its own limits (`ends_when`, or its driver) end.
+        self.season_ends = True
         self._changing = False
         self._attach(match)
 
@@ -248,11 +251,16 @@ class Host:
         self.clock.wake()
         self.operations.release_waiters()
 
+    @property
+    def season_over(self) -> bool:
+        """The season has ended, and with it the match (unless `season_ends` is off)."""
+        return self.season_ends and self.world.finished
+
     def end_if_due(self) -> None:
         """End the match when its season is over or `ends_when` names a reason."""
         if self.state != "running":
             return
-        reason = "season over" if self.world.finished else (self.ends_when() if self.ends_when is not None else None)
+        reason = "season over" if self.season_over else (self.ends_when() if self.ends_when is not None else None)
         if reason:
             self.finish(reason)
 

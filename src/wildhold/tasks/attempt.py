@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from wildhold.agents.base import Policy
 from wildhold.agents.client import LocalClient
@@ -239,31 +239,67 @@ def scratch_folder(out: Path) -> Path:
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else out
 
 
+class Turns:
+    """When an attempt's player decides and when the attempt is over: the one rule every driver of an attempt
+    follows (`play` here, Inspect's solver over a served world). The player decides whenever its character is
+    free and it has turns left; every turn (or pass) is followed by a tick, and the world then runs on until the
+    character is free again; the attempt is over when the task is done, its minutes are spent, or the player is
+    out of turns with its character free. `step` advances the world one tick; `free` says whether the
+    character is free."""
+
+    def __init__(self, world: World, task: Task, tracker: Tracker, step: Callable[[], None], free: Callable[[], bool],
+                 clock: str, tick_seconds: float = 1.0):
+        self.world, self.tracker, self.step, self.free = world, tracker, step, free
+        self.limit, self.stop = task.limits.turns, world.tick + task.limits.ticks
+        self.realtime, self.tick_seconds = clock == "realtime", tick_seconds
+        self.turns = 0
+
+    def going(self) -> bool:
+        return self.world.tick < self.stop and not self.tracker.done
+
+    def due(self) -> bool:
+        """Whether the player decides now."""
+        return self.turns < self.limit and self.free()
+
+    def thought(self, seconds: float) -> bool:
+        """The player took `seconds` to decide: under the realtime clock the world did not wait, and the minutes
+        it took pass first. Whether its decision still lands (the attempt is not over)."""
+        if self.realtime:
+            for _ in range(int(seconds / self.tick_seconds)):
+                if not self.going():
+                    break
+                self.step()
+        return self.going()
+
+    def took(self) -> None:
+        """One turn spent: a scripted policy's submitted action, a model's call."""
+        self.turns += 1
+
+    def advance(self) -> bool:
+        """The tick after a turn or a pass; False when the player is out of turns and its character free."""
+        self.step()
+        return not (self.turns >= self.limit and self.free())
+
+
 def play(match: Match, agent: str, task: Task, tracker: Tracker, policy: Policy | None, clock: str,
          tick_seconds: float = 1.0) -> str | None:
-    """Play a task set up in `match` until it is done or a limit (ticks, turns) is reached, the events fed to
-    `tracker`; what broke, when the policy did. With no policy the character does nothing."""
+    """Play a task set up in `match` until it is done or a limit (ticks, turns) is reached (`Turns`), the events
+    fed to `tracker`; what broke, when the policy did. With no policy the character does nothing."""
     w = match.world
     match.on_events = tracker.records
     client = LocalClient(w, match.submit)
-    turns, stop = 0, w.tick + task.limits.ticks
-    while w.tick < stop and not tracker.done:
-        if policy is not None and turns < task.limits.turns and client.idle(agent):
+    turns = Turns(w, task, tracker, match.step, lambda: client.idle(agent), clock, tick_seconds)
+    while turns.going():
+        if policy is not None and turns.due():
             started = time.perf_counter()
             try:
                 decision = policy.decide(client.view(agent, policy))
             except Exception as exc:  # a player that breaks fails its own attempt, never the run
                 return f"{type(exc).__name__}: {exc}"[:500]
-            if clock == "realtime":  # the world did not wait: the minutes the decision took pass first
-                for _ in range(int((time.perf_counter() - started) / tick_seconds)):
-                    if w.tick >= stop or tracker.done:
-                        break
-                    match.step()
-            if decision is not None and w.tick < stop and not tracker.done:
+            if turns.thought(time.perf_counter() - started) and decision is not None:
                 client.submit(agent, *decision)
-                turns += 1
-        match.step()
-        if turns >= task.limits.turns and client.idle(agent):
+                turns.took()
+        if not turns.advance():
             break
     return None
 
@@ -405,7 +441,7 @@ def check_attempt(path: Path, content: Content) -> None:
     while first > 0 and inputs[first - 1].kind == "setup":
         first -= 1
     logged = [(inp.name, inp.args) for inp in inputs[first:at]]
-    world = replay(content, m["scenario"], m["seed"], inputs[:first], inputs[at].tick)
+    world = replay(content, m["scenario"], m["seed"], inputs[:first], inputs[first].tick)  # where the set-up began
     match = Match(world, None)
     made: list[tuple[str, dict[str, Any]]] = []
     match.on_ack = lambda inp: made.append((inp.name, inp.args))

@@ -22,6 +22,7 @@ class ServedTask:
     def __init__(self, host: Host, task: Task, content: Content, repeat: int, player: str,
                  limit: Callable[[], str | None] | None = None):
         self.host, self.task, self.content = host, task, content
+        host.season_ends = False  # a set-up may start past the season's end: only the task's limits end it
         self.seed, self.repeat, self.player = task.seeds.seed(repeat), repeat, player
         self.limit = limit
         self.tracker: Tracker | None = None

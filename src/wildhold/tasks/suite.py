@@ -90,8 +90,10 @@ def policy_for(name: str, task: Task, content: Content) -> Policy:
 
 def archive_name(task: Task, repeat: int, player: Player, several: bool) -> str:
     """An attempt's file name; the player is named in it when a run has several players."""
-    name = attempt_name(task, repeat)
-    return name.replace("__r", f"__{player.name}__r") if several else name
+    if not several:
+        return attempt_name(task, repeat)
+    head, _, tail = attempt_name(task, repeat).rpartition("__r")  # a task id may hold "__r" too
+    return f"{head}__{player.name}__r{tail}"
 
 
 Job = tuple[str, int, Player, str, bool, "str | None", float]
