@@ -23,6 +23,7 @@ from wildhold.revision import version_text
 from wildhold.terminal import Col, FitTable
 
 if TYPE_CHECKING:
+    import socket
     from importlib.resources.abc import Traversable
 
     from wildhold.eval.season import SeasonRow
@@ -87,6 +88,14 @@ class Horizon(str, Enum):
 
     visible = "visible"
     hidden = "hidden"
+
+
+class Tools(str, Enum):
+    """The MCP tool profiles (wildhold.service.access.TOOL_PROFILES): a tool per action, query and program operation,
+    or the same through a few."""
+
+    full = "full"
+    compact = "compact"
 
 
 class Clock(str, Enum):
@@ -156,6 +165,20 @@ def _refuse(exc: Exception) -> None:
     """A score refused: its one sentence, and the stable code of the check that failed when there is one."""
     code = getattr(exc, "code", None)
     _fail(f"{exc} (refused: {code})" if code else str(exc), 1)
+
+
+def _listening(port: int) -> socket.socket:
+    """A socket listening on 127.0.0.1:port, taken before anything is opened, or one line saying why it cannot be."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        _fail(f"port {port} on 127.0.0.1 cannot be used: {exc.strerror or exc}; choose another with --port", 1)
+    return sock
 
 
 def _play(run, title: str) -> None:
@@ -345,7 +368,8 @@ def rules(
     format: Annotated[Optional[RulesFormat], typer.Option("--format", help="Markdown or JSON (default md).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="The JSON document (the same as --format json).")] = False,
     out: Annotated[Optional[Path], typer.Option(help="Write to this file instead of stdout.")] = None,
-    tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print the hash of the served tool surface (names, schemas, descriptions), then its size against the budget.")] = False,
+    tools_hash: Annotated[bool, typer.Option("--tools-hash", help="Print the hash of the served tool surface (names, schemas, descriptions), then its tools and size against the budget.")] = False,
+    tools: Annotated[Tools, typer.Option("--tools", help="With --tools-hash: the tool profile (full: a tool per action, query and program operation; compact: the same through a few).")] = Tools.full,
     horizon: Annotated[Horizon, typer.Option(help="As a match of this horizon serves it: hidden says nothing of when a match ends.")] = Horizon.visible,
     env: Annotated[bool, typer.Option("--env", help="The RL faces' Discrete action table instead: each entry's action and how its arguments are filled (needs the rl extra).")] = False,
 ) -> None:
@@ -377,11 +401,11 @@ def rules(
         from wildhold.server.mcp import CATALOGUE_BUDGET, catalogue_size, tool_surface
         from wildhold.server.mcp import tools_hash as surface_hash
 
-        surface = tool_surface(horizon=horizon.value)
-        size = catalogue_size(surface)
-        sys.stdout.write(f"{surface_hash(surface)}\n{len(surface)} tools, {size:,} characters of names, descriptions "
-                         f"and schemas (budget {CATALOGUE_BUDGET:,}{'' if size <= CATALOGUE_BUDGET else ': OVER'})\n")
-        raise typer.Exit(0 if size <= CATALOGUE_BUDGET else 1)
+        surface = tool_surface(horizon=horizon.value, profile=tools.value)
+        size, budget = catalogue_size(surface), CATALOGUE_BUDGET[tools.value]
+        sys.stdout.write(f"{surface_hash(surface)}\n{tools.value} profile: {len(surface)} tools, {size:,} characters of "
+                         f"names, descriptions and schemas (budget {budget:,}{'' if size <= budget else ': OVER'})\n")
+        raise typer.Exit(0 if size <= budget else 1)
     content = default_content()
     if _output_format(format, json_out, "md") == "json":
         text = json.dumps(rules_json(content, program_reads(), horizon.value), indent=2, sort_keys=True)
@@ -396,7 +420,7 @@ def rules(
 @app.command()
 @_owner_only()
 def serve(
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8765,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1.")] = 8765,
     data: Annotated[Path, typer.Option(help="Folder for the match database and archive; an existing match there resumes.")] = Path("runs/serve"),
     scenario: Annotated[str, typer.Option(help="Scenario name (see `wildhold rules`).")] = "default",
     seed: Annotated[int, typer.Option(help="World seed.")] = 1,
@@ -417,6 +441,8 @@ def serve(
                                               "most; opening one more closes its least recently used.")] = 8,
     proxy: Annotated[Optional[Path], typer.Option(help="A proxy file (upstreams, pinned prices, hidden budget): meter outside "
                                                        "harnesses at /proxy/openai/v1 and /proxy/anthropic with the agent's token.")] = None,
+    tools: Annotated[Tools, typer.Option("--tools", help="The MCP tool profile: full (a tool per action, query and program "
+                                                         "operation) or compact (the same through a few, for a smaller catalogue).")] = Tools.full,
 ) -> None:
     """Serve one world to remote agents: HTTP API and MCP (streamable HTTP) on 127.0.0.1."""
     import secrets
@@ -436,7 +462,7 @@ def serve(
                         spectator_token=spectator_token or secrets.token_urlsafe(16),
                         clock=clock.value, tick_seconds=tick_seconds, turn_deadline_s=turn_deadline, lobby=lobby,
                         late_join=late_join, rate_per_s=rate, idle_after_ticks=idle_after, max_agents=max_agents,
-                        wait_max_s=wait_max, mcp_sessions_per_token=mcp_sessions)
+                        wait_max_s=wait_max, mcp_sessions_per_token=mcp_sessions, tools=tools.value)
     spec = None
     if proxy is not None:
         from wildhold.agents.proxy import ProxySpec
@@ -446,7 +472,7 @@ def serve(
             spec = ProxySpec.load(proxy)
         except UnreadableFile as exc:
             _fail(str(exc))
-    extra = {"tools_hash": tools_hash(horizon=horizon.value)}
+    extra = {"tools_hash": tools_hash(horizon=horizon.value, profile=tools.value)}
     if spec is not None:
         from wildhold.agents.scaffold.accounting import price_table_id
 
@@ -459,7 +485,7 @@ def serve(
     base = f"http://127.0.0.1:{port}"
     console.print(f"Wildhold {scenario} seed {seed}, clock {clock.value}, {'lobby' if lobby else 'no lobby'}; match in {data}", soft_wrap=True)
     console.print(f"HTTP  {base}/api   (OpenAPI {base}/openapi.json, briefing {base}/llms.txt)", soft_wrap=True)
-    console.print(f"MCP   {base}/mcp   (streamable HTTP, header 'Authorization: Bearer <agent token>')", soft_wrap=True)
+    console.print(f"MCP   {base}/mcp   (streamable HTTP, header 'Authorization: Bearer <agent token>'; {tools.value} tools)", soft_wrap=True)
     console.print(f"signup token: {config.signup_token}\nadmin token:  {config.admin_token}", soft_wrap=True)
     console.print(f"spectator token: {config.spectator_token}   (watch: {base}/login, or {base}/login?token=<it>)", soft_wrap=True)
     console.print(f"get an agent token: curl -s -X POST {base}/api/agents -H 'Authorization: Bearer {config.signup_token}' "
@@ -517,7 +543,7 @@ def _closed_on_stop(close: Callable[[], None]) -> Iterator[None]:
 
 
 @app.command()
-def standin(port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8790) -> None:
+def standin(port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1.")] = 8790) -> None:
     """Serve the stand-in model on 127.0.0.1: scripted policies behind an OpenAI-compatible chat-completions endpoint
     (models wildhold-standin/<policy>; not language models), reporting usage at four characters a token. Point an
     OpenAI-compatible agent, or a proxy file's upstream, at http://127.0.0.1:PORT/v1 to run it offline."""
@@ -525,9 +551,10 @@ def standin(port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8790
 
     from wildhold.agents.scaffold.standin import standin_app
 
+    sock = _listening(port)
     console.print(f"stand-in model on http://127.0.0.1:{port}/v1 (OPENAI_BASE_URL; any key): "
                   "scripted policies, not language models", soft_wrap=True)
-    uvicorn.run(standin_app(), host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(standin_app(), log_level="warning")).run(sockets=[sock])
 
 
 @app.command()
@@ -577,14 +604,13 @@ def report(
 def view(
     archive: Annotated[Path, typer.Argument(help="A match archive (.wildhold.zip).")],
     run_dir: Annotated[Optional[Path], typer.Argument(help="The `wildhold run` folder it came from: each agent's track.")] = None,
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free one).")] = 0,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")] = 0,
     trust: Trust = False,
     cache: CacheDir = None,
 ) -> None:
     """Open a replay viewer on 127.0.0.1: a timeline over the whole match (the map and events at any tick), and
     with the run folder each agent's sessions, model turns, tool calls, workspace writes, program saves and spend
     on the same timeline. The archive is verified first, as `wildhold report` does."""
-    import socket
     import time
 
     import uvicorn
@@ -601,8 +627,7 @@ def view(
         if isinstance(exc, DAMAGE):
             raise  # bytes damaged on disk: explained with the archive's name (GuardedCommand)
         _refuse(exc)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", port))
+    sock = _listening(port)
     _say(f"{archive}: {len(timeline.events):,} events, ticks {timeline.start_tick}-{timeline.final_tick}, "
          f"{len(timeline.keyframes)} kept states, opened in {time.perf_counter() - began:.1f} s")
     _say(f"viewer: http://127.0.0.1:{sock.getsockname()[1]}/   (deep links: #tick=N&agent=ID; Ctrl-C stops)")
@@ -1079,6 +1104,15 @@ def bench_env(json_out: Annotated[bool, typer.Option("--json", help="Also print 
     bench.bench_env(as_json=json_out, quick=quick)
 
 
+@bench_app.command("surface")
+def bench_surface(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
+                  quick: Annotated[bool, typer.Option(help="The first 240 ticks instead of a whole day: a rough figure, fast.")] = False) -> None:
+    """What an LLM pays for the surface: each tool profile's catalogue, and observe's size over a scripted day (default and full)."""
+    from wildhold.bench.surface import bench_surface as run
+
+    run(as_json=json_out, quick=quick)
+
+
 @bench_app.command("tasks")
 def bench_tasks(json_out: Annotated[bool, typer.Option("--json", help="Also print one JSON object on the last line.")] = False,
                 quick: Annotated[bool, typer.Option(help="One repeat instead of three: a rough figure, fast.")] = False,
@@ -1208,6 +1242,7 @@ def tasks_run(
     proxy: Annotated[Optional[Path], typer.Option("--proxy", help="--agent-cmd: a proxy file (upstreams, pinned prices, a budget per attempt): the command's model calls go through the metering proxy (OPENAI_BASE_URL, ANTHROPIC_BASE_URL and their keys set for it), and the table shows tokens and $ per task.")] = None,
     turn_deadline: Annotated[float, typer.Option("--turn-deadline", min=0.001, help="--agent-cmd, lockstep: the longest one tick waits for the agent, in seconds.")] = 60.0,
     ceiling: Annotated[float, typer.Option("--ceiling", min=0.001, help="--agent-cmd: wall-clock seconds an attempt may last.")] = 1800.0,
+    tools: Annotated[Tools, typer.Option("--tools", help="--agent-cmd: the MCP tool profile served to the agent (full, or compact: the same through a few tools), in the arm's identity.")] = Tools.full,
     clock: Annotated[Optional[TaskClock], typer.Option("--clock", help="Pause the world while the player decides (lockstep) or not (realtime); default: each task's own.")] = None,
     tick_seconds: Annotated[float, typer.Option("--tick-seconds", min=0.001, help="Realtime, scripted policies and outside agents: wall-clock seconds per world minute (a model arm's is its experiment's).")] = 1.0,
     repeats: Annotated[int, typer.Option("--repeats", min=1)] = 3,
@@ -1220,8 +1255,9 @@ def tasks_run(
 
     if sum(x is not None for x in (agent, experiment, agent_cmd)) > 1:
         _fail("pass one of --agent, --experiment and --agent-cmd")
-    if agent_cmd is None and (harness, model, proxy) != (None, None, None):
-        _fail("--harness, --model and --proxy label and meter an outside agent: pass them with --agent-cmd")
+    if agent_cmd is None and ((harness, model, proxy) != (None, None, None) or tools is not Tools.full):
+        _fail("--harness, --model, --proxy and --tools label, meter and serve an outside agent: pass them with "
+              "--agent-cmd (a model arm's tool profile is its experiment's `tools`)")
     players = [Player(agent or "oracle", policy=agent or "oracle")]
     if agent not in (None, "oracle"):
         from wildhold.agents.scripted import POLICIES
@@ -1247,7 +1283,7 @@ def tasks_run(
         except (ValueError, OSError, MissingExtra) as exc:
             _fail(f"{experiment}: {exc}")
     if agent_cmd is not None:
-        players = [Player.outside(_agent_command(agent_cmd, harness, model, proxy, turn_deadline, ceiling))]
+        players = [Player.outside(_agent_command(agent_cmd, harness, model, proxy, turn_deadline, ceiling, tools.value))]
     suite = _suite()
     try:
         tasks = suite.select([name for value in suite_names for name in value.split(",") if name])
@@ -1265,7 +1301,7 @@ def tasks_run(
 
 
 def _agent_command(command: str, harness: str | None, model: str | None, proxy: Path | None, turn_deadline: float,
-                   ceiling: float) -> Any:
+                   ceiling: float, tools: str) -> Any:
     """The outside agent `--agent-cmd` names, its labels checked and its proxy file read before any attempt starts."""
     from pydantic import ValidationError
 
@@ -1279,7 +1315,7 @@ def _agent_command(command: str, harness: str | None, model: str | None, proxy: 
             _fail(f"{proxy}: {' '.join(str(exc).split())}")
     try:
         return AgentCommand(command, harness or HARNESS, model, str(proxy.resolve()) if proxy else None,
-                            turn_deadline_s=turn_deadline, ceiling_s=ceiling)
+                            turn_deadline_s=turn_deadline, ceiling_s=ceiling, tools=tools)
     except ValueError as exc:
         _fail(str(exc))
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 import shutil
+import socket
 import zipfile
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 import typer
@@ -46,7 +48,7 @@ def flipped(archive: Path, dest: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory) -> dict[str, Path]:
+def files(tmp_path_factory) -> Iterator[dict[str, Any]]:
     root = tmp_path_factory.mktemp("bad")
     demo = root / "demo"
     assert runner.invoke(app, ["demo", "--scenario", "tiny", "--seed", "3", "--out", str(demo), "--quiet"]).exit_code == 0
@@ -69,9 +71,11 @@ def files(tmp_path_factory) -> dict[str, Path]:
     tasks.mkdir()
     flipped(demo / "match.wildhold.zip", tasks / "attempt.wha")
     (root / "a-file").write_text("x")
-    return {**out, "root": root, "archive": demo / "match.wildhold.zip", "damaged": flipped(demo / "match.wildhold.zip",
+    taken = socket.create_server(("127.0.0.1", 0))  # a port another program listens on
+    yield {**out, "taken": taken.getsockname()[1], "root": root, "archive": demo / "match.wildhold.zip", "damaged": flipped(demo / "match.wildhold.zip",
                                                                                                  root / "damaged.zip"),
             "not-a-db": root / "not-a-db", "tasks": tasks, "a-file": root / "a-file", "empty": root / "empty"}
+    taken.close()
 
 
 # command -> [(arguments after it, exit code, what the sentence must say)]; {name} is a path from `files`
@@ -85,7 +89,8 @@ CASES: dict[str, list[tuple[str, int, str]]] = {
               ("--data {root}/s --proxy {bracket}", 2, "bracket.yaml is not valid YAML: line 4, column 3"),
               ("--data {root}/s --proxy {proxy}", 2, "proxy.yaml: prices")],
     "report": [("{damaged}", 1, "damaged.zip: the bytes are damaged"), ("{archive} --rubric v0-nope", 1, "v0-nope")],
-    "view": [("{damaged}", 1, "damaged.zip: the bytes are damaged")],
+    "view": [("{damaged}", 1, "damaged.zip: the bytes are damaged"), ("{archive} --port 70000", 2, "65535")],
+    "standin": [("--port 70000", 2, "less than or equal to 65535"), ("--port {taken}", 1, "cannot be used: Address already in use")],
     "leaderboard": [("{damaged}", 1, "damaged.zip")],
     "export": [("{damaged} --out {root}/x", 1, "damaged.zip: the bytes are damaged")],
     "run": [("{bracket} --out {root}/r1 -q", 2, "bracket.yaml is not valid YAML: line 4, column 3"),
@@ -106,6 +111,7 @@ CASES: dict[str, list[tuple[str, int, str]]] = {
     "bench server": [("--bogus", 2, "--bogus")],
     "bench hardening": [("--only crahs", 2, "crash, diskfull, fuzz, load, soak"), ("--period 0", 2, "--period")],
     "bench programs": [("--bogus", 2, "--bogus")],
+    "bench surface": [("--bogus", 2, "--bogus")],
     "bench sweep": [("--workers 0", 2, "--workers")],
     "bench engine": [("--bogus", 2, "--bogus")],
     "bench env": [("--bogus", 2, "--bogus")],

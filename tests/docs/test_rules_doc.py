@@ -150,7 +150,7 @@ def test_observation_format_matches_what_observe_returns(content, doc):
     world.step()
     obs = observe(world, agent)
     described = doc["observation"]["fields"]
-    assert set(described) == set(obs)
+    assert set(described) == set(obs) | {"changes_since", "unchanged"}  # those two: a served observation as changes
     for part in ("time", "self", "view"):
         assert list(described[part]["fields"]) == list(obs[part]), part
     assert doc["observation"]["glyphs"] == obs["legend"]
@@ -279,7 +279,7 @@ def test_every_programs_number_is_in_the_limits_table(content, doc, md):
 def test_the_programs_section_states_fairness_the_safety_net_who_acts_first_and_the_sandbox(doc, md):
     programs = section(md, "Programs")
     assert "no interpreter-step counter" in programs and "wall_clock" in programs and "recorded" in programs
-    assert "the first submission wins" in programs and "busy" in programs
+    assert "goes ahead of your program's" in programs and "busy" in programs and "cancelled" in programs
     assert "program:<name>@<revision>" in programs
     refused = doc["programs"]["sandbox"]["refused"]
     for attempt, outcome in refused.items():

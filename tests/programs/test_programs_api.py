@@ -38,7 +38,7 @@ def test_every_registry_action_is_a_keyword_only_function_with_the_same_argument
 
 def test_reads_and_controls_sit_beside_the_actions_without_clashing():
     functions = {f["name"]: f for f in api_functions(reads=READS)}
-    assert {n for n, f in functions.items() if f["kind"] == "read"} == set(READS) == {"observe", "inventory", "recipes", "quest_log", "now"}
+    assert {n for n, f in functions.items() if f["kind"] == "read"} == set(READS) == {"observe", "inventory", "recipes", "quest_log", "now", "start_args"}
     assert {n for n, f in functions.items() if f["kind"] == "control"} == set(CONTROLS) == {"sleep_until", "log"}
     assert functions["sleep_until"]["blocking"] and not functions["observe"]["blocking"]
     assert len(functions) == len(REGISTRY) + len(READS) + len(CONTROLS)

@@ -16,6 +16,7 @@ from wildhold.programs.api import api_functions
 from wildhold.server.mcp import SCHEMA_SHOWN_BY, lean_schema, tool_surface
 from wildhold.server.programs_surface import PROGRAM_OPS
 from wildhold.service.queries import program_reads
+from wildhold.service.schemas import ProgramList, ProgramStatus
 
 pytestmark = pytest.mark.anyio
 
@@ -126,6 +127,7 @@ def test_tools_and_routes_come_from_one_table():
     tools = {t["name"]: t for t in tool_surface()}
     for op in PROGRAM_OPS:
         assert tools[op.tool]["input_schema"] == lean_schema(op.args.model_json_schema())
-        shown_by = SCHEMA_SHOWN_BY.get(op.answer, op.tool)  # a shared answer's schema is on one tool, named by the rest
-        assert tools[shown_by]["output_schema"] == op.answer.model_json_schema()
+        shown_by = SCHEMA_SHOWN_BY["full"].get(op.answer, op.tool)  # a shared answer's schema is on one tool, named by the rest
+        shown = ProgramStatus if op.answer is ProgramList else op.answer  # a list of programs names its entries' schema
+        assert tools[shown_by]["output_schema"] == shown.model_json_schema()
         assert tools[op.tool]["description"].startswith(op.description())

@@ -13,7 +13,8 @@ from wildhold.service.errors import SERVICE_CODES, HostError
 
 SOURCES = ["log(1)\n", "wait(ticks=1)\n", "for i in range(3)\n    log(i)\n", "move(dir='n')\n", "x" * 20001]
 GOOD = {"name": st.sampled_from(["farm", "farm", "ghost", "Bad Name"]), "source": st.sampled_from(SOURCES),
-        "revision": st.one_of(st.none(), st.integers(0, 4)), "after": st.integers(-1, 5), "limit": st.integers(0, 5)}
+        "revision": st.one_of(st.none(), st.integers(0, 4)), "after": st.integers(-1, 5), "limit": st.integers(0, 5),
+        "args": st.one_of(st.just({}), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))}
 JUNK = st.one_of(st.none(), st.booleans(), st.text(max_size=3), st.lists(st.integers(), max_size=2), st.floats(allow_nan=False))
 
 

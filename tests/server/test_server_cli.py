@@ -24,12 +24,15 @@ from wildhold.store.sqlite import MatchStore
 SIGNUP, ADMIN = "cli-signup-token", "cli-admin-token"
 
 
-def test_rules_tools_hash_prints_the_surface_hash_and_its_size_within_the_budget():
-    result = CliRunner().invoke(app, ["rules", "--tools-hash"])
+@pytest.mark.parametrize("profile,budget", [("full", "80,000"), ("compact", "15,000")])
+def test_rules_tools_hash_prints_the_surface_hash_its_tools_and_its_size_within_the_budget(profile, budget):
+    result = CliRunner().invoke(app, ["rules", "--tools-hash", "--tools", profile])
     assert result.exit_code == 0
     digest, size = result.output.splitlines()
-    assert digest == tools_hash() and len(digest) == 64
-    assert size == f"{len(tool_surface())} tools, {catalogue_size():,} characters of names, descriptions and schemas (budget 80,000)"
+    assert digest == tools_hash(profile=profile) and len(digest) == 64
+    surface = tool_surface(profile=profile)
+    assert size == (f"{profile} profile: {len(surface)} tools, {catalogue_size(surface):,} characters of names, "
+                    f"descriptions and schemas (budget {budget})")
 
 
 def test_serve_refuses_unplayable_settings(tmp_path):

@@ -27,8 +27,8 @@ def anyio_backend():
 def calls(op: str) -> dict[str, list[dict[str, Any]]]:
     """Arguments to ask each query with; a query missing here fails the test below."""
     return {
-        "observe": [{}, {"memory": False}, {"memory_since": 0}, {"memory_since": -1}, {"changes": True},
-                    {"changes": True, "memory_since": 0}],
+        "observe": [{}, {"memory": "none"}, {"memory": "full"}, {"memory_since": 0}, {"memory_since": -1},
+                    {"memory": "changes", "memory_since": 0}, {"memory": False}],
         "map_memory": [{}, {"start": 1, "limit": 2}, {"limit": 0}],
         "view_image": [{}],
         "inventory": [{}],

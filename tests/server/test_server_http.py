@@ -24,7 +24,7 @@ def anyio_backend():
 async def test_the_map_memory_comes_a_page_at_a_time_and_the_pages_make_the_whole_memory(tmp_path):
     async with serving(tmp_path) as s:
         token, _ = await s.register("ann")
-        me = (await s.http.get("/api/observe", params={"memory": False}, headers=auth(token))).json()["self"]
+        me = (await s.http.get("/api/observe", params={"memory": "none"}, headers=auth(token))).json()["self"]
         far = {"agent": me["id"], "x": (me["x"] + 12) % s.host.world.width, "y": me["y"]}
         moved = await s.http.post("/api/admin/setup", json={"command": "move_character", "args": far}, headers=auth(ADMIN))
         assert moved.status_code == 200, moved.text  # the whole view square it left is remembered

@@ -154,12 +154,16 @@ def test_tool_surface_hash_is_stable_and_covers_names_schemas_and_descriptions()
 def test_the_catalogue_stays_within_its_budget_and_states_the_operation_schema_once():
     """Every MCP session lists the tools and every model reads them: the whole catalogue is budgeted."""
     surface = {t["name"]: t for t in tool_surface()}
-    assert catalogue_size(list(surface.values())) <= CATALOGUE_BUDGET
+    assert catalogue_size(list(surface.values())) <= CATALOGUE_BUDGET["full"]
     assert all(surface[name]["output_schema"] is None for name in REGISTRY)
+    assert not [name for name in REGISTRY if "operation_status" in surface[name]["description"]], \
+        "what every action answers is said once, on operation_status"
+    assert "Every action answers the operation" in surface["operation_status"]["description"]
     assert set(surface["operation_status"]["output_schema"]["properties"]) == set(OpResult.model_fields)
     shown = [json.dumps(t["output_schema"], sort_keys=True) for t in surface.values() if t["output_schema"] is not None]
     assert len(shown) == len(set(shown)), "an answer schema is shown on one tool; the others name it"
-    for name, owner in (("wait_operation", "operation_status"), ("start_program", "program_status"), ("stop_program", "program_status")):
+    for name, owner in (("wait_operation", "operation_status"), ("start_program", "program_status"),
+                        ("stop_program", "program_status"), ("list_programs", "program_status")):
         assert surface[name]["output_schema"] is None and f"schema of {owner}'s output" in surface[name]["description"]
     assert len(surface["save_program"]["description"]) < 1_000 and "section='programs', key='reference'" in surface["save_program"]["description"]
     assert lean_schema({"title": "Args", "type": "object", "properties": {"title": {"title": "Title", "type": "string",

@@ -40,7 +40,7 @@ async def main():
     async with httpx2.AsyncClient(headers=auth, trust_env=False) as http:
         async with Client(streamable_http_client(os.environ["WILDHOLD_MCP_URL"], http_client=http)) as world:
             while True:
-                await world.call_tool("observe", {"memory": False})
+                await world.call_tool("observe", {"memory": "none"})
                 op = (await world.call_tool("rest", {"ticks": 1})).structured_content or {}
                 if op.get("status") == "running":
                     await world.call_tool("wait_operation", {"op": op["op"]})
@@ -173,10 +173,10 @@ def test_an_outside_agents_model_calls_through_the_proxy_are_metered_per_task(tm
 
 @pytest.mark.parametrize(("args", "said"), [
     (["--agent", "oracle", "--agent-cmd", "true"], "pass one of --agent, --experiment and --agent-cmd"),
-    (["--model", "gpt-4.1"], "--harness, --model and --proxy label and meter an outside agent: pass them with --agent-cmd"),
+    (["--model", "gpt-4.1"], "--harness, --model, --proxy and --tools label, meter and serve an outside agent: pass them with --agent-cmd"),
     (["--agent-cmd", "true", "--harness", "claude code"], "--harness 'claude code': a label of 1 to 100 letters"),
     (["--agent-cmd", " "], "the agent command is empty"),
-    (["--agent-cmd", "true", "--proxy", "no-such-proxy.yaml"], "no-such-proxy.yaml: [Errno 2]"),
+    (["--agent-cmd", "true", "--proxy", "no-such-proxy.yaml"], "no-such-proxy.yaml does not exist; check the path"),
 ])
 def test_an_outside_agent_run_that_cannot_start_says_why_in_one_line(tmp_path, args, said):
     ran = runner.invoke(app, ["tasks", "run", "--suite", "exploration/gather-wood-v1", "--out", str(tmp_path / "o"),
@@ -199,3 +199,35 @@ def test_the_agents_environment_names_the_server_token_objective_and_a_client_co
     assert seen["config"] == {"mcpServers": {"wildhold": {"type": "http", "url": env["WILDHOLD_MCP_URL"], "headers": {
         "Authorization": f"Bearer {env['WILDHOLD_TOKEN']}"}}}}
     assert not (tmp_path / "env.work").exists()
+
+
+TOOL_NAMES = """
+import asyncio, os, httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+async def main():
+    auth = {"Authorization": "Bearer " + os.environ["WILDHOLD_TOKEN"]}
+    async with httpx2.AsyncClient(headers=auth, trust_env=False) as http:
+        async with Client(streamable_http_client(os.environ["WILDHOLD_MCP_URL"], http_client=http)) as world:
+            print(" ".join(sorted(t.name for t in (await world.list_tools()).tools)))
+
+asyncio.run(main())
+"""
+
+
+def test_an_outside_agent_is_served_the_tool_profile_it_asks_for_and_its_identity_says_which(tmp_path, content):
+    from wildhold.server.mcp import tools_hash
+
+    task = default_suite().get("exploration/gather-wood-v1")
+    script = tmp_path / "tools.py"
+    script.write_text(TOOL_NAMES)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+    seen = {}
+    for profile in ("full", "compact"):
+        run_outside_attempt(task, AgentCommand(command, tools=profile), 0, tmp_path / profile, content, name="t")
+        seen[profile] = (tmp_path / profile / "t.agent.log").read_text().split()
+        with Archive(tmp_path / profile / "t.wha") as a:
+            ident = a.manifest["arm_identities"]["tasker"]
+        assert ident["tools"] == profile and ident["tools_hash"] == tools_hash(horizon="visible", profile=profile)
+    assert "act" in seen["compact"] and len(seen["compact"]) <= 12 < len(seen["full"])

@@ -454,6 +454,22 @@ def test_find_home_over_plain_data_agrees_with_home_of(site):
     assert home_of(w, a).area == 8
 
 
+def test_trial_info_says_the_home_is_lost_once_its_only_door_is_demolished_as_it_does_for_a_bed(site):
+    """trial_info shows which requirements hold now: a home demolished is no longer one (the stage stays attained)."""
+    a, _ = site.ids
+    site.locked_home(a)
+
+    def home_stage() -> dict[str, Any]:
+        return next(s for s in site.done(a, "trial_info")["stages"] if s["stage"] == "home")
+
+    assert [r["met"] for r in home_stage()["requirements"]] == [True]
+    site.put(a, site.outside)
+    site.done(a, "demolish", **site.xy(*site.door))
+    assert home_of(site.w, a) is None
+    after = home_stage()
+    assert [r["met"] for r in after["requirements"]] == [False] and after["attained_tick"] is not None
+
+
 def test_the_same_home_with_its_door_unlocked_is_not_complete(site):
     a, _ = site.ids
     site.locked_home(a)

@@ -271,7 +271,7 @@ def test_trial_info_changes_with_each_thing_it_reads(content):
 
     answers = [answer(), answer()]
     for mark, value in (("bed_since", [400, 5]), ("crafted", [400, 6]), ("cooked", [400, 7]), ("armed", [400, 8]),
-                        ("clean_night", [400, 9, 10]), ("home", [400, [11]]), ("hero", [400, [12]])):
+                        ("clean_night", [400, 9, 10]), ("home_now", True), ("hero", [400, [12]])):
         ch[mark] = value
         answers.append(answer())
     ch["clears"].append([1, 400, 13, 14, 15, 0, 0])

@@ -480,6 +480,7 @@ class ProgramsSpec(Spec):
     max_running_per_agent: PositiveInt = Field(description="programs one character may have running or waiting at once")
     max_revisions: PositiveInt = Field(description="revisions one program may have; every save is a new revision")
     max_source_bytes: PositiveInt = Field(description="the largest program source, in UTF-8 bytes")
+    max_start_args_bytes: PositiveInt = Field(description="the largest start arguments of a run, as JSON bytes")
     host_calls_per_turn: PositiveInt = Field(description="world calls one program may make in one turn (one tick)")
     actions_per_tick: PositiveInt = Field(description="actions one program may submit in one turn")
     sleep_max_ticks: PositiveInt = Field(description="the furthest ahead sleep_until may wait")

@@ -568,8 +568,14 @@ def _core_observation_fields(c: Content, r: int, size: int) -> dict[str, Any]:
             },
         },
         "legend": {"description": "Glyph -> terrain kind.", "fields": {}},
+        "changes_since": {"description": "Observed as changes (observe's default): the tick of the last look they are "
+                                         "since. The sections that look showed as they are now are left out.",
+                          "fields": {}},
+        "unchanged": {"description": "Observed as changes: the sections left out, unchanged since that look.",
+                      "fields": {}},
         "memory": {
-            "description": "Tiles seen before and out of view now, as last seen.",
+            "description": "Tiles seen before and out of view now, as last seen (observed as changes: those remembered "
+                           "since the last look, less those its view showed as they are now).",
             "fields": {
                 "x": "Column.",
                 "y": "Row.",

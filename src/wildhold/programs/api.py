@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import types
 from typing import Annotated, Any, Literal, Mapping, Union, get_args, get_origin
 
@@ -36,6 +37,7 @@ OP_RESULT_FIELDS: dict[str, tuple[str, str]] = {
 # handed in by the service (its queries offered to programs, and `now`), as `reads`.
 Reads = Mapping[str, tuple[str, str]]
 NOW = ("() -> int", "The current tick (one tick is one minute of world time).")
+START_ARGS = ("() -> dict[str, Any]", "The arguments this run was started with (start_program's `args`; {} when none).")
 
 CONTROLS: dict[str, tuple[str, str]] = {
     "sleep_until": ("(tick: int) -> int", "Pause the program (not the character) until the world reaches `tick`; returns the "
@@ -190,11 +192,14 @@ def reference_markdown(content: Content | None = None, registry: Mapping[str, Ac
         "",
         "### You and your program: who acts first",
         "",
-        "Your character runs one operation at a time, whoever asks: the first submission wins and the other is "
-        "rejected with `busy`. Your own actions arrive between ticks, so an action you submit during tick T comes "
-        "before your program's turn at the next boundary; the program then sees the rejection (ok=False, "
-        "code 'busy') in its result and can wait and retry. Actions a program submits count against your rate "
-        "limit, and their events name the issuer `program:<name>@<revision>` (your own are `direct`).",
+        "Your character runs one operation at a time. Your own action goes ahead of your program's: an action you "
+        "submit during tick T comes before your program's turn at the next boundary (the program then sees its own "
+        "action rejected, ok=False, code 'busy', and can wait and retry), and if the character is busy with an "
+        "operation one of your programs started, an action of yours that would otherwise be accepted cancels it "
+        "first (recorded as your `cancel`; the program's call returns status 'cancelled', ok=False). An operation "
+        "you started yourself is never cancelled that way: a second action of yours is rejected `busy`. Actions a "
+        "program submits count against your rate limit, and their events name the issuer "
+        "`program:<name>@<revision>` (your own are `direct`).",
         "",
         "### The sandbox",
         "",
@@ -241,6 +246,35 @@ def reference_markdown(content: Content | None = None, registry: Mapping[str, Ac
               "A save is type-checked against typed stubs of exactly these functions (OpResult is a TypedDict), "
               "so a misspelt function, argument or result key is caught before the program runs."]
     return "\n".join(lines)
+
+
+_LITERAL_FROM_STR = re.compile(r"Argument to function `(\w+)` is incorrect: Expected `Literal\[")
+
+
+def checker_hint(message: str, registry: Mapping[str, ActionDef] | None = None) -> str:
+    """A type checker's message with what fixes it, where the fix is not plain from the message: a value read from
+    a list or a `str` variable is `str` to the checker, never one of the choices an argument takes, so the message
+    says to annotate where the value is made with the argument's own type."""
+    registry = REGISTRY if registry is None else registry
+    found = _LITERAL_FROM_STR.search(message)
+    spec = registry.get(found.group(1)) if found and "found `str`" in message else None
+    if spec is None:
+        return message
+    choices = [(n, f.annotation) for n, f in spec.args.model_fields.items() if _is_literal(f.annotation)]
+    if not choices:
+        return message
+    name, annotation = choices[0]
+    typ = type_text(annotation)
+    return (f"{message}; a list item or a `str` variable is `str` to the checker: give the value the type `{name}` "
+            f"takes where it is made, e.g. `WAYS: list[{typ}] = [...]` or `def go(way: {typ})` "
+            "(from typing import Literal)")
+
+
+def _is_literal(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _is_literal(get_args(annotation)[0])
+    return origin is Literal
 
 
 LITERAL_OUTSIDE_ANNOTATION = ("`Literal[...]` works only inside an annotation (the interpreter cannot evaluate it "

@@ -148,7 +148,7 @@ def _live_programs(inputs: list[Input]) -> list[dict[str, Any]]:
     for inp in inputs:
         if inp.kind == "program" and inp.name == "start":
             live[inp.args["run"]] = {"agent": inp.agent, "name": inp.args["name"], "revision": inp.args["revision"],
-                                     "run": inp.args["run"]}
+                                     "run": inp.args["run"], "args": inp.args.get("args") or {}}
         elif inp.kind == "program" and inp.name in PROGRAM_ENDS:
             live.pop(inp.args["run"], None)
     return sorted(live.values(), key=lambda r: (r["agent"], r["name"]))
@@ -176,7 +176,7 @@ def _restart_programs(match: Match, sources: list[dict[str, Any]], live: list[di
         if stopped:
             out.append({**entry, "to": "stopped", "why": why})
             continue
-        new = begin_run(match, run["agent"], run["name"], run["revision"], "operator")
+        new = begin_run(match, run["agent"], run["name"], run["revision"], "operator", run["args"])
         out.append({**entry, "to": "restarted", "run": new.run})
     match.flush(snapshot=True)
     return out

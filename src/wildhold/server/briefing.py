@@ -16,8 +16,63 @@ from wildhold.world.wealth import formula_summary
 CLOCK_SENTENCES = {
     "realtime": "The world runs in real time: one tick every {tick_seconds:g} s of wall clock, whether or not you act.",
     "lockstep": "The world runs in lockstep: each tick waits until every active agent is running an operation or has "
-                "just started one, or until {turn_deadline_s:g} s pass.",
+                "just started one, or until {turn_deadline_s:g} s pass; then it goes on whether or not you acted.",
     "fast": "The world runs as fast as it can compute ticks; it does not wait for anyone.",
+}
+
+
+def situation(host: Host) -> list[str]:
+    """What an agent must know of the world before its first call, whatever face it comes by: what it perceives,
+    its clock (which runs whether or not the agent acts), its length when told, operations."""
+    w, c = host.world, host.config
+    days = w.scenario.days
+    length = (f"; the match lasts {days} in-game day{'s' if days != 1 else ''} and ends at tick {w.end_tick}."
+              if host.horizon == "visible" else ".")
+    return [
+        "You drive one character in a persistent world shared with other agents. You perceive only what your "
+        "character sees: its view square now, and the tiles it saw before as it last saw them.",
+        CLOCK_SENTENCES[c.clock].format(tick_seconds=c.tick_seconds, turn_deadline_s=c.turn_deadline_s),
+        f"One tick is one in-game minute{length}",
+        "Actions are operations: a call is accepted at once (or rejected with a stable code and a sentence, changing "
+        "nothing) and the operation completes or fails on a later tick. Wait for it with `wait_operation` (no id: "
+        "the one in progress, else your last).",
+    ]
+
+
+def limits(host: Host) -> list[str]:
+    """The limits every call meets: the rate limit, the wait bound, MCP sessions, the idle rule."""
+    c = host.config
+    return [
+        (f"Rate limit: {c.rate_per_s:g} requests a second per token (bursts of {c.rate_burst}); past it, "
+         "`rate_limited` with the seconds to wait.") if c.rate_per_s else "No rate limit.",
+        f"Waiting: `wait_operation` holds a call at most {c.wait_max_s:g} s here. MCP: at most "
+        f"{c.mcp_sessions_per_token} open sessions per token: opening one more closes your least recently used one (a "
+        "request in it then answers 404: initialize anew). An idle session closes after "
+        f"{MCP_SESSION_IDLE_S / 60:g} minutes.",
+        f"Silence: an agent that issues no action and runs no operation for {c.idle_after_ticks} ticks is recorded "
+        "as idle (`agent_idle`) in the match log.",
+    ]
+
+
+def mcp_instructions(host: Host) -> str:
+    """The briefing an MCP client is handed on connecting (it cannot open /llms.txt): the situation and its limits,
+    and where the rules and the tools' details are."""
+    return "\n".join([
+        f"Wildhold, scenario {host.world.scenario_name}: one character per agent token.",
+        *situation(host),
+        *limits(host),
+        "The rules document: the `rules` tool (no section: the list of sections) or the resource wildhold://rules. "
+        "`observe` shows what your character perceives (by default what changed since your last look). "
+        + TOOLS_SENTENCES[host.config.tools],
+    ])
+
+
+TOOLS_SENTENCES = {
+    "full": "Every action and read is a tool described in its own schema; programs you save run inside the world for "
+            "your character between your calls.",
+    "compact": "`act` does any action (its name and arguments), `read` answers any other query, `program` saves, "
+               "starts and reads your programs (Python that acts for your character inside the world between your "
+               "calls); each lists what it takes.",
 }
 
 
@@ -25,29 +80,23 @@ def briefing(host: Host, base_url: str) -> str:
     """The whole briefing as Markdown text."""
     w, c = host.world, host.config
     spec = w.scenario
-    days = spec.days
     visible = host.horizon == "visible"
-    length = (f"; the match lasts {days} in-game day{'s' if days != 1 else ''} and ends at tick {w.end_tick}."
-              if visible else ".")
+    about = situation(host)
     lines = [
         f"# Wildhold — scenario `{w.scenario_name}`",
         "",
         *([spec.description, ""] if visible else []),
         "## The situation",
         "",
-        "You drive one character in a persistent world shared with other agents. You perceive only what your "
-        "character sees: its view square now, and the tiles it saw before as it last saw them.",
-        CLOCK_SENTENCES[c.clock].format(tick_seconds=c.tick_seconds, turn_deadline_s=c.turn_deadline_s),
-        f"One tick is one in-game minute{length} Match status now: {host.state}.",
-        "Actions are operations: a call is accepted at once (or rejected with a stable code and a sentence, changing "
-        "nothing) and the operation completes or fails on a later tick. Wait for it with `wait_operation` "
-        "(HTTP: `GET /api/wait_operation`).",
+        *about[:-1],
+        f"{about[-1]} Match status now: {host.state}. (HTTP: `GET /api/wait_operation`.)",
         "",
         "## How to connect",
         "",
         f"- Get a token: `POST {base_url}/api/agents` with `{{\"name\": \"<name>\"}}` and "
         "`Authorization: Bearer <signup token>` (from the operator); the answer carries `token`.",
-        f"- MCP (streamable HTTP): `{base_url}/mcp` with the header `Authorization: Bearer <your token>`.",
+        f"- MCP (streamable HTTP): `{base_url}/mcp` with the header `Authorization: Bearer <your token>`; its tools are "
+        f"the {c.tools} profile. " + TOOLS_SENTENCES[c.tools],
         f"- HTTP: the same tools under `{base_url}/api`, same header; OpenAPI at `{base_url}/openapi.json`. "
         "Each information tool `<name>` is `GET /api/<name>` with its arguments as the query (`write_epilogue`: "
         "`POST` with a JSON body), each action `POST /api/actions/<name>` with its arguments as the JSON body; "
@@ -55,14 +104,7 @@ def briefing(host: Host, base_url: str) -> str:
         "- Lobby: " + ("on — you register now, your character enters when the operator starts the match; until then "
                        "perception answers `not_started`." if c.lobby else "off — your character enters the world as you register.")
         + ("" if c.late_join else " Late join is off: registration closes when the match starts."),
-        f"- Rate limit: {c.rate_per_s:g} requests a second per token (bursts of {c.rate_burst}); past it, "
-        "`rate_limited` with the seconds to wait." if c.rate_per_s else "- No rate limit.",
-        f"- Waiting: `wait_operation` holds a call at most {c.wait_max_s:g} s here. MCP: at most "
-        f"{c.mcp_sessions_per_token} open sessions per token: opening one more closes your least recently used one (a "
-        "request in it then answers 404: initialize anew). An idle session closes after "
-        f"{MCP_SESSION_IDLE_S / 60:g} minutes.",
-        f"- Silence: an agent that issues no action and runs no operation for {c.idle_after_ticks} ticks is recorded "
-        "as idle (`agent_idle`) in the match log.",
+        *(f"- {line}" for line in limits(host)),
         "",
         "## Tools",
         "",

@@ -30,8 +30,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from wildhold import __version__
 from wildhold.server.apidocs import add_docs
 from wildhold.server.bodies import BodyError, BodyLimit, TooLarge, parse_json
-from wildhold.server.briefing import briefing
-from wildhold.server.mcp import BearerGuard, Sessions, build_mcp, mcp_app, mcp_endpoint
+from wildhold.server.briefing import briefing, mcp_instructions
+from wildhold.server.mcp import INSTRUCTIONS, BearerGuard, Sessions, build_mcp, mcp_app, mcp_endpoint
 from wildhold.server.programs_surface import PROGRAM_OPS, ProgramOp
 from wildhold.server.surface import action_description, action_tools
 from wildhold.service import reads
@@ -224,15 +224,17 @@ Scorer = Callable[[Path, Optional[str]], dict[str, Any]]
 
 
 def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
-               render_html: Callable[[dict[str, Any]], str] | None = None, horizon: str | None = None) -> FastAPI:
+               render_html: Callable[[dict[str, Any]], str] | None = None, horizon: str | None = None,
+               tools: str | None = None) -> FastAPI:
     """The app serving one match: HTTP API, OpenAPI, /llms.txt and the MCP endpoint; the lifespan runs the clock.
 
     Pass a Host opened on the thread that will run the event loop (as `wildhold serve` does), or a
     function that opens one: the lifespan then opens it on the loop's thread and closes it at shutdown.
     The answer schemas (MCP and OpenAPI) are those of the match's horizon: the host's, or `horizon` for a
-    function, whose host must then have it.
+    function, whose host must then have it; the MCP tools are those of the host's tool profile, or `tools`'s.
     """
     horizon = host.horizon if isinstance(host, Host) else (horizon or "visible")
+    profile = host.config.tools if isinstance(host, Host) else (tools or "full")
 
     def current() -> Host:
         h = app.state.host
@@ -240,7 +242,7 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
             raise RuntimeError("the match is not open: the app's lifespan has not started")
         return h
 
-    mcp_server = build_mcp(current, horizon)
+    mcp_server = build_mcp(current, horizon, mcp_instructions(host) if isinstance(host, Host) else INSTRUCTIONS, profile)
     mcp_asgi = mcp_app(mcp_server)
 
     @asynccontextmanager
@@ -250,6 +252,10 @@ def create_app(host: Host | Callable[[], Host], scorer: Scorer | None = None,
             app.state.host = host()
             if app.state.host.horizon != horizon:
                 raise RuntimeError(f"this app serves a {horizon} horizon; the match's is {app.state.host.horizon}")
+            if app.state.host.config.tools != profile:
+                raise RuntimeError(f"this app serves the {profile} tools; the match's are {app.state.host.config.tools}")
+            # The briefing needs the match: set now, before any client connects. The SDK (pinned) has no public call.
+            mcp_server._lowlevel_server.instructions = mcp_instructions(app.state.host)
         async with mcp_server.session_manager.run():
             current().clock.start()
             try:

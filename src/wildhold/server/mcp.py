@@ -39,12 +39,14 @@ from wildhold import __version__
 from wildhold.docs.rules import rules_markdown
 from wildhold.server.bodies import BodyError, TooLarge, parse_json, read_body
 from wildhold.server.programs_surface import ProgramOp, program_ops
-from wildhold.service.schemas import ErrorBody, OpResult, ProgramStatus
-from wildhold.server.surface import action_description, action_tools, info_tools
+from wildhold.service.schemas import ErrorBody, OpResult, ProgramList, ProgramStatus
+from wildhold.server.surface import (OPERATION_ANSWER, OWN_TOOLS, ActArgs, ProgramArgs, ReadArgs, act_description,
+                                     action_description, action_tools, info_tools, program_description, program_verb,
+                                     read_description, read_queries, read_query)
 from wildhold.service.access import Identity
 from wildhold.service.errors import HostError
 from wildhold.service.host import Host
-from wildhold.service.queries import QueryDef, program_reads, queries
+from wildhold.service.queries import Args, QueryDef, program_reads, queries
 from wildhold.world.actions import ActionDef
 from wildhold.world.errors import Rejected
 from wildhold.world.world import describe_validation
@@ -125,7 +127,11 @@ class ActionTool(HostedTool):
     """A registry action as an MCP tool: raw arguments go to the world, which validates them itself."""
 
     async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
-        outcome = host.submit(_agent(host, context), self.name, arguments)
+        return await self.submit(host, self.name, arguments, context)
+
+    @staticmethod
+    async def submit(host: Host, action: str, arguments: Any, context: Context) -> dict[str, Any]:
+        outcome = host.submit(_agent(host, context), action, arguments)
         if isinstance(outcome, Rejected):
             raise _fail(outcome)
         return OpResult.model_validate(outcome).model_dump(mode="json")
@@ -141,6 +147,20 @@ class ProgramTool(HostedTool):
         return self._op.run(host.programs, _agent(host, context), arguments)
 
 
+async def _ask(host: Host, q: QueryDef, arguments: Any, context: Context) -> dict[str, Any]:
+    """A query's answer to the caller: a public read is anyone's, as over HTTP."""
+    who = _identity(host, context, signup=q.caller == "public")
+    return await q.run(host, host.access.agent_of(who) if q.caller == "agent" else None, arguments)
+
+
+def _with_image(result: CallToolResult, q: QueryDef | None) -> CallToolResult:
+    """A query's answer holding a picture also carries it as an image a multimodal model sees."""
+    if q is not None and q.image is not None and not result.is_error:
+        data = result.structured_content
+        result.content.append(ImageContent(type="image", data=data[q.image], mime_type=data.get("mime", "image/png")))
+    return result
+
+
 class QueryTool(HostedTool):
     """A query as an MCP tool, generated from the same definition as its HTTP route and program function."""
 
@@ -148,17 +168,47 @@ class QueryTool(HostedTool):
 
     async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
         assert self._query is not None
-        q = self._query
-        who = _identity(host, context, signup=q.caller == "public")  # a public read is anyone's, as over HTTP
-        return await q.run(host, host.access.agent_of(who) if q.caller == "agent" else None, arguments)
+        return await _ask(host, self._query, arguments, context)
+
+    async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
+        return _with_image(await super().run(arguments, context, convert_result), self._query)
+
+
+def _compact(model: type[Args], name: str, arguments: Any) -> Any:
+    """A compact tool's own arguments, checked as every query's are (`bad_request` naming what is wrong)."""
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        raise HostError("bad_request", f"{name}: {describe_validation(exc)}") from None
+
+
+class ActTool(HostedTool):
+    """The compact profile's `act`: any registry action with its arguments, submitted as its own tool submits it."""
+
+    async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
+        a = _compact(ActArgs, self.name, arguments)
+        return await ActionTool.submit(host, a.action, a.args, context)
+
+
+class ReadTool(HostedTool):
+    """The compact profile's `read`: any query without a tool of its own, answered as its own tool answers it."""
+
+    async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
+        a = _compact(ReadArgs, self.name, arguments)
+        return await _ask(host, read_query(a.query), a.args, context)
 
     async def run(self, arguments: dict[str, Any], context: Context, convert_result: bool = False) -> Any:
         result = await super().run(arguments, context, convert_result)
-        field = self._query.image if self._query is not None else None
-        if field is not None and not result.is_error:  # the picture as an image a multimodal model sees
-            data = result.structured_content
-            result.content.append(ImageContent(type="image", data=data[field], mime_type=data.get("mime", "image/png")))
-        return result
+        query = arguments.get("query") if isinstance(arguments, dict) else None
+        return _with_image(result, read_queries().get(query) if isinstance(query, str) else None)
+
+
+class ProgramVerbTool(HostedTool):
+    """The compact profile's `program`: any program lifecycle operation, by its verb."""
+
+    async def answer(self, host: Host, arguments: dict[str, Any], context: Context) -> dict[str, Any]:
+        a = _compact(ProgramArgs, self.name, arguments)
+        return program_verb(a.op).run(host.programs, _agent(host, context), a.args)
 
 
 def lean_schema(schema: Any) -> Any:
@@ -191,38 +241,56 @@ def _answer_template(answer: type | None) -> Tool:
     return Tool.from_function(template, name="template", structured_output=answer is not None)
 
 
-# An answer model several tools share has its schema shown once, on the tool named here; the others say
-# where it is (every action already answers an operation, stated on operation_status).
-SCHEMA_SHOWN_BY = {OpResult: "operation_status", ProgramStatus: "program_status"}
+# An answer model several tools share has its schema shown once, on the tool named here (by profile); the others say
+# where it is (every action answers an operation, stated on operation_status; a list of programs holds statuses).
+SCHEMA_SHOWN_BY: dict[str, dict[type, str]] = {
+    "full": {OpResult: "operation_status", ProgramStatus: "program_status", ProgramList: "program_status"},
+    "compact": {OpResult: "wait_operation"},
+}
+SHOWN_AS = {ProgramList: "Its answer is {{\"programs\": [...]}}, each entry with the schema of {owner}'s output."}
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 
 
-def _shown_once(name: str, answer: type | None, description: str) -> tuple[type | None, str]:
+def _shown_once(name: str, answer: type | None, description: str, profile: str) -> tuple[type | None, str]:
     """The answer model whose schema this tool carries, and its description saying where a shared one is."""
-    owner = SCHEMA_SHOWN_BY.get(answer) if answer is not None else None
+    owner = SCHEMA_SHOWN_BY[profile].get(answer) if answer is not None else None
     if owner is None or owner == name:
         return answer, description
-    return None, f"{description} Its answer has the schema of {owner}'s output."
+    said = SHOWN_AS.get(answer, "Its answer has the schema of {owner}'s output.")
+    return None, f"{description} {said.format(owner=owner)}"
 
 
-def _query_tool(host: Callable[[], Host] | None, q: QueryDef, horizon: str) -> Tool:
-    answer, description = _shown_once(q.name, q.answer_for(horizon), q.doc)
+def _hosted(cls: type[HostedTool], host: Callable[[], Host] | None, name: str, description: str, args: type,
+            answer: type | None, read_only: bool, profile: str) -> Tool:
+    """A tool of `cls` answering from `host`: its name, description, argument schema and (shown once) answer schema."""
+    answer, description = _shown_once(name, answer, description, profile)
     base = _answer_template(answer)
-    tool = QueryTool(fn=base.fn, name=q.name, title=None, description=description, parameters=lean_schema(q.args.model_json_schema()),
-                     fn_metadata=base.fn_metadata, is_async=True, context_kwarg="ctx",
-                     annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False) if q.writes else READ_ONLY)
-    tool._host, tool._query = host, q
+    tool = cls(fn=base.fn, name=name, title=None, description=description, parameters=lean_schema(args.model_json_schema()),
+               fn_metadata=base.fn_metadata, is_async=True, context_kwarg="ctx",
+               annotations=READ_ONLY if read_only else WRITES)
+    tool._host = host
+    return tool
+
+
+def _query_tool(host: Callable[[], Host] | None, q: QueryDef, horizon: str, profile: str = "full") -> Tool:
+    description = f"{q.doc} {OPERATION_ANSWER}" if q.name == SCHEMA_SHOWN_BY[profile][OpResult] else q.doc
+    tool = _hosted(QueryTool, host, q.name, description, q.args, q.answer_for(horizon), not q.writes, profile)
+    tool._query = q
     return tool
 
 
 def _program_tool(host: Callable[[], Host] | None, op: ProgramOp) -> Tool:
-    answer, description = _shown_once(op.tool, op.answer, op.description())
-    base = _answer_template(answer)
-    annotations = READ_ONLY if op.read_only else ToolAnnotations(read_only_hint=False, destructive_hint=False)
-    tool = ProgramTool(fn=base.fn, name=op.tool, title=None, description=description,
-                       parameters=lean_schema(op.args.model_json_schema()), fn_metadata=base.fn_metadata, is_async=True,
-                       context_kwarg="ctx", annotations=annotations)
-    tool._host, tool._op = host, op
+    tool = _hosted(ProgramTool, host, op.tool, op.description(), op.args, op.answer, op.read_only, "full")
+    tool._op = op
     return tool
+
+
+def _compact_tools(host: Callable[[], Host] | None, horizon: str) -> list[Tool]:
+    """The compact profile: act, read and program over the registries, and the queries that keep a tool of their own."""
+    tools = [_hosted(ActTool, host, "act", act_description(), ActArgs, OpResult, False, "compact"),
+             _hosted(ReadTool, host, "read", read_description(), ReadArgs, None, True, "compact"),
+             _hosted(ProgramVerbTool, host, "program", program_description(), ProgramArgs, None, False, "compact")]
+    return tools + [_query_tool(host, q, horizon, "compact") for name, q in queries().items() if name in OWN_TOOLS]
 
 
 def _identity(host: Host, ctx: Context, signup: bool = False) -> Identity:
@@ -243,21 +311,26 @@ def _agent(host: Host, ctx: Context) -> str:
 def _action_tool(host: Callable[[], Host] | None, spec: ActionDef) -> Tool:
     # Every action answers an operation: its schema is stated once, as operation_status's output schema,
     # not repeated on each of the ~70 action tools (it was half of the whole catalogue).
-    base = _answer_template(None)
-    tool = ActionTool(fn=base.fn, name=spec.name, title=None, description=action_description(spec),
-                      parameters=lean_schema(spec.json_schema()), fn_metadata=base.fn_metadata, is_async=True,
-                      context_kwarg="ctx", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
-    tool._host = host
-    return tool
+    return _hosted(ActionTool, host, spec.name, action_description(spec), spec.args, None, False, "full")
 
 
-def build_mcp(get_host: Callable[[], Host] | None, horizon: str = "visible") -> MCPServer:
+INSTRUCTIONS = ("A Wildhold world: one character per agent token. `rules` (or the resource wildhold://rules) is the "
+                "rules document, `observe` what you perceive; each action is a tool.")  # a surface not yet attached
+
+
+def build_mcp(get_host: Callable[[], Host] | None, horizon: str = "visible", instructions: str = INSTRUCTIONS,
+              profile: str = "full") -> MCPServer:
     """The MCP server over the host `get_host` returns at call time (None only to list and hash the tool surface),
-    for a match of this horizon: a hidden one's answer schemas carry the clock without its end."""
+    for a match of this horizon: a hidden one's answer schemas carry the clock without its end. `instructions` are
+    what a client is handed on connecting: the match's briefing (`briefing.mcp_instructions`). `profile`: one tool
+    per action, query and program operation (full), or the same through a few (compact; `surface`)."""
     docs = info_tools()
-    tools: list[Tool] = [_action_tool(get_host, spec) for spec in action_tools().values()]
-    tools += [_query_tool(get_host, q, horizon) for q in queries().values()]
-    tools += [_program_tool(get_host, op) for op in program_ops(set(docs) | {t.name for t in tools})]
+    if profile == "compact":
+        tools = _compact_tools(get_host, horizon)
+    else:
+        tools = [_action_tool(get_host, spec) for spec in action_tools().values()]
+        tools += [_query_tool(get_host, q, horizon) for q in queries().values()]
+        tools += [_program_tool(get_host, op) for op in program_ops(set(docs) | {t.name for t in tools})]
 
     def info(name: str, read_only: bool = True) -> Callable[[Callable], Callable]:
         def add(fn: Callable) -> Callable:
@@ -287,11 +360,7 @@ def build_mcp(get_host: Callable[[], Host] | None, horizon: str = "visible") -> 
 
 
     server = MCPServer("wildhold", version=__version__,
-                       instructions="A Wildhold world: one character per agent token. Read /llms.txt for the briefing, "
-                                    "`rules` (or the resource wildhold://rules) for the rules, `observe` for what you "
-                                    "perceive; each action is a tool; `save_program` and `start_program` run a program "
-                                    "of yours inside the world.",
-                       tools=tools, warn_on_duplicate_tools=True, log_level="WARNING")
+                       instructions=instructions, tools=tools, warn_on_duplicate_tools=True, log_level="WARNING")
 
     @server.resource(RULES_URI, name="rules", title="Wildhold rules", mime_type="text/markdown",
                      description="The whole rules document as Markdown (the `rules` tool looks up one part of it).")
@@ -332,10 +401,10 @@ async def _one_page(ctx: Any, call_next: Callable[[Any], Any]) -> Any:
     return await call_next(ctx)
 
 
-def tool_surface(server: MCPServer | None = None, horizon: str = "visible") -> list[dict[str, Any]]:
+def tool_surface(server: MCPServer | None = None, horizon: str = "visible", profile: str = "full") -> list[dict[str, Any]]:
     """Every tool as MCP lists it: name, description, input and output schema, sorted by name (of `server`, or
-    the surface a match of `horizon` serves)."""
-    listing = (server or build_mcp(None, horizon)).list_tools()
+    the surface a match of `horizon` serves under this tool profile)."""
+    listing = (server or build_mcp(None, horizon, profile=profile)).list_tools()
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -347,7 +416,10 @@ def tool_surface(server: MCPServer | None = None, horizon: str = "visible") -> l
                     "output_schema": t.output_schema} for t in tools), key=lambda t: t["name"])
 
 
-CATALOGUE_BUDGET = 80_000  # characters of the served catalogue (names, descriptions, schemas) an LLM pays for
+# Characters of the served catalogue (names, descriptions, schemas) an LLM pays for every turn, by tool profile; and
+# the compact profile's most tools.
+CATALOGUE_BUDGET = {"full": 80_000, "compact": 15_000}
+COMPACT_MOST_TOOLS = 12
 
 
 def catalogue_size(surface: list[dict[str, Any]] | None = None) -> int:
@@ -359,18 +431,18 @@ def _canonical(surface: list[dict[str, Any]]) -> str:
     return json.dumps(surface, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def tools_hash(surface: list[dict[str, Any]] | None = None, horizon: str = "visible") -> str:
-    """sha256 of the canonical JSON of the tool surface (by default the one a match of `horizon` serves):
-    changes whenever a name, schema or description does."""
+def tools_hash(surface: list[dict[str, Any]] | None = None, horizon: str = "visible", profile: str = "full") -> str:
+    """sha256 of the canonical JSON of the tool surface (by default the one a match of `horizon` serves under this
+    tool profile): changes whenever a name, schema or description does."""
     if surface is None:
-        return _served_hash(horizon)
+        return _served_hash(horizon, profile)
     return hashlib.sha256(_canonical(surface).encode()).hexdigest()
 
 
 @functools.cache
-def _served_hash(horizon: str) -> str:
-    """The served surface is fixed by the code a process runs and the horizon, so its hash is worked out once."""
-    return tools_hash(tool_surface(horizon=horizon))
+def _served_hash(horizon: str, profile: str) -> str:
+    """The served surface is fixed by the code a process runs, the horizon and the profile: its hash is worked out once."""
+    return tools_hash(tool_surface(horizon=horizon, profile=profile))
 
 
 MCP_SESSION_IDLE_S = 600.0  # a session with no request for this long is closed; the client initializes anew

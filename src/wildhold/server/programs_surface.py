@@ -39,6 +39,11 @@ class RevisionArgs(Named):
     revision: int | None = Field(default=None, ge=1, description="A saved revision; default: the latest.")
 
 
+class StartArgs(RevisionArgs):
+    args: dict[str, Any] = Field(default_factory=dict, description="Start arguments, a JSON object the program reads "
+                                 "with start_args() (recorded with the start).")
+
+
 class LogArgs(Named):
     after: int = Field(default=0, ge=0, description="Return the lines after this seq (0: from the oldest kept).")
     limit: int = Field(default=100, ge=1, description="At most this many lines.")
@@ -55,6 +60,7 @@ class ProgramOp:
     """
 
     tool: str
+    verb: str  # what the compact profile's `program` tool calls it
     method: Literal["GET", "POST"]
     path: str
     summary: str
@@ -92,31 +98,31 @@ class ProgramOp:
 
 
 PROGRAM_OPS: tuple[ProgramOp, ...] = (
-    ProgramOp("list_programs", "GET", "/api/programs",
+    ProgramOp("list_programs", "list", "GET", "/api/programs",
               "Every program your character has saved, each with its state (running, waiting, stopped, finished, failed).",
               NoArgs, ProgramList, lambda p, agent, a: p.list(agent)),
-    ProgramOp("save_program", "POST", "/api/programs/{name}",
+    ProgramOp("save_program", "save", "POST", "/api/programs/{name}",
               "Save a program under a name: a new name is revision 1, saving an existing name adds the next "
               "revision and keeps every earlier one. The source is parsed and type-checked against the program "
               "API now: an error names the line and nothing is saved. Saving does not start or change a running "
               "program; start_program runs the latest revision.",
               SaveArgs, ProgramSaved, lambda p, agent, a: p.save(agent, a.name, a.source), read_only=False),
-    ProgramOp("start_program", "POST", "/api/programs/{name}/start",
+    ProgramOp("start_program", "start", "POST", "/api/programs/{name}/start",
               "Start a saved program (the latest revision, or the one given). It runs inside the world on your "
               "character's behalf at each tick, between your own calls, until it finishes, fails or is stopped.",
-              RevisionArgs, ProgramStatus, lambda p, agent, a: p.start(agent, a.name, a.revision), read_only=False),
-    ProgramOp("stop_program", "POST", "/api/programs/{name}/stop",
+              StartArgs, ProgramStatus, lambda p, agent, a: p.start(agent, a.name, a.revision, a.args), read_only=False),
+    ProgramOp("stop_program", "stop", "POST", "/api/programs/{name}/stop",
               "Stop a running program. An operation it started goes on to its end; the program does no more.",
               Named, ProgramStatus, lambda p, agent, a: p.stop(agent, a.name), read_only=False),
-    ProgramOp("program_status", "GET", "/api/programs/{name}",
+    ProgramOp("program_status", "status", "GET", "/api/programs/{name}",
               "One program's state: running, waiting (on an operation or a tick), stopped, finished, or failed "
               "with the error and its line; actions and host calls of its current or last run.",
               Named, ProgramStatus, lambda p, agent, a: p.status(agent, a.name)),
-    ProgramOp("program_logs", "GET", "/api/programs/{name}/logs",
+    ProgramOp("program_logs", "logs", "GET", "/api/programs/{name}/logs",
               "Lines the program wrote with log() or print(), oldest first, after a line number; the log keeps "
               "only its most recent lines (`dropped` counts the ones no longer kept).",
               LogArgs, ProgramLogs, lambda p, agent, a: p.logs(agent, a.name, a.after, a.limit)),
-    ProgramOp("program_source", "GET", "/api/programs/{name}/source",
+    ProgramOp("program_source", "source", "GET", "/api/programs/{name}/source",
               "The source of a saved revision of a program (default: the latest), and how many revisions it has.",
               RevisionArgs, ProgramSource, lambda p, agent, a: p.source(agent, a.name, a.revision)),
 )

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from wildhold.store.sqlite import MatchStore
 
 CLOCKS = ("realtime", "lockstep", "fast")
+TOOL_PROFILES = ("full", "compact")  # MCP: a tool per action, query and program operation, or the same through a few
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.\-]{0,39}$")
 WAIT_MAX_S = 30.0  # the longest wait_operation holds a call, in seconds: its schema's bound
 
@@ -44,10 +45,13 @@ class HostConfig:
     wait_max_s: float = WAIT_MAX_S  # the longest a wait_operation call is held (lower it, never raise it)
     mcp_sessions_per_token: int = 8  # MCP sessions one token may hold open
     spectator_token: str | None = None  # watches the whole match on the live page; acts for no one
+    tools: str = "full"  # the MCP tool profile served (TOOL_PROFILES)
 
     def check(self) -> None:
         if self.clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}, not {self.clock!r}")
+        if self.tools not in TOOL_PROFILES:
+            raise ValueError(f"the tool profile must be one of {', '.join(TOOL_PROFILES)}, not {self.tools!r}")
         tokens = {"signup": self.signup_token, "admin": self.admin_token}
         if self.spectator_token is not None:
             tokens["spectator"] = self.spectator_token
@@ -72,6 +76,7 @@ class HostConfig:
             "clock": self.clock, "tick_seconds": self.tick_seconds, "turn_deadline_s": self.turn_deadline_s,
             "lobby": self.lobby, "late_join": self.late_join, "max_agents": self.max_agents,
             "rate_per_s": self.rate_per_s, "rate_burst": self.rate_burst, "idle_after_ticks": self.idle_after_ticks,
+            "tools": self.tools,
         }
 
 

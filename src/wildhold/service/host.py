@@ -29,6 +29,7 @@ from wildhold.service.archives import Archives
 from wildhold.service.clock import Clock
 from wildhold.service.errors import HostError, refuse_unless_running
 from wildhold.service.health import Health
+from wildhold.service.looks import Looks
 from wildhold.service.match import Horizon, Match
 from wildhold.service.operations import Operations
 from wildhold.service.program_host import ProgramHost
@@ -36,7 +37,6 @@ from wildhold.service.spectate import FEED_KEPT, Spectate
 from wildhold.store.private import private_folder, tighten
 from wildhold.store.sqlite import StoreError, WriteFailed
 from wildhold.world.errors import Rejected
-from wildhold.world.observe import MemoryCursors
 
 DB_NAME = "match.sqlite"
 
@@ -71,7 +71,7 @@ class Host:
         """Serve `match` as its store left it: records, activity, operation records, the live feed, programs."""
         self.match = match
         self.world = match.world
-        self.memory_cursors = MemoryCursors()  # each agent's place in its memory, for observations as changes
+        self.looks = Looks()  # what each agent was last shown, for observations as changes
         meta = match.store.meta() if match.store else {}
         self.state: str = "over" if match.ended else ("running" if meta.get("server_started") else "lobby")
         self.access.records.clear()
@@ -293,6 +293,8 @@ class Host:
         refuse_unless_running(self.state)
         with self.changing():
             self.clock.acted(agent, self.world.tick)
+            if issuer == "direct":
+                self._go_ahead_of_program(agent, action, args)
             result = self.match.submit(agent, action, args, issuer)
             self.match.flush()
             self.spectate.submitted(agent, action, result)
@@ -306,6 +308,20 @@ class Host:
             self.end_if_due()
         self.clock.wake()
         return record
+
+    def _go_ahead_of_program(self, agent: str, action: str, args: Any) -> None:
+        """A direct action goes ahead of the character's own program: when the character is busy with an operation
+        one of its programs started and the action would be accepted were it not, that operation is cancelled first,
+        as the agent's own recorded `cancel` (so a replay does the same); the program's call returns it cancelled."""
+        c = self.world.chars.get(agent)
+        if c is None or c.op is None or c.op not in self.operations.issuers or not isinstance(args, dict):
+            return
+        refusal = self.world.check(agent, action, args)
+        if refusal is None or refusal.code != "busy" or self.world.check(agent, action, args, as_idle=True) is not None:
+            return
+        cancelled = self.match.submit(agent, "cancel", {}, "direct")
+        self.spectate.submitted(agent, "cancel", cancelled)
+        self.counters["program_operations_preempted"] += 1
 
     def setup(self, command: str, args: dict[str, Any]) -> dict[str, Any]:
         """An operator's setup command, recorded as an input like every change."""

@@ -34,6 +34,8 @@ class Operations:
         self.host = host
         self.ops: dict[str, dict[str, Any]] = {}
         self._finished: dict[str, deque[str]] = {}  # character -> its finished operations, oldest first
+        self.latest: dict[str, str] = {}  # character -> its most recently started operation (from the events)
+        self.issuers: dict[str, str] = {}  # running operation -> the program that started it (program:<name>@<rev>)
         self.events_by_kind: Counter[str] = Counter()
         self._waiters: dict[str, asyncio.Event] = {}
 
@@ -53,10 +55,11 @@ class Operations:
     async def wait(self, agent: str, op: str | None, timeout_s: float) -> dict[str, Any]:
         """Long-poll: return when the operation ends, the match ends, or `timeout_s` (bounded) passes."""
         host = self.host
-        if op is None:
-            op = self.current_operation(agent)
+        if op is None:  # the one in progress, else the last one: an operation that just ended is still the answer
+            op = self.current_operation(agent) or self.latest.get(agent)
             if op is None:
-                raise HostError("unknown_operation", "You have no operation in progress; pass the id of one to wait for it.")
+                raise HostError("unknown_operation", "You have started no operation yet; act first, or pass the id "
+                                "of one (like 'op12') to wait for it.")
         rec = self.operation(agent, op)
         timeout = min(max(timeout_s, 0.0), host.config.wait_max_s)
         host.counters["waits"] += 1
@@ -88,7 +91,11 @@ class Operations:
                 self.ops[op] = {"op": op, "agent": data["agent"], "action": data["action"], "args": data["args"],
                                 "status": "running", "started": tick, "ends": data["ends"], "finished_tick": None,
                                 "result": None, "code": None, "message": None}
+                self.latest[data["agent"]] = op
+                if data.get("issuer", "direct").startswith("program:"):
+                    self.issuers[op] = data["issuer"]
                 continue
+            self.issuers.pop(op, None)
             # The character was busy until the tick before its operation ended: the same activity the clock
             # records live, so a restarted host (which rebuilds activity from these events) marks idleness alike.
             self.host.clock.busy_until(data["agent"], tick - 1)

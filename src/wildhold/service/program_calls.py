@@ -106,7 +106,7 @@ class Calls:
         if what == "read":
             if args or kwargs:
                 return raises("TypeError", f"{fn}() takes no arguments")
-            return {"value": self._read(run.agent, fn)}
+            return {"value": dict(run.args) if fn == "start_args" else self._read(run.agent, fn)}
         if fn == "log":
             if kwargs:
                 return raises("TypeError", "log() takes values only, no keyword arguments")

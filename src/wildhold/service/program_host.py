@@ -15,8 +15,11 @@ import re
 from collections import Counter, deque
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from wildhold.programs.api import (
     blocking_functions,
+    checker_hint,
     function_kinds,
     runtime_literals,
     stubs,
@@ -24,6 +27,7 @@ from wildhold.programs.api import (
 from wildhold.programs.client import RunnerClient, RunnerFailed
 from wildhold.programs.sandbox import Settings
 from wildhold.service.errors import HostError, refuse_unless_running
+from wildhold.service.match import unrecordable_reason
 from wildhold.service.program_state import LIVE, Program, Run, begin_run
 from wildhold.service.program_turns import Turns
 from wildhold.service.queries import program_reads
@@ -67,8 +71,9 @@ class ProgramHost:
             return
         for rev in self.store.program_sources(with_source=False):
             self._program(rev["agent"], rev["name"]).revisions.append(rev)
+        args = self.store.program_start_args()
         for row in self.store.program_runs():
-            self._program(row["agent"], row["name"]).run = Run(**row)
+            self._program(row["agent"], row["name"]).run = Run(**row, args=args.get(row["run"], {}))
         for line in self.store.program_logs():
             self._program(line["agent"], line["name"]).log.append((line["seq"], line["tick"], line["text"]))
         for (agent, name), (next_seq, dropped) in self.store.program_log_state().items():
@@ -99,6 +104,7 @@ class ProgramHost:
         elif len(program.revisions) >= self.spec.max_revisions:
             raise HostError("program_limit", f"{name!r} has {len(program.revisions)} revisions, the most a program may have.")
         errors = sorted(self._check(source) + runtime_literals(source), key=lambda e: e["line"] or 0)
+        errors = [{**e, "message": checker_hint(e["message"])} for e in errors]
         if errors:
             shown = "; ".join(f"line {e['line']}: {e['message']}" if e["line"] else e["message"] for e in errors[:5])
             more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
@@ -114,19 +120,22 @@ class ProgramHost:
         self.counters["saves"] += 1
         return {"name": name, "revision": revision, "tick": tick, "source_sha256": sha}
 
-    def start(self, agent: str, name: str, revision: int | None = None) -> dict[str, Any]:
-        """Run a revision (the latest by default) from its first line; it takes its first turn at the next tick."""
+    def start(self, agent: str, name: str, revision: int | None = None, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run a revision (the latest by default) from its first line, with these start arguments (what
+        `start_args()` answers in it); it takes its first turn at the next tick."""
         self._require_running()
         program = self._known(agent, name)
         revision = self._revision(program, revision)
+        self._check_args(args or {})
         if program.run is not None and program.run.state in LIVE:
             raise HostError("program_running", f"{name!r} is already running (revision {program.run.revision}); stop it first.")
         live = sum(1 for p in self.programs.values() if p.agent == agent and p.run and p.run.state in LIVE)
         if live >= self.spec.max_running_per_agent:
             raise HostError("program_limit", f"You already run {live} programs, the most at once; stop one first.")
         with self.host.changing():
-            program.run = begin_run(self.host.match, agent, name, revision)
+            program.run = begin_run(self.host.match, agent, name, revision, args=args)
         self.counters["starts"] += 1
+        self.host.clock.wake()  # a lockstep tick waiting on this character may go now: its program acts for it
         return self._status(program)
 
     def stop(self, agent: str, name: str, reason: str = "stopped by its agent") -> dict[str, Any]:
@@ -187,6 +196,17 @@ class ProgramHost:
     def _check_name(self, name: Any) -> None:
         if not isinstance(name, str) or not NAME.match(name):
             raise HostError("invalid_arguments", "A program name is 1 to 40 characters of a-z, 0-9, '_' and '-'.")
+
+    def _check_args(self, args: Any) -> None:
+        if not isinstance(args, dict):
+            raise HostError("invalid_arguments", "Start arguments are a JSON object, like {\"target\": \"a2\"}.")
+        why = unrecordable_reason(args)
+        if why is not None:
+            raise HostError("invalid_arguments", f"The start arguments cannot be recorded: {why}.")
+        size = len(orjson.dumps(args))
+        if size > self.spec.max_start_args_bytes:
+            raise HostError("invalid_arguments", f"The start arguments are {size} bytes of JSON; at most "
+                            f"{self.spec.max_start_args_bytes}.")
 
     def _known(self, agent: str, name: str) -> Program:
         self._check_name(name)

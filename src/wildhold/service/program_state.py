@@ -40,6 +40,7 @@ class Run:
     pending: dict[str, Any] | None = None  # the call the program is paused in, unanswered
     seq: int = 0  # calls answered so far
     dump: bytes | None = None
+    args: dict[str, Any] = field(default_factory=dict)  # what it was started with (the recorded start input's)
     cap: str = field(default_factory=lambda: secrets.token_urlsafe(18), compare=False, repr=False)
 
     @property
@@ -90,15 +91,18 @@ def run_seed(world_seed: int, scenario: str, agent: str, name: str, revision: in
     return int.from_bytes(digest[:6], "big")
 
 
-def begin_run(match: Match, agent: str, name: str, revision: int, issuer: str = "direct") -> Run:
+def begin_run(match: Match, agent: str, name: str, revision: int, issuer: str = "direct",
+              args: dict[str, Any] | None = None) -> Run:
     """A new run of a saved revision, from its first line (it takes its first turn at the next tick): stored and its
-    start recorded in the match's log, by `issuer` (the agent itself, or the operator of a fork restarting it)."""
+    start recorded in the match's log, with its start arguments (`start_args()` in the program), by `issuer` (the
+    agent itself, or the operator of a fork restarting it)."""
     w, store = match.world, match.store
     number = store.next_program_run()
     run = Run(number, agent, name, revision, run_seed(w.seed, w.scenario_name, agent, name, revision, number),
-              "running", w.tick)
+              "running", w.tick, args=dict(args or {}))
     with store.transaction():
         store.save_program_run(run.row())
-        match.program(agent, "start", {"name": name, "revision": revision, "run": number}, issuer)
+        match.program(agent, "start", {"name": name, "revision": revision, "run": number,
+                                       **({"args": run.args} if run.args else {})}, issuer)
         match.flush()
     return run

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from wildhold.docs.rules import rules_json
-from wildhold.programs.api import NOW
+from wildhold.programs.api import NOW, START_ARGS
 from wildhold.service import reads
 from wildhold.service.access import WAIT_MAX_S
 from wildhold.service.errors import HostError
@@ -42,15 +42,18 @@ class NoArgs(Args):
 
 
 class ObserveArgs(Args):
-    memory: bool = Field(default=True, description="Include the memory of tiles out of view (the costliest part).")
+    memory: Literal["changes", "full", "none"] = Field(default="changes", description=(
+        "changes: since your last look, `time` and `self`, other sections only if they changed (the rest named in "
+        "`unchanged`), remembered tiles your last look did not show as they are now. full: all, the whole memory. "
+        "none: all but the memory (not a look)."))
     memory_since: int | None = Field(default=None, ge=0, description=(
-        "Only the tiles remembered at or after this tick (pass the tick of your last observation): laid over "
-        "what that observation showed, and the view over them, they make the whole memory at a cost that does "
-        "not grow with it. Default: the whole memory."))
-    changes: bool = Field(default=False, description=(
-        "Only the tiles remembered since your last observation with memory: the server keeps your place, and "
-        "the answer's memory_since says from which tick (absent: this is the whole memory, as on your first "
-        "ask). Asking again in the same tick answers the same. Not with memory_since."))
+        "Only the tiles remembered at or after this tick, everything else whole (memory 'full', implied); laid "
+        "over what you held then, they make the whole memory."))
+
+    @property
+    def mode(self) -> str:
+        """The memory asked for: memory_since without a memory of its own asks for the full form."""
+        return "full" if self.memory_since is not None and "memory" not in self.model_fields_set else self.memory
 
 
 class PageArgs(Args):
@@ -68,7 +71,8 @@ class OperationArgs(Args):
 
 
 class WaitArgs(Args):
-    op: str | None = Field(default=None, max_length=64, description="An operation id; default: the one in progress.")
+    op: str | None = Field(default=None, max_length=64, description=(
+        "An operation id; default: the one in progress, else your last one."))
     timeout_s: float = Field(default=10.0, ge=0, le=WAIT_MAX_S, description=(
         "Seconds to wait at most; a server may be set to a lower bound, which its briefing states."))
 
@@ -158,10 +162,10 @@ def rules_lookup(content: Content, section: str | None = None, key: str | None =
 
 
 QUERIES: dict[str, QueryDef] = {q.name: q for q in (
-    QueryDef("observe", "Your character's full observation: time, itself, its view square live, its memory of tiles "
-             "seen before (unless memory=false), and what each part of the world shows it.",
-             Observation, lambda host, agent, a: reads.observe(host, agent, a.memory, a.memory_since, a.changes), ObserveArgs,
-             program={"memory": False}, aliases=("/api/observation",)),
+    QueryDef("observe", "What your character perceives: time, itself, its view square live, the tiles it remembers out "
+             "of view, and what each part of the world shows it; by default what changed since your last look.",
+             Observation, lambda host, agent, a: reads.observe(host, agent, a.mode, a.memory_since), ObserveArgs,
+             program={"memory": "none"}, aliases=("/api/observation",)),
     QueryDef("view_image", "Your view square drawn as a PNG image (base64): each tile in its terrain's colour, what "
              "stands on it as a small sprite, you at the centre; the picture the RL envs' image observations show. "
              "Over MCP it also comes as an image.",
@@ -213,4 +217,4 @@ def program_reads(table: dict[str, QueryDef] = QUERIES) -> dict[str, tuple[str, 
         if q.program is not None:
             fixed = ", ".join(f"{k}={v!r}" for k, v in q.program.items())
             out[name] = ("() -> dict[str, Any]", q.doc + (f" A program's call is the {name} tool's with {fixed}." if fixed else ""))
-    return {**out, "now": NOW}
+    return {**out, "now": NOW, "start_args": START_ARGS}

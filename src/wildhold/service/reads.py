@@ -38,19 +38,21 @@ def require_started(host: Host) -> None:
 
 # ---- an agent's reads ------------------------------------------------------------------------------
 
-def observe(host: Host, agent: str, memory: bool = True, memory_since: int | None = None,
-            changes: bool = False) -> dict[str, Any]:
-    """The agent's observation; with `changes`, its memory as the tiles remembered since its last observation
-    with memory, the place the host keeps for it (`memory_since` in the answer says from which tick)."""
+def observe(host: Host, agent: str, memory: str = "changes", memory_since: int | None = None) -> dict[str, Any]:
+    """The agent's observation: what changed since its last look (`memory` "changes", see `service.looks`), the
+    whole of it (`full`, its memory only since `memory_since` when given), or all but the memory (`none`, which is no
+    look: a program's or another read's asking changes nothing of the agent's changes)."""
     require_started(host)
     w = host.world
-    if changes and memory_since is not None:
-        raise HostError("bad_request", "observe: ask for changes or for memory_since, not both.")
-    if changes and memory:
-        memory_since = host.memory_cursors.since(agent, w.tick)
-    obs = world_observe(w, agent, memory, memory_since, shows_end(host))
-    if memory:
-        host.memory_cursors.observed(agent, w.tick, memory_since)
+    if memory == "changes":
+        if memory_since is not None:
+            raise HostError("bad_request", "observe: memory_since goes with memory='full'; the changes are since your "
+                            "last look already.")
+        since = host.looks.since(agent, w.tick)
+        return host.looks.changes(agent, world_observe(w, agent, True, since, shows_end(host)))
+    obs = world_observe(w, agent, memory == "full", memory_since, shows_end(host))
+    if memory == "full":
+        host.looks.shown(agent, obs, memory_since)
     return obs
 
 
@@ -59,7 +61,7 @@ _PICTURES: dict[str, Picture] = {}  # content digest -> its picture (keeps the t
 
 def view_image(host: Host, agent: str) -> dict[str, Any]:
     """The character's view square as a PNG, drawn from its observation alone."""
-    obs = observe(host, agent, memory=False)
+    obs = observe(host, agent, memory="none")
     content = host.world.content
     picture = _PICTURES.get(content.digest)
     if picture is None:
@@ -72,7 +74,7 @@ def view_image(host: Host, agent: str) -> dict[str, Any]:
 def map_memory(host: Host, agent: str, start: int = 0, limit: int | None = None) -> dict[str, Any]:
     """The view and one page of the remembered tiles (ordered by position): `next` starts the next page.
     Only the page is built, so a page costs the same however much is remembered."""
-    obs = observe(host, agent, memory=False)
+    obs = observe(host, agent, memory="none")
     tiles, total = remembered_page(host.world, host.world.chars[agent], start, limit)
     end = total if limit is None else min(total, start + limit)
     return {"time": obs["time"], "view": obs["view"], "memory": tiles, "legend": obs["legend"],
@@ -97,7 +99,7 @@ def recipes(host: Host, agent: str) -> list[dict[str, Any]]:
 
 
 def quest_log(host: Host, agent: str) -> dict[str, Any]:
-    obs = observe(host, agent, memory=False)
+    obs = observe(host, agent, memory="none")
     return {"board": obs.get("quest_board", []), "log": obs.get("quest_log", {})}
 
 

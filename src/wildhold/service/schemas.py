@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_serializer
 
 
 class Strict(BaseModel):
@@ -204,12 +204,23 @@ class Open(BaseModel):
 
 
 class Observation(Open):
-    """Also `memory` (tiles out of view as last seen, when asked for) and one key per part of the world."""
+    """Also `memory` (tiles out of view as last seen, when asked for) and one key per part of the world. As changes,
+    the sections the last look showed as they are now are left out and named in `unchanged`."""
 
     time: Clock
     self_: dict[str, Any] = Field(alias="self")
-    view: dict[str, Any]
-    legend: dict[str, str]
+    view: dict[str, Any] | None = None
+    legend: dict[str, str] | None = None
+    changes_since: int | None = Field(default=None, description="As changes: the tick of the last look they are since.")
+    unchanged: list[str] | None = Field(default=None, description="As changes: the sections left out, as last shown.")
+
+    @model_serializer(mode="wrap")
+    def _as_sent(self, handler: Any) -> dict[str, Any]:
+        """The sections an observation holds, none added: a section left out is not sent as null."""
+        return {k: v for k, v in handler(self).items() if v is not None or k not in _OPTIONAL_SECTIONS}
+
+
+_OPTIONAL_SECTIONS = frozenset({"view", "legend", "changes_since", "unchanged"})
 
 
 class MapMemory(Strict):

@@ -200,6 +200,11 @@ class MatchStore:
         ):
             yield Input(seq, tick, kind, agent, name, orjson.loads(args), issuer)
 
+    def program_start_args(self) -> dict[int, dict[str, Any]]:
+        """The start arguments of every program run started with some, by run: read from the recorded starts."""
+        rows = self.db.execute("SELECT args FROM inputs WHERE kind = 'program' AND name = 'start'")
+        return {args["run"]: args["args"] for args in map(orjson.loads, (r[0] for r in rows)) if args.get("args")}
+
     def has_input(self, kind: str) -> bool:
         return self.db.execute("SELECT 1 FROM inputs WHERE kind = ? LIMIT 1", (kind,)).fetchone() is not None
 

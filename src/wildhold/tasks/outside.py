@@ -51,6 +51,7 @@ class AgentCommand:
     turn_deadline_s: float = 60.0  # lockstep: the longest one tick waits for the agent
     ceiling_s: float = 1800.0  # wall-clock seconds an attempt may last
     grace_s: float = 5.0  # between SIGTERM and SIGKILL
+    tools: str = "full"  # the MCP tool profile it is served (service.access.TOOL_PROFILES)
 
     def __post_init__(self) -> None:
         if not self.command.strip():
@@ -59,6 +60,10 @@ class AgentCommand:
             if value is not None and not LABEL.fullmatch(value):
                 raise ValueError(f"--{what} {value!r}: a label of 1 to 100 letters, digits and _ . : @ / + -, "
                                  "starting with a letter or digit")
+        from wildhold.service.access import TOOL_PROFILES
+
+        if self.tools not in TOOL_PROFILES:
+            raise ValueError(f"--tools {self.tools!r}: one of {', '.join(TOOL_PROFILES)}")
         if self.turn_deadline_s <= 0 or self.ceiling_s <= 0 or self.grace_s < 0:
             raise ValueError("the turn deadline and the ceiling must be positive, the grace period not negative")
 
@@ -71,7 +76,7 @@ class AgentCommand:
         """What makes this arm the configuration it is (the archive binds it): the harness, model and command, the
         clock it was held to, the tool surface it was served and the price table its spend was metered at."""
         ident: dict[str, Any] = {"harness": self.harness, "provider": HARNESS, "model": self.model,
-                                 "agent_cmd": self.command, "clock": clock, "tools_hash": tools,
+                                 "agent_cmd": self.command, "clock": clock, "tools": self.tools, "tools_hash": tools,
                                  "ceiling_s": self.ceiling_s, "price_table_sha256": prices}
         ident.update({"turn_deadline_s": self.turn_deadline_s} if clock == "lockstep" else {"tick_seconds": tick_seconds})
         return {k: v for k, v in ident.items() if v is not None}
@@ -114,7 +119,7 @@ def run_outside_attempt(task: Task, agent: AgentCommand, repeat: int, out: Path,
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(work, ignore_errors=True)
     spec = ProxySpec.load(Path(agent.proxy)) if agent.proxy else None
-    tools = tools_hash(horizon="visible")
+    tools = tools_hash(horizon="visible", profile=agent.tools)
     extra: dict[str, Any] = {"tools_hash": tools, "task": task.id, "policy": agent.player, "repeat": repeat,
                              "objective": task.description, "agent_cmd": agent.command, "turns_counted": "actions"}
     prices = None
@@ -123,7 +128,8 @@ def run_outside_attempt(task: Task, agent: AgentCommand, repeat: int, out: Path,
         extra |= {"price_table": spec.price_table(), "price_table_sha256": prices, "proxy_budget_usd": spec.budget_usd}
     extra["arm_identities"] = {AGENT_NAME: agent.identity(clock, tick_seconds, tools, prices)}
     config = HostConfig(signup_token=secrets.token_urlsafe(24), admin_token=secrets.token_urlsafe(24), clock=clock,
-                        lobby=True, tick_seconds=tick_seconds, turn_deadline_s=agent.turn_deadline_s, wait_max_s=30.0)
+                        lobby=True, tick_seconds=tick_seconds, turn_deadline_s=agent.turn_deadline_s, wait_max_s=30.0,
+                        tools=agent.tools)
     host = Host.open(work / "world", config, task.scenario, task.seeds.seed(repeat), content, manifest_extra=extra)
     served = ServedTask(host, task, content, repeat, agent.player)
     log = out / f"{name}.agent.log"

@@ -276,6 +276,7 @@ class ProgramStarted(Ev):
     name: str
     revision: int
     run: int
+    args: dict[str, Any] | None = None  # the start arguments, when it was given any
 
 
 class ProgramStopped(Ev):

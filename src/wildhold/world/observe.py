@@ -462,28 +462,6 @@ def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[
     return by_row
 
 
-class MemoryCursors:
-    """Each agent's place in its memory, kept by whoever serves its observations: the tick of its last
-    observation with memory. An agent that asks for the changes is sent the tiles remembered since then
-    (nothing kept: the whole memory); asking again in the same tick answers the same."""
-
-    def __init__(self) -> None:
-        self._at: dict[str, tuple[int, int | None]] = {}  # agent -> (tick observed, memory_since sent then)
-
-    def since(self, agent: str, tick: int) -> int | None:
-        """The `memory_since` an observation of the changes at `tick` is built with (None: the whole memory)."""
-        held = self._at.get(agent)
-        if held is None:
-            return None
-        return held[1] if held[0] == tick else held[0]
-
-    def observed(self, agent: str, tick: int, since: int | None) -> None:
-        """The agent was sent an observation with memory at `tick` (the whole of it, or the changes since `since`)."""
-        held = self._at.get(agent)
-        if held is None or held[0] != tick:
-            self._at[agent] = (tick, since)
-
-
 def remembered_page(w: World, c: Character, start: int, limit: int | None) -> tuple[list[dict[str, Any]], int]:
     """One page of the remembered tiles out of view, ordered by position, and how many there are: only the
     page's tiles are built."""

@@ -538,10 +538,11 @@ class World:
                 spec.begin(self, c, op)
         return Accepted(op.id, action, op.ends)
 
-    def check(self, agent: str, action: str, args: dict[str, Any] | None = None) -> Rejected | None:
+    def check(self, agent: str, action: str, args: dict[str, Any] | None = None, as_idle: bool = False) -> Rejected | None:
         """What `submit` would answer now, without submitting: None for an action it would accept, else
-        the refusal. Records and changes nothing (an action mask asks this of each candidate)."""
-        result = self._check(agent, action, {} if args is None else args)
+        the refusal. Records and changes nothing (an action mask asks this of each candidate). `as_idle`: what it
+        would answer were the character's operation cancelled first."""
+        result = self._check(agent, action, {} if args is None else args, as_idle=as_idle)
         return result if isinstance(result, Rejected) else None
 
     def refusal_code(self, agent: str, action: str, args: dict[str, Any] | None = None) -> str | None:
@@ -577,6 +578,28 @@ class World:
         ready = spec.ready
         return ready(self, c) if ready is not None else None
 
+    def character_id(self, ref: str) -> str | None:
+        """The id of the character `ref` names: its id, else its name (as registered, else ignoring case, when
+        only one character has it); None when none does."""
+        if ref in self.chars:
+            return ref
+        named = [cid for cid, c in self.chars.items() if c.name == ref]
+        if not named:
+            named = [cid for cid, c in self.chars.items() if c.name.casefold() == ref.casefold()]
+        return named[0] if len(named) == 1 else None
+
+    def by_id(self, args: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+        """The arguments with each character named by name in `fields` given by its id (a copy when one is): the
+        operation carries ids, and a replay resolves the recorded names to the same ones."""
+        out = args
+        for name in fields:
+            ref = args.get(name)
+            if isinstance(ref, str) and ref not in self.chars:
+                cid = self.character_id(ref)
+                if cid is not None:
+                    out = {**out, name: cid}
+        return out
+
     def _confined_now(self) -> frozenset[str]:
         """The ids of the characters a part may hold in place (`Part.confined`), kept until one of those parts' events
         (or a set-up command) is counted: every change of a part's state emits one of its events (`_count_change`
@@ -598,7 +621,7 @@ class World:
             return None
         return passed[4] if _as_sent(args) == passed[3] else None
 
-    def _check(self, agent: str, action: str, args: Any, explain: bool = True):
+    def _check(self, agent: str, action: str, args: Any, explain: bool = True, as_idle: bool = False):
         """A refusal, or (the action, the character, the arguments as JSON, the plan) for an action `submit` accepts.
         Arguments that `exact_args` finds exactly of their fields' JSON types are taken as they are; only others build
         the model (whose validation explains what is wrong). `explain=False` builds no sentence for the core's
@@ -619,7 +642,9 @@ class World:
                 sent = json_args(spec.args.model_validate(args))
             except ValidationError as exc:
                 return Rejected("bad_arguments", f"{action}: " + describe_validation(exc)) if explain else UNEXPLAINED["bad_arguments"]
-        if c.op is not None and not spec.while_busy:
+        if spec.characters:
+            sent = self.by_id(sent, spec.characters)
+        if c.op is not None and not spec.while_busy and not as_idle:
             if not explain:
                 return UNEXPLAINED["busy"]
             op = self.ops[c.op]

@@ -32,6 +32,7 @@ CHANGES: dict[str, tuple[dict, dict, dict, dict]] = {
     "Experiment.objective": ({}, {}, {"objective": "Build a home."}, {}),
     "Experiment.horizon": ({}, {}, {"horizon": "visible"}, {}),
     "Experiment.observation": ({}, {}, {"observation": "both"}, {}),
+    "Experiment.tools": ({}, {}, {"tools": "compact"}, {}),
     "Experiment.budget_usd": ({}, {}, {"budget_usd": 2.0}, {}),
     "Experiment.ceiling_s": ({}, {}, {"ceiling_s": 60}, {}),
     "Experiment.turn_deadline_s": ({}, {}, {"turn_deadline_s": 9.0}, {}),

@@ -61,7 +61,7 @@ def test_the_standin_looks_first_then_acts_on_what_it_sees_with_usage_counted_fr
     first, second = _ask({"model": "wildhold-standin/quester", "messages": opening, "tools": TOOLS},
                          {"model": "wildhold-standin/quester", "messages": looked, "tools": TOOLS})
     call = first.choices[0].message.tool_calls[0].function
-    assert (call.name, json.loads(call.arguments)) == ("observe", {})
+    assert (call.name, json.loads(call.arguments)) == ("observe", {"memory": "full"})
     assert first.choices[0].message.content.startswith("Stand-in (the scripted policy quester, not a language model)")
     sent = json.dumps(opening, sort_keys=True) + json.dumps(TOOLS, sort_keys=True)
     assert first.usage.prompt_tokens == math.ceil(len(sent) / 4) and first.usage.completion_tokens > 0
@@ -79,7 +79,7 @@ def test_an_operation_still_running_is_waited_on_with_a_look_after():
         {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"op": "op7", "status": "running", "ends": 9})}]
     [answer] = _ask({"model": "wildhold-standin/quester", "messages": running, "tools": TOOLS})
     calls = [(c.function.name, json.loads(c.function.arguments)) for c in answer.choices[0].message.tool_calls]
-    assert calls == [("wait_operation", {"op": "op7", "timeout_s": 10.0}), ("observe", {})]
+    assert calls == [("wait_operation", {"op": "op7", "timeout_s": 10.0}), ("observe", {"memory": "full"})]
 
 
 def test_the_standin_refuses_a_model_it_does_not_serve_and_streaming_and_lists_what_it_serves():

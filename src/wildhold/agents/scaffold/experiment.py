@@ -120,6 +120,7 @@ class Experiment(BaseModel):
     objective: str = DEFAULT_OBJECTIVE
     horizon: Literal["hidden", "visible"] = "hidden"  # hidden: no face tells an agent when the match ends
     observation: Literal["text", "image", "both"] = "text"  # what an observe shows a model arm (session.OBSERVATIONS)
+    tools: Literal["full", "compact"] = "full"  # the MCP tool profile the model arms are served (access.TOOL_PROFILES)
     budget_usd: float = Field(gt=0)  # per arm, unless the arm sets its own
     ceiling_s: float = Field(gt=0)  # per arm, unless the arm sets its own
     turn_deadline_s: float = 5.0
@@ -217,7 +218,8 @@ def manifest(exp: Experiment, base: Path) -> dict[str, Any]:
         arms.append(entry)
     table = exp.price_table()
     return {"experiment": exp.name, "wildhold_git_sha": git_revision(short=False),
-            "tools_hash": tools_hash(horizon=exp.horizon), "horizon": exp.horizon, "observation": exp.observation,
+            "tools_hash": tools_hash(horizon=exp.horizon, profile=exp.tools), "tools": exp.tools, "horizon": exp.horizon,
+            "observation": exp.observation,
             "rules_digest": rules_digest(default_content(), program_reads(), exp.horizon),
             "price_table": table, "price_table_sha256": price_table_id(table), "scenario": exp.scenario, "seed": exp.seed,
             "clock": exp.clock, "tick_seconds": exp.tick_seconds if exp.clock == "realtime" else None,
@@ -250,7 +252,7 @@ NEUTRAL: dict[str, str] = {
 }
 # Settings only the scaffold reads: a scripted arm's policy never sees them, so its identity leaves them out.
 SCAFFOLD_ONLY = frozenset({
-    "Experiment.objective", "Experiment.observation", "Experiment.budget_usd", "Experiment.ceiling_s", "Experiment.caps",
+    "Experiment.objective", "Experiment.observation", "Experiment.tools", "Experiment.budget_usd", "Experiment.ceiling_s", "Experiment.caps",
     "Experiment.scaffold_profile", "Experiment.knowledge_pack", "ArmSpec.model", "ArmSpec.base_url", "ArmSpec.cassette",
     "ArmSpec.sampling", "ArmSpec.price", "ArmSpec.budget_usd", "ArmSpec.ceiling_s", "ArmSpec.scaffold_profile",
     "ArmSpec.knowledge_pack",
@@ -350,11 +352,12 @@ class Run:
         self.signup, admin = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
         config = HostConfig(signup_token=self.signup, admin_token=admin, clock=exp.clock, lobby=True,
                             tick_seconds=exp.tick_seconds, turn_deadline_s=exp.turn_deadline_s, rate_per_s=0.0,
-                            wait_max_s=30.0)
+                            wait_max_s=30.0, tools=exp.tools)
         self.price_table = exp.price_table()
         self.price_table_id = price_table_id(self.price_table)
         self.host = Host.open(out / "world", config, exp.scenario, exp.seed, horizon=exp.horizon,
-                              manifest_extra={"tools_hash": tools_hash(horizon=exp.horizon), "price_table": self.price_table,
+                              manifest_extra={"tools_hash": tools_hash(horizon=exp.horizon, profile=exp.tools),
+                                              "price_table": self.price_table,
                                               "price_table_sha256": self.price_table_id,
                                               "arm_identities": self.identities(),
                                               **cohort(exp),
@@ -405,6 +408,10 @@ class Run:
         """An MCP client session over TCP to the loopback server, acting as `token`."""
         assert self.server is not None, "the loopback server is not running"
         return self.server.mcp(token)
+
+    def world_tools(self, client: Any) -> MCPTools:
+        """The world's tools over an MCP session, as the scaffold and a scripted arm call them under the served profile."""
+        return MCPTools(client, self.exp.tools)
 
     async def register(self, arm: ArmSpec) -> str:
         """The arm's bearer token: a new character's, registered over MCP as an outside agent would, or, for an arm
@@ -463,7 +470,7 @@ class Run:
             self.model_arms_left -= 1
             self.states[arm.name] = f"done: {ledger.complete}"
             async with self.connect(token) as c:
-                await self.park(MCPTools(c))
+                await self.park(self.world_tools(c))
             return
         if isinstance(adapter, ReplayAdapter):
             adapter.position = ledger.replay_position
@@ -486,7 +493,7 @@ class Run:
         reason = ""
         try:
             async with self.connect(token) as c:
-                world = MCPTools(c)
+                world = self.world_tools(c)
                 tools = await world.listing()
                 if profile == "design_withheld":
                     tools = [t for t in tools if t["name"] not in DESIGN_TOOLS]
@@ -645,10 +652,10 @@ class Run:
         kept = getattr(policy, "memory_since", None)  # a policy that keeps its map is sent only the changes
         agent: str | None = None
         async with self.connect(token) as c:
-            world = MCPTools(c)
+            world = self.world_tools(c)
             while self.host.state != "over" and self.model_arms_left > 0:
                 since = kept(agent) if kept is not None and agent is not None else None
-                err, _, obs = await world.call("observe", {} if since is None else {"memory_since": since})
+                err, _, obs = await world.call("observe", {"memory": "full"} if since is None else {"memory_since": since})
                 if err:
                     break
                 agent, tick = obs["self"]["id"], obs["time"]["tick"]

@@ -17,6 +17,7 @@ from pydantic import ConfigDict
 from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry
 from wildhold.agents.scaffold.adapters import Adapter, CannotContinue, ToolCall
 from wildhold.agents.scaffold.workspace import Workspace, WorkspaceError
+from wildhold.server.surface import compact_call
 
 # Tools the scaffold handles itself; the world's own tools are whatever the server lists.
 SCAFFOLD_TOOLS: list[dict[str, Any]] = [
@@ -73,10 +74,13 @@ class WorldTools(Protocol):
 
 
 class MCPTools:
-    """The official MCP client as `WorldTools`: a tool error keeps its "code: sentence" text."""
+    """The official MCP client as `WorldTools`: a tool error keeps its "code: sentence" text. Under the compact tool
+    profile a call of a full-profile tool (the scaffold's own: wait, world_info, view_image...) goes through the
+    compact tool that serves it; a model's calls are only ever of the tools listed to it."""
 
-    def __init__(self, client: Any):
+    def __init__(self, client: Any, profile: str = "full"):
         self.client = client
+        self.profile = profile
         self.read_only: frozenset[str] = frozenset()  # tools the server marks read-only, known after `listing`
 
     async def listing(self) -> list[dict[str, Any]]:
@@ -86,6 +90,8 @@ class MCPTools:
                 for t in sorted(tools, key=lambda t: t.name)]
 
     async def call(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str, dict[str, Any] | None]:
+        if self.profile == "compact":
+            name, arguments = compact_call(name, arguments)
         r = await self.client.call_tool(name, arguments)
         text = "\n".join(getattr(c, "text", "") for c in r.content)
         if not r.is_error and r.structured_content is not None:
@@ -328,9 +334,10 @@ async def _dispatch(call: ToolCall, world_names: set[str], world: WorldTools, wo
     if call.name not in world_names:
         return True, f"unknown_tool: There is no tool named {call.name!r}.", []
     is_error, text, data = await world.call(call.name, args)
-    if is_error or data is None or observation == "text" or call.name not in ("observe", "view_image"):
+    name = "view_image" if call.name == "read" and args.get("query") == "view_image" else call.name  # compact tools
+    if is_error or data is None or observation == "text" or name not in ("observe", "view_image"):
         return is_error, text, []
-    if call.name == "view_image":
+    if name == "view_image":
         picture, shown = data, {k: v for k, v in data.items() if k != "png_base64"}
     else:
         failed, _, picture = await world.call("view_image", {})

@@ -5,9 +5,9 @@ provider-reported usage, the pinned price, spend records and curves) with no net
 language model, and says so: its model is named `wildhold-standin/<policy>` and every answer's text begins
 "Stand-in". Each turn it reads the transcript's last tool results: an observation goes to the scripted policy,
 whose action it calls; an operation still running is waited on, with a fresh look after; anything else gets a
-look (`observe`, with only the memory changed since the policy's map when it holds one). Usage is counted at four
-characters a token over what the request sent (messages and tools) and what the answer holds, so the tokens grow
-with the transcript and the tool surface as a model's would. Answers are never streamed.
+look (`observe` whole, as the policy reads it, its memory only since the policy's map when it holds one). Usage is
+counted at four characters a token over what the request sent (messages and tools) and what the answer holds, so
+the tokens grow with the transcript and the tool surface as a model's would. Answers are never streamed.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ class Standin:
     def look(policy: Policy, agent: str | None) -> tuple[str, dict[str, Any]]:
         since = getattr(policy, "memory_since", None)
         tick = since(agent) if since is not None and agent is not None else None
-        return "observe", ({} if tick is None else {"memory_since": tick})
+        return "observe", ({"memory": "full"} if tick is None else {"memory": "full", "memory_since": tick})
 
     @staticmethod
     def _agent(messages: list[dict[str, Any]]) -> str | None:

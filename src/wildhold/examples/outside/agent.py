@@ -44,7 +44,7 @@ class World:
         return result.structured_content if result.structured_content is not None else json.loads(text or "null")
 
     async def observe(self) -> dict[str, Any]:
-        return await self.call("observe", {"memory": False})
+        return await self.call("observe", {"memory": "none"})
 
     async def act(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Submit an action and wait until its operation ends; the operation as it ended."""

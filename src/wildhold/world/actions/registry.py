@@ -43,6 +43,19 @@ class NoArgs(ActionArgs):
     pass
 
 
+class _CharacterRef:
+    """Marks an argument that names a character: the world reads its id or its name (`World.character_id`)."""
+
+
+CHARACTER_REF = _CharacterRef()
+CharacterName = Annotated[str, CHARACTER_REF]
+
+
+def character_field(description: str) -> Any:
+    """An argument naming a character, by id or by name, as every such argument of every action takes one."""
+    return Field(description=f"{description} By id (like 'a2') or name.")
+
+
 class Target(ActionArgs):
     x: int = Field(description="Target tile column (0 is the west edge).")
     y: int = Field(description="Target tile row (0 is the north edge).")
@@ -89,11 +102,14 @@ class ActionDef:
     # The argument names the model takes and those it needs: arguments outside them are refused before any model.
     fields: frozenset[str] = field(init=False)
     required: frozenset[str] = field(init=False)
+    # The arguments that name a character (`CharacterName`): the world resolves a name to its id before the check.
+    characters: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         model = self.args.model_fields
         object.__setattr__(self, "fields", frozenset(model))
         object.__setattr__(self, "required", frozenset(n for n, f in model.items() if f.is_required()))
+        object.__setattr__(self, "characters", tuple(n for n, f in model.items() if CHARACTER_REF in f.metadata))
 
     def json_schema(self) -> dict[str, Any]:
         return self.args.model_json_schema()
@@ -225,6 +241,8 @@ def _exact_test(annotation: Any, metadata: list[Any]) -> Callable[[Any], bool] |
     (annotated_types Ge, Gt, Le, Lt), or None for a type or a constraint of another kind."""
     bounds = []
     for m in metadata:
+        if m is CHARACTER_REF:  # a marker for the world, no constraint
+            continue
         kind = type(m).__name__
         if kind not in ("Ge", "Gt", "Le", "Lt"):
             return None
@@ -411,11 +429,23 @@ def require_item(w: World, c: Character, item: str, qty: int = 1) -> Rejected | 
 
 
 
+ROSTER_SHOWN = 12  # characters an unknown_character refusal lists by id and name
+
+
+def unknown_character(w: World, ref: str) -> Rejected:
+    """The refusal of a character no id or name matches: what ids look like, and which exist."""
+    known = [f"{cid} ({other.name})" for cid, other in list(w.chars.items())[:ROSTER_SHOWN]]
+    more = f" and {len(w.chars) - ROSTER_SHOWN} more" if len(w.chars) > ROSTER_SHOWN else ""
+    hint = did_you_mean(ref, [*w.chars, *(o.name for o in w.chars.values())])
+    return Rejected("unknown_character", f"No character has the id or name {ref!r}.{hint} Ids look like 'a1'; the "
+                    f"characters are {', '.join(known)}{more} (observe's view.characters lists those in sight).")
+
+
 def other_character(w: World, c: Character, agent: str) -> Character | Rejected:
     """Another character by id (a trade's counterparty, a whisper's listener, an attack's target), or why not."""
     other = w.chars.get(agent)
     if other is None:
-        return Rejected("unknown_character", f"No character has id {agent!r}.{did_you_mean(agent, w.chars)}")
+        return unknown_character(w, agent)
     if other.id == c.id:
         return Rejected("self_target", "That needs another character, not yourself.")
     return other

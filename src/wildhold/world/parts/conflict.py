@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, other_character, reach_tiles, structure_in_reach, target
+from wildhold.world.actions.registry import ActionArgs, CharacterName, Plan, character_field, other_character, reach_tiles, structure_in_reach, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
@@ -135,7 +135,7 @@ class Attack:
     name, category = "attack", "combat"
 
     class Args(ActionArgs):
-        character: str = Field(description="Id of the character to attack.")
+        character: CharacterName = character_field("The character to attack.")
 
     @staticmethod
     def ready(w: World, c: Character) -> str | None:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pydantic import Field
 
 from wildhold.content import Content, ContentError
-from wildhold.world.actions.registry import ActionArgs, Plan, Target, did_you_mean, require_item, structure_in_reach, target
+from wildhold.world.actions.registry import ActionArgs, CharacterName, Plan, Target, character_field, did_you_mean, require_item, structure_in_reach, target, unknown_character
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.parts.base import Part, Saved, saved
@@ -670,7 +670,7 @@ class Unlock:
 
 
 class AccessArgs(Target):
-    character: str = Field(description="Id of the character (for example 'a2').")
+    character: CharacterName = character_field("The character.")
 
 
 def _access_plan(w: World, c: Character, a: dict[str, Any], allow: bool) -> tuple[int, Structure] | Rejected:
@@ -684,7 +684,7 @@ def _access_plan(w: World, c: Character, a: dict[str, Any], allow: bool) -> tupl
     if s.owner != c.id:
         return Rejected("not_owner", f"The {s.kind} at ({x}, {y}) is not yours; only its owner changes who may use it.")
     if who not in w.chars:
-        return Rejected("unknown_character", f"No character has id {who!r}.")
+        return unknown_character(w, who)
     listed = who in state(w).access.get(p, ())
     if allow and (listed or who == c.id):
         return Rejected("already_allowed", f"{who} may already use the {s.kind} at ({x}, {y}).")

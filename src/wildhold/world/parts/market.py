@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, PositiveInt
 
 from wildhold.world import wealth  # the module, not its names: the formula reads this part's escrows
-from wildhold.world.actions.registry import ActionArgs, did_you_mean, other_character, reach_tiles, shortfall, structure_in_reach, target
+from wildhold.world.actions.registry import ActionArgs, CharacterName, character_field, did_you_mean, other_character, reach_tiles, shortfall, structure_in_reach, target
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
 from wildhold.world.parts.base import Part, Saved, Section, saved
 from wildhold.world.parts.construction import CONSTRUCTION
-from wildhold.world.parts.society import SOCIETY, artworks_by, change_reputation, reputation_of, trained
+from wildhold.world.parts.society import SOCIETY, artworks_by, change_reputation, reputation_of, send_message, trained
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:
@@ -366,6 +366,11 @@ def close_trade(w: World, t: dict[str, Any], reason: str) -> None:
     w.emit("trade_closed", offer=t["id"], agent=t["from"], to=t["to"], reason=reason)
 
 
+def _items(items: dict[str, int]) -> str:
+    """Items as an offer's message states them: "2 wood, 1 stone" (nothing: "nothing")."""
+    return ", ".join(f"{q} {i}" for i, q in items.items()) or "nothing"
+
+
 class OfferTrade:
     """Offer another character a swap: your `give` items go into escrow at once; it may accept (getting
     them for its `want` items), decline, or let the offer expire after `ticks`; you may cancel it.
@@ -375,7 +380,7 @@ class OfferTrade:
     name, category = "offer_trade", "social"
 
     class Args(ActionArgs):
-        to: str = Field(description="Id of the character the offer is for.")
+        to: CharacterName = character_field("The character the offer is for.")
         give: ItemMap = Field(default_factory=dict, description="Item -> quantity you hand over (put in escrow now).")
         want: ItemMap = Field(default_factory=dict, description="Item -> quantity you ask for in return.")
         ticks: int = Field(ge=1, description="Ticks the offer stays open.")
@@ -403,6 +408,8 @@ class OfferTrade:
         e.trades[tid] = t
         _move(w, c.id, escrow_holder(tid), give, f"escrow:{tid}")
         w.emit("trade_offered", offer=tid, agent=c.id, to=t["to"], give=give, want=want, expires=t["expires"])
+        send_message(w, [t["to"]], c.id, "trade_offer", f"Trade offer {tid}: {_items(give)} for {_items(want)}, open "
+                     f"until tick {t['expires']}. Answer with accept_trade or decline_trade, offer '{tid}'.")
         return {"offer": tid, "expires": t["expires"]}
 
 
@@ -532,7 +539,7 @@ class OfferContract:
     name, category = "offer_contract", "social"
 
     class Args(ActionArgs):
-        to: str = Field(description="Id of the character asked to deliver.")
+        to: CharacterName = character_field("The character asked to deliver.")
         deliver: ItemMap = Field(description="Item -> quantity to be delivered to you.")
         pay: ItemMap = Field(description="Item -> quantity you pay on delivery (put in escrow now).")
         deadline_ticks: int = Field(ge=1, description="Ticks from now until the delivery deadline.")
@@ -561,6 +568,8 @@ class OfferContract:
         e.contracts[kid] = k
         _move(w, c.id, escrow_holder(kid), pay, f"escrow:{kid}")
         w.emit("contract_offered", contract=kid, payer=c.id, deliverer=k["deliverer"], deliver=deliver, pay=pay, deadline=k["deadline"])
+        send_message(w, [k["deliverer"]], c.id, "contract_offer", f"Contract offer {kid}: deliver {_items(deliver)} by tick "
+                     f"{k['deadline']} for {_items(pay)}. Answer with accept_contract or decline_contract, contract '{kid}'.")
         return {"contract": kid, "deadline": k["deadline"]}
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from wildhold.world.actions.registry import ActionArgs, Plan, carries, did_you_mean, other_character, reach_tiles, shortfall, structure_in_reach
+from wildhold.world.actions.registry import ActionArgs, CharacterName, Plan, character_field, carries, did_you_mean, other_character, reach_tiles, shortfall, structure_in_reach
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import table
@@ -261,7 +261,7 @@ class CreateArtwork:
 # ---- messages ------------------------------------------------------------------------------
 
 
-def _deliver(w: World, agents: list[str], sender: str, kind: str, text: str) -> None:
+def send_message(w: World, agents: list[str], sender: str, kind: str, text: str) -> None:
     """The message into each of these characters' inboxes; the oldest drop off beyond inbox_max_messages. A message
     is never changed once sent, so every inbox holds the one record (and its hearers' observations one copy)."""
     inboxes, most = state(w).inboxes, w.content.economy.inbox_max_messages
@@ -317,7 +317,7 @@ class Say:
         # Within `radius` by `World.distance`: on the rows y0 +- radius (a span of tile indexes), then the columns.
         first, last, west, east = (y0 - radius) * width, (y0 + radius + 1) * width, x0 - radius, x0 + radius
         heard = [o.id for o in w.chars.values() if first <= o.pos < last and west <= o.pos % width <= east and o is not c]
-        _deliver(w, heard, c.id, "say", text)
+        send_message(w, heard, c.id, "say", text)
         x, y = w.xy(c.pos)
         w.emit("message_said", agent=c.id, text=text, x=x, y=y, heard_by=heard)
         return {"heard_by": heard}
@@ -329,7 +329,7 @@ class Whisper:
     name, category = "whisper", "social"
 
     class Args(ActionArgs):
-        to: str = Field(description="Id of the character.")
+        to: CharacterName = character_field("The character.")
         text: str = Field(description="The message.")
 
     @staticmethod
@@ -340,7 +340,7 @@ class Whisper:
     @staticmethod
     def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         to, text = op.args["to"], op.args["text"]
-        _deliver(w, [to], c.id, "whisper", text)
+        send_message(w, [to], c.id, "whisper", text)
         w.emit("message_whispered", agent=c.id, to=to, text=text)
         return {"to": to}
 
@@ -417,7 +417,8 @@ class Society(Part[SocietyState]):
         "messages": {
             "description": "Messages it heard and the public board.",
             "fields": {
-                "inbox": "The latest messages it heard: {tick, from, kind (say or whisper), text}.",
+                "inbox": "The latest messages it heard: {tick, from, kind (say, whisper, or trade_offer and "
+                         "contract_offer: an offer made to it), text}.",
                 "board": "The public board, oldest first: {tick, from, text}.",
             },
         },
@@ -457,7 +458,7 @@ class _KeptInbox:
 
 def _inbox_copies(w: World, e: SocietyState, agent: str) -> list[dict[str, Any]]:
     """Copies of a character's inbox for observations, kept beside the copies of the messages delivered since
-    (`_deliver` hands them over, one copy of a message for all its hearers). An inbox is only appended to and trimmed
+    (`send_message` hands them over, one copy of a message for all its hearers). An inbox is only appended to and trimmed
     from the front, so the copies catch up by keeping as many old ones as the inbox still holds and taking the new.
     Most observations at a crowd find a few new messages in a full inbox."""
     kept = w.caches.get("inboxes")

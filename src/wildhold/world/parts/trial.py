@@ -83,7 +83,8 @@ def _new_char(tick: int, seq: int, health: int) -> dict[str, Any]:
         "armed": None,
         "night": None,  # [tick, seq, clean]: the night in progress, watched since its start
         "clean_night": None,  # [night_ended tick, night_started seq, night_ended seq]
-        "home": None,  # [tick, evidence]
+        "home": None,  # [tick, evidence]: the Home stage's evidence, kept once attained
+        "home_now": False,  # whether it has a complete home now (lost with its only door, say)
         "inside": None,  # instance key
         "entered": None,  # seq of the dungeon_entered that took it inside
         "resumed": False,
@@ -386,14 +387,17 @@ class TrialTracker(Saved):
         return [] if was is None else self._home_changed(was.owner, tick, seq)
 
     def _home_changed(self, owner: str, tick: int, seq: int) -> list[str]:
+        """Whether the owner has a home now (the requirement trial_info shows) and, the first time, the stage."""
         ch = self.chars.get(owner)
-        if ch is None or ch["home"] is not None:
+        if ch is None:
             return []
         home = find_home(self.width, self.height, self.built, self.roles, self.locks, owner)
-        if home is None or not home.complete or home.area < self.spec.home_min_area:
-            return []
-        ch["home"] = [tick, [seq]]
-        return [owner]
+        now = home is not None and home.complete and home.area >= self.spec.home_min_area
+        had, ch["home_now"] = _has_home(ch), now
+        if now and ch["home"] is None:
+            ch["home"] = [tick, [seq]]
+            return [owner]
+        return [owner] if now != had else []
 
     # -- nights
 
@@ -499,7 +503,7 @@ class TrialTracker(Saved):
         return (len(ch["stages"]), len(ch["tasks"]), len(ch["clears"]), run >= self.spec.survival_ticks,
                 run >= self.spec.streak_days * self.day, ch["bed_since"] is None, ch["crafted"] is None,
                 ch["cooked"] is None, ch["armed"] is None, ch["clean_night"] is None, ch["home"] is None,
-                ch["hero"] is None)
+                _has_home(ch), ch["hero"] is None)
 
     def requirements(self, agent: str, now: int) -> dict[str, dict[str, bool]]:
         """Which requirement of each stage holds for the character at tick `now`."""
@@ -513,7 +517,7 @@ class TrialTracker(Saved):
             "cooking": ch["cooked"] is not None,
             "weapon_and_armour": ch["armed"] is not None,
             "night_without_damage": ch["clean_night"] is not None,
-            "locked_home": ch["home"] is not None,
+            "locked_home": _has_home(ch),
             "steady_clear": self._first_clear(ch, 0, steady=True) is not None,
             "streak": run >= self.spec.streak_days * self.day,
             "shadow_king": ch["hero"] is not None,
@@ -522,6 +526,11 @@ class TrialTracker(Saved):
             stage: {key: solo[stage] if key == "solo_clear" else held[key] for key in keys}
             for stage, keys in TRIAL_STAGES.items()
         }
+
+
+def _has_home(ch: dict[str, Any]) -> bool:
+    """Whether the character has a complete home now (a record saved before this was kept: once it ever had one)."""
+    return ch.get("home_now", ch["home"] is not None)
 
 
 # ---- the live part -------------------------------------------------------------------------------
