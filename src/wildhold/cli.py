@@ -17,6 +17,7 @@ import typer
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from wildhold.content import ContentError, default_content
 from wildhold.helptext import HelpCommand, HelpGroup
 from wildhold.revision import version_text
@@ -637,18 +638,9 @@ def view(
 
 LEADERBOARD_COLUMNS = (Col("rank", short="#", key=True), Col("configuration", "left", short="config", key=True, wrap=True),
                        Col("mu"), Col("sigma"), Col("ordinal", short="ord"), Col("matches", short="n"),
-                       Col("firsts", short="1st"), Col("fitness mean", short="fitness"),
-                       Col("fitness std", short="std"), Col("fitness 95% CI", short="95% CI", wrap=True), Col("composite [95% CI]", "left", short="comp", wrap=True),
+                       Col("firsts", short="1st"), Col("fitness mean ± std", "left", short="fitness"),
+                       Col("95% CI", wrap=True), Col("composite [95% CI]", "left", short="comp", wrap=True),
                        Col("tokens", wrap=True), Col("dollars", short="$", wrap=True))
-
-
-def _spend_cells(row: dict) -> tuple[str, str]:
-    """A configuration's tokens and dollars over the matches that recorded them, or that none did."""
-    spend = row["spend"]
-    if spend is None:
-        return "not recorded", "not recorded"
-    over = f" ({spend['matches']} of {row['matches']} matches)" if spend["matches"] < row["matches"] else ""
-    return f"{spend['tokens']:,}{over}", f"{spend['dollars']:.4f}{over}"
 
 
 @app.command()
@@ -666,7 +658,7 @@ def leaderboard(
     scored under the one rubric named; archives of one scenario, unless --pool-scenarios. Intervals are Student-t
     (a BCa bootstrap from 30 seeds on, marked BCa); --json gives every measure's. An archive that does not verify
     is named with the reason and left out (exit 1); copies of one log count once."""
-    from wildhold.eval.leaderboard import PoolingRefused
+    from wildhold.eval.leaderboard import PoolingRefused, spend_cells
     from wildhold.eval.leaderboard import leaderboard as board
     from wildhold.eval.rubric import UnknownRubric
     from wildhold.eval.stats import interval_text
@@ -689,12 +681,11 @@ def leaderboard(
     for row in result["rows"]:
         f, r, m = row["fitness"], row["rating"], row["measures"]
         ci = "n/a (one seed)" if f["ci95"] is None else interval_text(f, 1)
-        std = "n/a" if f["std"] is None else f"{f['std']:.1f}"
+        fitness = f"{f['mean']:.1f}" + ("" if f["std"] is None else f" ± {f['std']:.1f}")
         c = m.get("composite")
         composite = "-" if c is None else f"{c['mean']:.1f}" + ("" if c["ci95"] is None else f" {interval_text(c, 1)}")
         table.add_row(str(row["rank"]), row["config"], f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['ordinal']:.2f}",
-                      str(row["matches"]), str(row["firsts"]), f"{f['mean']:.1f}", std, ci, composite,
-                      *_spend_cells(row))
+                      str(row["matches"]), str(row["firsts"]), fitness, ci, composite, *spend_cells(row))
     console.print(table)
     for dup in result["duplicates"]:
         _say(f"{dup['archive']} holds the same log as {dup['same_log_as']} (the same chain head): counted once")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+from pathlib import Path
 
 import anthropic
 import openai
@@ -20,7 +22,7 @@ from wildhold.agents.proxy import ProxySpec, proxy_app
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
-from wildhold.eval.spend import read_spend
+from wildhold.eval.spend import read_spend, session_ticks
 from wildhold.server.http import create_app
 from wildhold.service.host import Host
 
@@ -31,7 +33,7 @@ ANTHROPIC_USAGE = {"input_tokens": 100, "cache_read_input_tokens": 900, "cache_c
 SPEC = {"openai": {"base_url": "", "api_key_env": "WILDHOLD_TEST_OPENAI_KEY"},
         "anthropic": {"base_url": "", "api_key_env": "WILDHOLD_TEST_ANTHROPIC_KEY"},
         "prices": {"gpt-test": {"input_per_mtok": 2.0, "output_per_mtok": 8.0},
-                   "claude-test": {"input_per_mtok": 3.0, "output_per_mtok": 15.0}},
+                   "claude-test": {"input_per_mtok": 3.0, "output_per_mtok": 15.0, "as_of": "2025-09-29"}},
         "budget_usd": 0.015}
 
 
@@ -167,7 +169,7 @@ def proxied(tmp_path_factory):
                 with pytest.raises(openai.AuthenticationError):
                     await stranger.chat.completions.create(model="gpt-test", messages=ask)
                 await stranger.close()
-                with pytest.raises(openai.BadRequestError, match="no pinned price"):
+                with pytest.raises(openai.BadRequestError, match="no pinned price.*Add its list price under prices"):
                     await oa.chat.completions.create(model="gpt-unpriced", messages=ask)
                 await oa.close()
                 await an.close()
@@ -199,8 +201,8 @@ def test_each_call_is_recorded_in_the_archive_with_its_usage_and_caching_neutral
         (4, "gpt-test", 1200, 1000, 30), (5, "claude-test", 1000, 900, 40), (6, "claude-test", 1000, 900, 40)]
     assert [r["cost_usd"] for r in records] == pytest.approx([openai_cost] * 4 + [anthropic_cost] * 2)
     assert records[0]["price"] == {"input_per_mtok": 2.0, "output_per_mtok": 8.0} and records[0]["log"]["end_reason"] == "proxy_openai"
-    record = load_match(proxied["archive"])
-    report = build_report(record, compute_metrics(record), None, read_spend(proxied["archive"]))
+    record, sessions = load_match(proxied["archive"]), read_spend(proxied["archive"])
+    report = build_report(record, compute_metrics(record, probes=session_ticks(sessions)), None, sessions)
     dollars = report["curves"]["dollars"][proxied["agent"]]
     assert dollars["sessions"] == 6 and dollars["dollars"] == pytest.approx(4 * openai_cost + 2 * anthropic_cost)
 
@@ -213,19 +215,44 @@ def test_a_call_past_the_hidden_budget_is_refused_in_each_providers_own_shape(pr
     assert len(proxied["seen"]) == 7  # neither refused call reached the upstream
 
 
-def test_the_example_proxy_file_is_valid_and_a_bad_one_stops_serve_naming_it(tmp_path):
-    from pathlib import Path
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "proxy" / "proxy.yaml"
 
+
+def test_the_example_proxy_file_is_valid_and_a_bad_one_stops_serve_naming_it(tmp_path):
     from typer.testing import CliRunner
 
     from wildhold.cli import app
 
-    example = Path(__file__).resolve().parents[2] / "examples" / "proxy" / "proxy.yaml"
-    assert ProxySpec.load(example).budget_usd > 0
-    bad = tmp_path / "proxy.yaml"
-    bad.write_text("prices: {}\nbudget_usd: 1\n")
-    result = CliRunner().invoke(app, ["serve", "--data", str(tmp_path / "m"), "--proxy", str(bad)])
-    assert result.exit_code != 0 and "proxy.yaml" in result.output and "prices" in result.output
+    assert ProxySpec.load(EXAMPLE).budget_usd > 0
+    for body, key in (("prices: {}\nbudget_usd: 1\n", "prices"),
+                      ("prices: {gpt-5: {input_per_mtok: 1.25, output_per_mtok: 10, as_of: last week}}\nbudget_usd: 1\n", "as_of")):
+        bad = tmp_path / "proxy.yaml"
+        bad.write_text(body)
+        result = CliRunner().invoke(app, ["serve", "--data", str(tmp_path / "m"), "--proxy", str(bad)])
+        assert result.exit_code != 0 and "proxy.yaml" in result.output and key in result.output
+        assert "Traceback" not in result.output
+
+
+def test_the_shipped_price_table_prices_both_providers_models_each_dated_and_a_models_id_as_its_alias():
+    """Every model a harness of either provider may ask for carries its list price and the day it was read; a dated
+    Anthropic id costs what its alias costs."""
+    prices = ProxySpec.load(EXAMPLE).prices
+    assert all(p.as_of is not None for p in prices.values())
+    assert sum(m.startswith(("gpt-", "o3", "o4")) for m in prices) >= 5 and sum(m.startswith("claude-") for m in prices) >= 6
+    for model, price in prices.items():
+        alias = re.sub(r"-20\d{6}$", "", model)
+        assert price == prices[alias], model
+        assert 0 < price.input_per_mtok < price.output_per_mtok, model
+
+
+def test_the_runs_price_table_keeps_each_prices_date_and_an_undated_one_pins_as_before(proxied):
+    from wildhold.store.archive import Archive
+
+    with Archive(proxied["archive"]) as archive:
+        table = archive.manifest["price_table"]
+    assert table["claude-test"] == {"provider": "proxy", "model": "claude-test", "input_per_mtok": 3.0,
+                                    "output_per_mtok": 15.0, "as_of": "2025-09-29"}
+    assert table["gpt-test"] == {"provider": "proxy", "model": "gpt-test", "input_per_mtok": 2.0, "output_per_mtok": 8.0}
 
 
 def test_an_upstream_failure_is_a_service_interruption_recorded_with_the_next_call(proxied):
@@ -233,8 +260,8 @@ def test_an_upstream_failure_is_a_service_interruption_recorded_with_the_next_ca
     [met] = records[0]["log"]["interruptions"]
     assert (met["kind"], met["error"]) == ("provider_error", "upstream 503") and met["duration_s"] >= 0
     assert all(r["log"]["interruptions"] == [] for r in records[1:])
-    record = load_match(proxied["archive"])
-    report = build_report(record, compute_metrics(record), None, read_spend(proxied["archive"]))
+    record, sessions = load_match(proxied["archive"]), read_spend(proxied["archive"])
+    report = build_report(record, compute_metrics(record, probes=session_ticks(sessions)), None, sessions)
     assert report["study"]["interruptions"][proxied["agent"]]["count"] == 1
 
 

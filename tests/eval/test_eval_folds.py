@@ -270,4 +270,4 @@ def test_the_measures_of_the_folds_stay_out_of_the_metrics_record(monkeypatch, t
     monkeypatch.setitem(FOLDS, "pace", Pace)
     am = compute_metrics(tiny).agents["a1"]
     assert "pace" in am.measures and "measures" not in am.to_dict()
-    assert set(am.to_dict()) == set(asdict(am)) - {"needs_steps", "measures"} | {"program_share"}
+    assert set(am.to_dict()) == set(asdict(am)) - {"needs_steps", "measures", "wealth_at"} | {"program_share"}

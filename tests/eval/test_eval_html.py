@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from wildhold.eval.html import nice_ticks, render_html
+from wildhold.agents.runner import ScriptedRun
+from wildhold.eval.chart import nice_ticks
+from wildhold.eval.html import render_html
 from wildhold.eval.metrics import compute_metrics, load_match
-from wildhold.eval.report import build_report
+from wildhold.eval.report import build_report, score_archive
 from paths_support import FIXTURES as FIXTURE_ROOT
 
 FIXTURES = FIXTURE_ROOT / "eval"
@@ -64,6 +66,36 @@ def test_axis_ticks_are_round_and_cover_the_range():
     assert nice_ticks(0, 417) == [0, 100, 200, 300, 400, 500]
     assert nice_ticks(-1903.5, 290.5) == [-2000, -1500, -1000, -500, 0, 500]
     assert nice_ticks(0, 0) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
+
+
+REPORT_BYTES_MAX = 400_000  # light enough to mail: a five-day famine's page, spend curves and all
+
+
+@pytest.mark.slow(seconds=20)
+def test_a_five_day_famines_report_is_light_enough_to_mail_and_still_shows_everything(tmp_path):
+    """Six scripted characters for the whole famine, two of them with a model session recorded every hour: about
+    two thousand incidents and 120 sessions an arm, drawn as merged marks and a table by kind and parties."""
+    run = ScriptedRun.start("famine", 1, tmp_path / "m.sqlite")
+    arms, session = list(run.world.chars)[:2], 0
+    while not run.match.ended and run.world.tick < run.world.end_tick:
+        run.run(until=run.world.tick + 60)
+        session += 1
+        for agent in arms:
+            run.match.record_spend(agent, {"session": session, "model": "m", "llm_calls": 3, "input_tokens": 4000 + 37 * session,
+                                           "cached_input_tokens": 0, "output_tokens": 300, "cost_usd": 0.004,
+                                           "price": {"input_per_mtok": 2.0, "output_per_mtok": 8.0}, "price_table": "ab" * 32})
+    if not run.match.ended:
+        run.match.end("done")
+    report = score_archive(run.match.export(tmp_path / "famine.wildhold.zip"), trust=True)
+    run.match.close()
+    log = report["study"]["incidents"]["log"]
+    assert report["match"]["days"] >= 5 and len(log) > 1000 and session >= 100
+    html = render_html(report)
+    assert len(html.encode()) < REPORT_BYTES_MAX, f"{len(html.encode()):,} bytes"
+    for section in (*SECTIONS, "incidents"):
+        assert f'<section id="{section}">' in html
+    assert f"{len(log)} incidents, tabled here by kind and parties" in html
+    assert len(re.findall(r"<svg ", html)) >= 14 and "Wealth against cumulative tokens" in html
 
 
 def _png_size(path: Path) -> tuple[int, int]:

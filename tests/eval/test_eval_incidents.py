@@ -3,12 +3,14 @@ prove it, from a played archive."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from wildhold.content import default_content
+from wildhold.eval.html import INCIDENTS_LISTED
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.service.match import Match
 from wildhold.world.parts.settlement import village
@@ -93,6 +95,13 @@ def test_a_match_of_raids_and_trades_logs_them_and_one_without_meetings_logs_non
     assert compute_metrics(load_match(FIXTURES / "tiny_seed3.wildhold.zip")).logs["incidents"] == []
 
 
+def marked_incidents(html: str, chart: str) -> int:
+    """How many incidents a chart's marks stand for: one each, or the count a merged mark's title gives."""
+    svg = re.search(rf'<svg [^>]*aria-label="{chart}".*?</svg>', html, re.S).group(0)
+    titles = re.findall(r'<path class="incident"[^>]*><title>([^<]*)</title>', svg)
+    return sum(int(m.group(1)) if (m := re.match(r"(\d+) incidents from ", t)) else 1 for t in titles)
+
+
 def test_the_study_block_and_its_marks_are_printed_from_2_4_only():
     from wildhold.eval.html import render_html
     from wildhold.eval.report import build_report, report_markdown
@@ -106,5 +115,6 @@ def test_the_study_block_and_its_marks_are_printed_from_2_4_only():
     assert log and [i["n"] for i in log] == list(range(1, len(log) + 1))
     assert all(i["wall_time"] is None for i in log)  # no session records in this archive: no wall clock to read
     html = render_html(new)
-    assert html.count('class="incident"') >= len(log) and 'id="incident-log"' in html
+    assert marked_incidents(html, "Wealth over time") == sum(len(set(i["parties"])) for i in log)  # each party's, merged or not
+    assert 'id="incident-log"' in html if len(log) <= INCIDENTS_LISTED else 'id="incident-groups"' in html
     assert new["study"]["recorded"] is False and "not recorded" in report_markdown(new)

@@ -8,6 +8,7 @@ import pytest
 
 from wildhold.eval.metrics import MatchRecord, compute_metrics
 from wildhold.eval.report import build_report
+from wildhold.eval.spend import session_ticks
 from wildhold.eval.study import WallClock
 
 T0 = 1_800_000_000.0
@@ -51,7 +52,7 @@ def study():
                 [[T0 + 705, 0.05, 1010, 1, 0]],
                 interruptions=[{"kind": "provider_error", "at": T0 + 600, "duration_s": 90.0, "error": "APIConnectionError"}]),
     ]
-    report = build_report(record, compute_metrics(record), "2.4", sessions)
+    report = build_report(record, compute_metrics(record, probes=session_ticks(sessions)), "2.4", sessions)
     return report["study"], report
 
 

@@ -16,6 +16,7 @@ inspect_ai = pytest.importorskip("inspect_ai")
 from inspect_ai import eval as inspect_eval  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
 
+from wildhold.server.mcp import tools_hash  # noqa: E402
 from wildhold.store.archive import Archive  # noqa: E402
 from wildhold.tasks.attempt import attempt_name  # noqa: E402
 from wildhold.tasks.catalog import default_suite  # noqa: E402
@@ -94,6 +95,26 @@ def test_a_model_making_the_oracle_s_moves_gets_its_attempt_and_is_not_called_af
     # the same eval again into the same folder (a retried eval) reads the finished attempt, playing nothing
     again = _eval(tmp_path, get_model(MOCK, custom_outputs=[]), suite=STONE, name="oracle", out=str(tmp_path / "inspect"))
     assert _results(again) == [got] and not any(m.role == "assistant" for m in again.samples[0].messages)
+
+
+def test_a_model_handed_the_compact_tools_plays_the_same_moves_through_act_and_its_identity_says_so(entry_point, tmp_path):
+    ref = run_suite(default_suite().select([STONE]), "oracle", 1, 1, tmp_path / "tasks")[0]
+    with Archive(tmp_path / "tasks" / f"{attempt_name(default_suite().get(STONE), 0)}.wha") as a:
+        moves = [(i.name, i.args) for i in a.inputs() if i.kind == "action"]
+    outputs = [_call("act", {"action": n, "args": args}) for n, args in moves]
+    log = _eval(tmp_path, get_model(MOCK, custom_outputs=outputs), suite=STONE, name="oracle", tools="compact",
+                out=str(tmp_path / "inspect"))
+    (got,) = _results(log)
+    assert got["status"] == "success" and got["turns"] == len(moves) and got["chain_head"] == ref["chain_head"]
+    messages = log.samples[0].messages
+    assert {c.function for m in messages if m.role == "assistant" for c in m.tool_calls or []} == {"act"}
+    assert not [m.error for m in messages if m.role == "tool" and m.error]  # the served tools knew `act`
+    with Archive(next((tmp_path / "inspect").glob("*.wha"))) as a:
+        manifest = a.manifest
+    assert manifest["tools_hash"] == tools_hash(horizon="hidden", profile="compact") != tools_hash(horizon="hidden")
+    assert manifest["arm_identities"]["tasker"]["tools"] == "compact"
+    with pytest.raises(Exception, match="bad_tools"):
+        _eval(tmp_path, MOCK, suite=STONE, tools="tiny", out=str(tmp_path / "bad"))
 
 
 def test_the_task_s_limits_end_a_model_s_attempt(entry_point, tmp_path):

@@ -4,6 +4,7 @@ resumes, skipping finished cells; failures are retried and recorded; the budget 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -225,7 +226,11 @@ def test_the_sweeps_exports_hold_cells_telemetry_and_curve_points_and_the_worked
                           str(tmp_path / "band.svg")], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr
     assert "replay/explorer-v1" in ran.stdout and "replay/stumbler-v1" in ran.stdout
-    assert "<polygon" in (tmp_path / "band.svg").read_text()
+    assert ran.stdout.startswith("wealth (coins) (mean, min and max over seeds) at each budget of cumulative dollars")
+    chart = (tmp_path / "band.svg").read_text()
+    labels = re.findall(r'font-size="11"[^>]*>([^<]*)</text>', chart)
+    assert "<polygon" in chart and "wealth (coins)" in chart and "cumulative dollars" in chart
+    assert labels[0] == "0" and len(labels) >= 6 and any(s.startswith("$") for s in labels)  # numbers on both axes
 
 
 def test_export_of_a_folder_that_is_not_a_sweep_is_refused(tmp_path):

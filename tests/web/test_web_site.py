@@ -8,10 +8,12 @@ import re
 
 import orjson
 import pytest
-from server_support import ADMIN, SPECTATOR, auth, serving, until
+from server_support import ADMIN, SIGNUP, SPECTATOR, auth, serving, until
 
 from wildhold.eval.leaderboard import leaderboard
+from wildhold.looks import palette
 from wildhold.service.access import HostConfig
+from wildhold.store.archive import Archive
 from wildhold.world.parts import society
 
 pytestmark = pytest.mark.anyio
@@ -63,6 +65,8 @@ async def test_the_live_view_shows_every_character_where_it_is_with_its_needs_an
                                                 "code": "not_in_inventory", "message": bad.json()["message"]}
         assert by_name["bob"]["recent"][-1]["accepted"] and by_name["bob"]["operation"]["action"] == "wait"
         assert {c["rank"] for c in view["characters"]} <= {1, 2}
+        own = palette.colours(["ann", "bob"])  # by name in joining order, as the viewer and the report colour them
+        assert {c["name"]: c["colour"] for c in view["characters"]} == own and own["ann"] != own["bob"]
         assert view["feed"][0]["seq"] == w.events.seq  # newest first
         assert len(view["creatures"]) == len(w.creatures) and len(view["structures"]) == len(w.structures)
         fixed = (await s.http.get("/api/live/map", headers=auth(SPECTATOR))).json()
@@ -135,11 +139,14 @@ async def test_matches_leaderboard_and_profiles_are_the_clis_figures_once_the_ma
         assert 'href="/matches/current"' in listed
         report = await s.http.get("/matches/current")
         assert report.status_code == 200 and "<html" in report.text.lower()
+        swatches = re.findall(r'<span class="swatch" style="background:(#\w+)"></span>([^<]+)</td>', report.text)
+        assert {n: c for c, n in swatches} == palette.colours(["ann", "bob"])
         served = (await s.http.get("/api/ratings")).json()
         cli = leaderboard([s.host.archives.path])
         assert served["rows"] == cli["rows"] and served["matches"] == cli["matches"]
         board = (await s.http.get("/leaderboard")).text
         assert "Composite (95% CI)" in board  # every aggregate the page prints carries its interval
+        assert board.count("<td>not recorded</td><td>not recorded</td>") == 2  # this match recorded no model usage
         for row in cli["rows"]:
             assert row["config"] in board
             composite = row["measures"].get("composite")
@@ -148,6 +155,65 @@ async def test_matches_leaderboard_and_profiles_are_the_clis_figures_once_the_ma
         profile = await s.http.get("/u/bob")
         assert profile.status_code == 200 and "bob" in profile.text
         assert (await s.http.get("/u/nobody")).status_code == 404
+
+
+MODELS = ("meta-llama/Llama-3.1-8B-Instruct", "replay/scout-frontier-v1")
+
+
+def _session(n: int, model: str, cost: float) -> dict:
+    return {"session": n, "model": model, "llm_calls": 2, "input_tokens": 1000, "cached_input_tokens": 0,
+            "output_tokens": 100 * n, "cost_usd": cost, "price": {"input_per_mtok": 2.0, "output_per_mtok": 8.0},
+            "price_table": "ab" * 32}
+
+
+async def test_the_leaderboard_shows_tokens_and_dollars_and_links_profiles_of_models_named_with_a_slash(tmp_path):
+    async with serving(tmp_path, site=True) as s:
+        agents = []
+        for name, model in zip(("ann", "bob"), MODELS):
+            r = await s.http.post("/api/agents", json={"name": name, "model": model}, headers=auth(SIGNUP))
+            agents.append(r.json()["agent"])
+        s.host.record_spend(agents[0], _session(1, MODELS[0], 0.0125))
+        s.host.record_spend(agents[0], _session(2, MODELS[0], 1234.5))
+        await s.http.post("/api/admin/stop", headers=auth(ADMIN))
+        served = (await s.http.get("/api/ratings")).json()
+        board = (await s.http.get("/leaderboard")).text
+        assert "<th>Tokens</th><th>Dollars</th>" in board
+        by_config = {r["config"]: r for r in served["rows"]}
+        assert by_config[MODELS[0]]["spend"]["tokens"] == 2300
+        assert "<td>2,300</td><td>$1,234.5125</td>" in board  # the figures /api/ratings and the CLI give
+        assert "<td>0</td><td>$0.0000</td>" in board  # bob had no model session in a match that recorded spend
+        for model in MODELS:
+            link = re.search(rf'<a href="(/u/[^"]+)">{re.escape(model)}</a>', board).group(1)
+            assert link == f"/u/{model}"
+            profile = await s.http.get(link)
+            assert profile.status_code == 200 and f"<b>{model}</b>" in profile.text, link
+        assert "tokens 2,300, dollars $1,234.5125." in (await s.http.get(f"/u/{MODELS[0]}")).text
+        assert (await s.http.get("/u/meta-llama/nobody")).status_code == 404
+
+
+async def test_the_matches_page_says_what_each_archive_holds_and_why_one_is_refused(tmp_path):
+    async with serving(tmp_path, site=True) as s:
+        for name in ("ann", "bob"):
+            await s.register(name)
+        await s.http.post("/api/admin/stop", headers=auth(ADMIN))
+        (await s.http.get("/matches/current")).raise_for_status()  # the archive is written
+        data = s.host.archives.data_dir
+        copy = data / "copy.wildhold.zip"
+        copy.write_bytes(s.host.archives.path.read_bytes())
+        broken = data / "broken.wildhold.zip"
+        broken.write_bytes(s.host.archives.path.read_bytes()[:-200])
+        page = (await s.http.get("/matches")).text
+        rows = {m.group(1): m.group(0) for m in re.finditer(r"<tr><td>(?:<a [^>]*>)?([\w.-]+)(?:</a>)?</td>.*?</tr>", page, re.S)}
+        assert set(rows) == {"current", "copy", "broken"}
+        current = rows["current"]
+        with Archive(s.host.archives.path) as archive:
+            ticks = archive.manifest["final_tick"] - archive.manifest["start_tick"]
+        assert "<td>tiny</td><td>3</td>" in current and ">ann</a>, <a" in current and ">bob</a>" in current
+        assert f"days ({ticks:,} ticks)</td>" in current and "UTC</td>" in current
+        assert "<td>verified" in current or "<td>verified; the same log as" in current
+        assert "the same log as" in rows["copy"] + rows["current"]  # a copy of one log is counted once
+        assert "refused: broken.wildhold.zip: not a Wildhold archive" in rows["broken"] and str(data) not in page
+        assert 'href="/matches/broken"' not in rows["broken"]
 
 
 def test_a_spectator_token_must_differ_from_the_others():

@@ -3,6 +3,7 @@ what was played refused, each agent's track laid on the same timeline with its a
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from fastapi.testclient import TestClient
 
 from wildhold.agents.runner import ScriptedRun
 from wildhold.content import default_content
+from wildhold.eval.html import render_html
+from wildhold.eval.report import score_archive
 from wildhold.service.match import replay
 from wildhold.store.archive import Archive, ArchiveError
 from wildhold.web import viewer
@@ -79,6 +82,28 @@ def test_the_viewer_serves_the_match_a_frame_and_refuses_a_tick_outside_it(archi
         assert client.get("/api/view/track/a1").status_code == 404
         page = client.get("/")
         assert page.status_code == 200 and "viewer.js" in page.text
+
+
+def test_each_character_keeps_its_colour_as_ranks_change_and_the_report_draws_it_the_same(tmp_path):
+    run = ScriptedRun.start("famine", 1, tmp_path / "m.sqlite")
+    try:
+        run.run(until=run.world.tick + 400)
+        run.match.end("enough for ranks to change")
+        path = run.match.export(tmp_path / "famine.wildhold.zip")
+    finally:
+        run.match.close()
+    timeline = Timeline(path)
+    with TestClient(viewer_app(timeline)) as client:
+        meta = client.get("/api/view/meta").json()
+        own = {a["name"]: a["colour"] for a in meta["agents"]}
+        orders = set()
+        for tick in range(meta["start_tick"], meta["final_tick"] + 1, 20):
+            frame = client.get("/api/view/frame", params={"tick": tick}).json()
+            orders.add(tuple(c["name"] for c in frame["characters"]))
+            assert {c["name"]: c["colour"] for c in frame["characters"]} == own, tick
+    assert len(orders) > 1 and len(set(own.values())) == len(own) == 6  # ranks moved; colours did not
+    page = render_html(score_archive(path))
+    assert dict((n, c) for c, n in re.findall(r'<span class="swatch" style="background:(#\w+)"></span>([^<]+)</td>', page)) == own
 
 
 def test_a_run_folders_tracks_link_each_action_to_the_events_it_caused(tmp_path):

@@ -469,13 +469,15 @@ def test_say_is_heard_within_say_radius_only(content):
 
 
 def test_hearers_of_one_word_each_see_their_own_copy(content):
-    """A message said to several is one record in the world, never one an observation may change."""
+    """A message said to several is one record in the world, never one an observation may change: the copy
+    observations share refuses writes."""
     w, (a, b, c) = make_world(content, agents=3)
     for other in (b, c):
         put(w, other, open_tile(w, w.chars[a].pos, avoid=(w.chars[a].pos, w.chars[b].pos)))
     assert act(w, a, "say", text="Wood for berries?") == {"heard_by": [b, c]}
     heard = observe(w, b)["messages"]["inbox"]
-    heard[0]["text"] = "changed by b's agent"
+    with pytest.raises(TypeError, match="read-only"):
+        heard[0]["text"] = "changed by b's agent"
     said = [{"tick": w.tick, "from": a, "kind": "say", "text": "Wood for berries?"}]
     assert observe(w, c)["messages"]["inbox"] == said and SOCIETY.state(w).inboxes[b] == said
 

@@ -16,6 +16,7 @@ import pytest
 from wildhold.agents.client import LocalClient
 from wildhold.agents.sampled import LegalRandomAgent
 from wildhold.world.errors import Accepted
+from wildhold.world.kept import Kept
 from wildhold.world.observe import PATCHED_MOST, observe
 from wildhold.world.parts import market, settlement, society
 from wildhold.world.parts.dungeon import dungeon_status
@@ -30,11 +31,11 @@ pytestmark = pytest.mark.slow(seconds=6)
 def fresh(w: World, agent: str, **kwargs: Any) -> str:
     """The observation built with nothing kept (and the kept pieces left as they were), as JSON: the
     order of keys counts, as it does on the faces."""
-    kept, w.caches = w.caches, {}
+    kept, w.kept = w.kept, Kept()
     try:
         return json.dumps(observe(w, agent, **kwargs))
     finally:
-        w.caches = kept
+        w.kept = kept
 
 
 def built(w: World, agent: str, **kwargs: Any) -> str:

@@ -33,7 +33,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from wildhold.agents.scaffold.accounting import Price, SessionSpend, price_table_id
+from wildhold.agents.scaffold.accounting import Price, PriceSpec, SessionSpend, price_table_id
 from wildhold.agents.scaffold.adapters import Usage
 from wildhold.readable import read_model
 from wildhold.server.bodies import BodyError, BodyLimit, TooLarge, parse_json
@@ -55,14 +55,11 @@ class UpstreamSpec(BaseModel):
     api_key_env: str | None = None  # the operator's key, read from this environment variable, never written anywhere
 
 
-class PriceSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
-
-
 class ProxySpec(BaseModel):
-    """A proxy file: the upstreams, the pinned price of each model, and each agent's hidden budget."""
+    """A proxy file: the upstreams, the pinned price of each model, and each agent's hidden budget. A model is priced
+    by one line under `prices`: its string as the harness sends it, the provider's list input and output prices per
+    million tokens, and `as_of`, the day they were read; examples/proxy/proxy.yaml ships a dated table of OpenAI's
+    and Anthropic's models and says how to add one. A model not in the table is refused."""
 
     model_config = ConfigDict(extra="forbid")
     openai: UpstreamSpec | None = None
@@ -76,7 +73,7 @@ class ProxySpec(BaseModel):
         return read_model(path, cls)
 
     def price_table(self) -> dict[str, Any]:
-        return {model: {"provider": "proxy", "model": model, **p.model_dump()} for model, p in sorted(self.prices.items())}
+        return {model: {"provider": "proxy", "model": model, **p.pinned()} for model, p in sorted(self.prices.items())}
 
 
 @dataclass
@@ -228,7 +225,8 @@ def proxy_app(host: Any, spec: ProxySpec, transport: httpx2.AsyncBaseTransport |
             return fail(400, str(exc), "invalid_request_error", "bad_request")
         model = body.get("model") if isinstance(body, dict) else None
         if not isinstance(model, str) or model not in spec.prices:
-            return fail(400, f"The model {model!r} has no pinned price here; priced: {', '.join(sorted(spec.prices))}.",
+            return fail(400, f"The model {model!r} has no pinned price here; priced: {', '.join(sorted(spec.prices))}. "
+                        "Add its list price under prices in the proxy file to use it.",
                         "invalid_request_error", "model_not_found")
         grant = meter.admit(agent, model, path, body, len(raw))
         if grant is None:

@@ -22,7 +22,7 @@ import orjson
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric
-from wildhold.eval.spend import TOTAL_FIELDS, USAGE_FIELDS, read_spend, session_rows, spend_totals
+from wildhold.eval.spend import TOTAL_FIELDS, USAGE_FIELDS, read_spend, session_rows, session_ticks, spend_totals
 from wildhold.extras import require
 from wildhold.service.verify import admit
 
@@ -81,7 +81,7 @@ def export_match(archive: Path | str, out: Path | str, rubric: str | Rubric | No
     out.mkdir(parents=True, exist_ok=True)
     record = load_match(archive)
     sessions = read_spend(archive)
-    report = build_report(record, compute_metrics(record), rubric, sessions)
+    report = build_report(record, compute_metrics(record, probes=session_ticks(sessions)), rubric, sessions)
     paths = {name: out / name for name in ("events.jsonl", "events.parquet", "agents.jsonl", "agents.parquet",
                                            "spend.jsonl", "spend.parquet")}
     events = [{"seq": e["seq"], "tick": e["tick"], "kind": e["kind"], "agent": _subject(e["data"]), "data": e["data"]}

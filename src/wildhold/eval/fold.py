@@ -38,6 +38,7 @@ class MatchInfo:
     agents: dict[str, AgentMetrics] = field(default_factory=dict)
     seq: int = 0  # the number of the event being handed over, kept only while a `numbered` fold runs
     logs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # match-wide records folds write (incidents...)
+    probes: tuple[int, ...] = ()  # ticks whose exact end-of-tick wealth is wanted (the model sessions' ticks)
 
     @cached_property
     def regions(self) -> tuple[bytes, list[str]]:

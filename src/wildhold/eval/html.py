@@ -8,69 +8,60 @@ from __future__ import annotations
 import math
 from html import escape
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
+from wildhold.eval.chart import DOLLARS, PERCENT, QUANTITIES, Quantity, Unit, axes, axis, coord, legend, margins, plane, svg
 from wildhold.eval.metrics import CATEGORIES
 from wildhold.eval.report import clock, money, plural, verification_line
+from wildhold.looks import palette
 
 TEMPLATES = Path(__file__).parent / "templates"
-# Distinguishable on white and for common colour-vision deficiencies (Okabe-Ito, then Tableau).
-AGENT_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#8C564B", "#7F7F7F", "#BCBD22", "#17BECF")
 CATEGORY_COLOURS = {
     "production": "#4E79A7", "construction": "#F28E2B", "combat": "#E15759",
     "maintenance": "#76B7B2", "movement": "#BAB0AC", "social": "#59A14F", "other": "#B07AA1",
 }
-FONT = "font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif"
 
 
-# ---- SVG helpers -----------------------------------------------------------------------------
+# ---- charts (drawn with eval.chart's axes, units and legends) -----------------------------------
+
+_t, _svg, _legend = coord, svg, legend
+MARK_PX = 6.0  # marks of one kind closer than this on the page are drawn as one, whose title counts them
+TITLE_ITEMS = 1  # what a merged mark's title lists before "and N more"
+DOTS_SHOWN = 40  # a spend line of more sessions than this is drawn without a dot per session
 
 
-def _t(x: float) -> str:
-    """A coordinate with at most one decimal (stable text, small files)."""
-    r = round(x, 1)
-    return str(int(r)) if r == int(r) else f"{r:.1f}"
+def _near(marks: list[tuple[float, str, str]], sx) -> list[tuple[float, str, list[tuple[float, str]]]]:
+    """Marks (x, key, what) grouped by key where they fall within MARK_PX of a group's first: a long match's
+    hundreds of incidents stay readable (and the page light) as one mark per cluster."""
+    groups: list[tuple[float, str, list[tuple[float, str]]]] = []
+    latest: dict[str, tuple[float, str, list[tuple[float, str]]]] = {}
+    for x, key, what in sorted(marks, key=lambda m: m[0]):
+        group = latest.get(key)
+        if group is not None and sx(x) - sx(group[0]) < MARK_PX:
+            group[2].append((x, what))
+        else:
+            latest[key] = group = (x, key, [(x, what)])
+            groups.append(group)
+    return groups
 
 
-def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
-    """Round tick values covering [lo, hi]."""
-    if hi <= lo:
-        hi = lo + 1
-    raw = (hi - lo) / count
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    first = math.floor(lo / step) * step
-    ticks = []
-    v = first
-    while v <= hi + step * 1e-9:
-        ticks.append(round(v, 10))
-        v += step
-    if ticks[-1] < hi:
-        ticks.append(round(v, 10))
-    return ticks
+def _titled(items: list[tuple[float, str]], at, noun: str) -> str:
+    """A mark's title: what it stands for, or how many it merges, between when, and the first few."""
+    if len(items) == 1:
+        return f"{items[0][1]} at {at(items[0][0])}"
+    listed = "; ".join(f"{what} at {at(x)}" for x, what in items[:TITLE_ITEMS])
+    more = f"; and {len(items) - TITLE_ITEMS} more" if len(items) > TITLE_ITEMS else ""
+    return f"{len(items)} {noun} from {at(items[0][0])} to {at(items[-1][0])}: {listed}{more}"
 
 
-def _svg(width: int, height: int, body: Iterable[str], title: str) -> Markup:
-    return Markup(
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="{escape(title)}" style="{FONT}"><title>{escape(title)}</title>' + "".join(body) + "</svg>"
-    )
-
-
-def _legend(items: list[tuple[str, str]], x: float, y: float, width: float) -> tuple[list[str], float]:
-    """Swatches in rows across `width`; returns the elements and the height used."""
-    out, cx, cy = [], x, y
-    for label, colour in items:
-        w = 22 + 7.2 * len(label)
-        if cx + w > x + width and cx > x:
-            cx, cy = x, cy + 20
-        out.append(f'<rect x="{_t(cx)}" y="{_t(cy - 10)}" width="12" height="12" rx="2" fill="{colour}"/>'
-                   f'<text x="{_t(cx + 17)}" y="{_t(cy)}" font-size="12" fill="#333">{escape(label)}</text>')
-        cx += w + 14
-    return out, cy - y + 20
+def _incidents_along_top(marks: list[tuple[float, str, str]], sx, top: float, at) -> list[str]:
+    """Incidents as triangles along the top of a plot, in their character's colour, nearby ones merged."""
+    return [f'<path class="incident" d="M{_t(sx(x) - 5)} {_t(top + 2)} L{_t(sx(x) + 5)} {_t(top + 2)} L{_t(sx(x))} {_t(top + 10)} Z" '
+            f'fill="{colour}" stroke="#222" stroke-width="0.6"><title>{escape(_titled(items, at, "incidents"))}</title></path>'
+            for x, colour, items in _near(marks, sx)]
 
 
 def activity_chart(rows: list[tuple[str, dict[str, int]]], width: int = 1140) -> Markup:
@@ -107,20 +98,6 @@ def activity_chart(rows: list[tuple[str, dict[str, int]]], width: int = 1140) ->
     return _svg(width, height, body, "Activity composition by category")
 
 
-def _axes(x0: float, y0: float, w: float, h: float, xticks: list[tuple[float, str]], yticks: list[tuple[float, str]],
-          xlabel: str, ylabel: str) -> list[str]:
-    out = [f'<rect x="{_t(x0)}" y="{_t(y0)}" width="{_t(w)}" height="{_t(h)}" fill="#fcfcfc" stroke="#ccc"/>']
-    for y, label in yticks:
-        out.append(f'<line x1="{_t(x0)}" x2="{_t(x0 + w)}" y1="{_t(y)}" y2="{_t(y)}" stroke="#e6e6e6"/>'
-                   f'<text x="{_t(x0 - 6)}" y="{_t(y + 4)}" font-size="11" text-anchor="end" fill="#555">{escape(label)}</text>')
-    for x, label in xticks:
-        out.append(f'<line x1="{_t(x)}" x2="{_t(x)}" y1="{_t(y0)}" y2="{_t(y0 + h)}" stroke="#eee"/>'
-                   f'<text x="{_t(x)}" y="{_t(y0 + h + 16)}" font-size="11" text-anchor="middle" fill="#555">{escape(label)}</text>')
-    out.append(f'<text x="{_t(x0 + w / 2)}" y="{_t(y0 + h + 34)}" font-size="12" text-anchor="middle" fill="#333">{escape(xlabel)}</text>')
-    out.append(f'<text transform="translate({_t(x0 - 52)},{_t(y0 + h / 2)}) rotate(-90)" font-size="12" text-anchor="middle" fill="#333">{escape(ylabel)}</text>')
-    return out
-
-
 def _time_ticks(start: int, end: int, per_day: int) -> list[int]:
     """Tick marks at day boundaries, or at round hours when the match is short."""
     span = max(end - start, 1)
@@ -132,70 +109,61 @@ def _time_ticks(start: int, end: int, per_day: int) -> list[int]:
     return list(range(first, end + 1, step))
 
 
-def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end: int, per_day: int, ylabel: str,
-               yfmt=lambda v: f"{v:g}", width: int = 580, height: int = 320, title: str = "",
-               marks: list[tuple[int, str, str]] = ()) -> Markup:
-    """Lines over match time, one per agent, with a legend underneath; `marks` (tick, colour, what) are
-    incidents, drawn as triangles along the top at their tick."""
-    x0, y0, right = 72, 14, 16
-    legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
-    total_h = height + lh
-    w, h = width - x0 - right, height - y0 - 60
+def line_chart(series: list[tuple[str, str, list[list[float]]]], start: int, end: int, per_day: int, y: Quantity,
+               width: int = 580, height: int = 320, title: str = "", marks: list[tuple[int, str, str]] = ()) -> Markup:
+    """Lines over match time, one per agent, with a legend underneath: [tick, value as stored] points shown in
+    `y`'s unit; `marks` (tick, colour, what) are incidents, drawn as triangles along the top at their tick."""
     ys = [p[1] for _, _, pts in series for p in pts] or [0]
-    ticks = nice_ticks(min(0, min(ys)), max(ys) if max(ys) > 0 else 1)
-    lo, hi = ticks[0], ticks[-1]
+    yt = axis(min(0, min(ys)), max(ys), y.unit)
+    lo, hi = yt[0][0], yt[-1][0]
+    times = _time_ticks(start, end, per_day)
+    tlabels = [clock(t, per_day).rsplit(" ", 1)[0] if (end - start) >= 2 * per_day else clock(t, per_day).split(" ")[-1]
+               for t in times]
+    x0, right = margins([s for _, s in yt], tlabels)
+    y0 = 14
+    items, lh = legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
+    w, h = width - x0 - right, height - y0 - 60
     sx = lambda t: x0 + w * (t - start) / max(end - start, 1)  # noqa: E731
     sy = lambda v: y0 + h - h * (v - lo) / (hi - lo)  # noqa: E731
-    xt = [(sx(t), clock(t, per_day).rsplit(" ", 1)[0] if (end - start) >= 2 * per_day else clock(t, per_day).split(" ")[-1])
-          for t in _time_ticks(start, end, per_day)]
-    body = _axes(x0, y0, w, h, xt, [(sy(v), yfmt(v)) for v in ticks], "match time", ylabel)
+    body = axes(x0, y0, w, h, [(sx(t), s) for t, s in zip(times, tlabels)], [(sy(v), s) for v, s in yt], "match time", y.title)
     if lo < 0 < hi:
-        body.append(f'<line x1="{x0}" x2="{_t(x0 + w)}" y1="{_t(sy(0))}" y2="{_t(sy(0))}" stroke="#999"/>')
+        body.append(f'<line x1="{_t(x0)}" x2="{_t(x0 + w)}" y1="{_t(sy(0))}" y2="{_t(sy(0))}" stroke="#999"/>')
     for label, colour, pts in series:
         if not pts:
             continue
         coords = " ".join(f"{_t(sx(t))},{_t(sy(v))}" for t, v in pts)
         body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
-    for t, colour, what in marks:
-        cx = sx(t)
-        body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y0 + 2)} L{_t(cx + 5)} {_t(y0 + 2)} L{_t(cx)} {_t(y0 + 10)} Z" fill="{colour}" '
-                    f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(clock(t, per_day))}</title></path>')
-    body.extend(legend)
-    return _svg(width, int(total_h), body, title or ylabel)
+    body += _incidents_along_top(marks, sx, y0, lambda t: clock(int(t), per_day))
+    body.extend(items)
+    return _svg(width, int(height + lh), body, title or y.title)
 
 
-def spend_chart(series: list[tuple[str, str, list[list[float]]]], xlabel: str, ylabel: str, xfmt=lambda v: f"{v:g}",
-                yfmt=lambda v: f"{v:g}", width: int = 560, height: int = 300, title: str = "",
-                marks: list[tuple[float, str, str]] = ()) -> Markup:
-    """Progress against cumulative spend, one line per agent with a dot per session: [x, y] points; `marks`
-    (x, colour, what) are incidents, drawn as triangles along the top at the spend their agent had reached."""
-    x0, y0, right = 72, 14, 16
-    legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
-    w, h = width - x0 - right, height - y0 - 60
-    xs = [p[0] for _, _, pts in series for p in pts] + [m[0] for m in marks] or [0]
-    ys = [p[1] for _, _, pts in series for p in pts] or [0]
-    xt, yt = nice_ticks(0, max(xs) if max(xs) > 0 else 1), nice_ticks(min(0, min(ys)), max(ys) if max(ys) > 0 else 1)
-    sx = lambda v: x0 + w * (v - xt[0]) / (xt[-1] - xt[0])  # noqa: E731
-    sy = lambda v: y0 + h - h * (v - yt[0]) / (yt[-1] - yt[0])  # noqa: E731
-    body = _axes(x0, y0, w, h, [(sx(v), xfmt(v)) for v in xt], [(sy(v), yfmt(v)) for v in yt], xlabel, ylabel)
+def spend_chart(series: list[tuple[str, str, list[list[float]]]], x: Quantity, y: Quantity, width: int = 560,
+                height: int = 300, title: str = "", marks: list[tuple[float, str, str]] = ()) -> Markup:
+    """Progress against cumulative spend, one line per agent with a dot per session: [x, y] points as stored, shown
+    in the quantities' units; `marks` (x, colour, what) are incidents, drawn as triangles along the top at the
+    spend their agent had reached."""
+    p = plane([a for _, _, pts in series for a, _ in pts] + [m[0] for m in marks], [b for _, _, pts in series for _, b in pts],
+              x, y, [(label, colour) for label, colour, _ in series], width, height)
+    sx, sy, y0, body = p.x, p.y, p.top, p.frame
+    xtext, ytext = (lambda v: x.unit.text(v, 4 if x.unit is DOLLARS else 0)), (lambda v: y.unit.text(v, 0 if y.unit.whole else 2))
     for label, colour, pts in series:
         if not pts:
             continue
-        coords = " ".join(f"{_t(sx(x))},{_t(sy(y))}" for x, y in pts)
+        coords = " ".join(f"{_t(sx(a))},{_t(sy(b))}" for a, b in pts)
         body.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2.2" stroke-linejoin="round" points="{coords}"><title>{escape(label)}</title></polyline>')
-        body += [f'<circle cx="{_t(sx(x))}" cy="{_t(sy(y))}" r="3" fill="{colour}"><title>{escape(label)}: {escape(yfmt(y))} at {escape(xfmt(x))}</title></circle>'
-                 for x, y in pts]
-    for x, colour, what in marks:
-        cx = sx(x)
-        body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y0 + 2)} L{_t(cx + 5)} {_t(y0 + 2)} L{_t(cx)} {_t(y0 + 10)} Z" fill="{colour}" '
-                    f'stroke="#222" stroke-width="0.6"><title>{escape(what)} at {escape(xfmt(x))}</title></path>')
-    body.extend(legend)
-    return _svg(width, int(height + lh), body, title or f"{ylabel} against {xlabel}")
+        if len(pts) <= DOTS_SHOWN:
+            body += [f'<circle cx="{_t(sx(a))}" cy="{_t(sy(b))}" r="3" fill="{colour}"><title>{escape(label)}: {escape(ytext(b))} at {escape(xtext(a))}</title></circle>'
+                     for a, b in pts]
+    body += _incidents_along_top(marks, sx, y0, xtext)
+    return _svg(width, p.total_height, body + p.key, title or f"{y.title} against {x.title}")
 
 
-SPEND_AXES = (("dollars", "cumulative dollars", lambda v: f"${v:g}"), ("tokens", "cumulative tokens", lambda v: f"{v:,.0f}"))
-SPEND_MEASURES = (("quests", "quests completed", lambda v: f"{v:g}"), ("trial_stages", "trial stages (cumulative rule)", lambda v: f"{v:g}"),
-                  ("wealth_cents", "wealth (public formula)", lambda v: f"{v / 100:g}"))
+HOURS = Quantity("wall-clock hours since the first session", Unit("hours"))
+CLEAR_RATE = Quantity("clears per attempt (%)", PERCENT)
+DAMAGE = Quantity("mean damage taken per clear (health)", Unit("health"))
+SPEND_AXES = ("dollars", "tokens")  # the report's spend curves' keys, named in eval.chart.QUANTITIES
+SPEND_MEASURES = ("quests", "trial_stages", "wealth_cents")
 
 
 def spend_charts(curves: dict[str, Any], names: dict[str, str], colour: dict[str, str],
@@ -203,14 +171,19 @@ def spend_charts(curves: dict[str, Any], names: dict[str, str], colour: dict[str
     """Quests, trial stages and wealth against cumulative dollars and against cumulative tokens; with
     `annotations` (the study block's), each arm's incidents marked at the spend it had reached."""
     out = []
-    for key, label, yfmt in SPEND_MEASURES:
-        for axis, xlabel, xfmt in SPEND_AXES:
-            series = [(names[a], colour[a], [[p[axis], p[key]] for p in arm["points"]]) for a, arm in curves[axis].items()]
-            marks = [(m[axis], colour[a], f"{names[a]}: incident {m['n']} ({m['kind']})")
-                     for a in curves[axis] for m in (annotations or {}).get(a, [])]
-            title = f"{label.split(' (')[0].capitalize()} against {xlabel}"
-            out.append((title, spend_chart(series, xlabel, label, xfmt, yfmt, title=title, marks=marks)))
+    for key in SPEND_MEASURES:
+        for axis_key in SPEND_AXES:
+            x, y = QUANTITIES[axis_key], QUANTITIES[key]
+            series = [(names[a], colour[a], [[p[axis_key], p[key]] for p in arm["points"]]) for a, arm in curves[axis_key].items()]
+            marks = [(m[axis_key], colour[a], f"{names[a]}: incident {m['n']} ({m['kind']})")
+                     for a in curves[axis_key] for m in (annotations or {}).get(a, [])]
+            title = f"{y.title.split(' (')[0].capitalize()} against {x.title}"
+            out.append((title, spend_chart(series, x, y, title=title, marks=marks)))
     return out
+
+
+LANE_MARKS = {"quest": ("quest completed", "quests completed"), "knockdown": ("knocked down", "knockdowns"),
+              "incident": ("incident", "incidents")}  # (what one mark is, what merged ones are) on a timeline lane
 
 
 def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], start: int, end: int, per_day: int,
@@ -221,6 +194,7 @@ def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], sta
     height = top + lane * len(lanes) + 46
     span = width - left - right
     sx = lambda t: left + span * (t - start) / max(end - start, 1)  # noqa: E731
+    at = lambda t: clock(int(t), per_day)  # noqa: E731
     body = []
     legend = [("◆", "trial stage or task"), ("●", "quest completed"), ("✕", "knockdown")]
     if any(kind == "incident" for _, _, marks in lanes for _, kind, _ in marks):
@@ -243,41 +217,44 @@ def timeline_chart(lanes: list[tuple[str, str, list[tuple[int, str, str]]]], sta
                     f'<text x="{left - 10}" y="{_t(y + 4)}" font-size="13" text-anchor="end" fill="#222">{escape(name)}</text>'
                     f'<text x="{left + span + 10}" y="{_t(y + 4)}" font-size="11" fill="#444">{stages} achieved · {plural(quests, "quest")} · {plural(downs, "down")}</text>')
         last_label_x = [-1e9, -1e9]  # labels alternate above and below the lane, each row spaced apart
-        for t, kind, label in sorted(marks):
+        for t, _, label in sorted(m for m in marks if m[1] == "achievement"):  # each drawn: few, and labelled
             cx = sx(t)
-            if kind == "achievement":
-                body.append(f'<path d="M{_t(cx)} {_t(y - 8)} L{_t(cx + 7)} {_t(y)} L{_t(cx)} {_t(y + 8)} L{_t(cx - 7)} {_t(y)} Z" fill="{colour}" stroke="#222" stroke-width="0.8">'
-                            f'<title>{escape(label)} at {escape(clock(t, per_day))}</title></path>')
-                room = 6.2 * len(label) + 8
-                for row, dy in ((0, -12), (1, 21)):
-                    if cx - last_label_x[row] > room:
-                        body.append(f'<text x="{_t(cx)}" y="{_t(y + dy)}" font-size="10.5" text-anchor="middle" fill="#222">{escape(label)}</text>')
-                        last_label_x[row] = cx
-                        break
-            elif kind == "quest":
-                body.append(f'<circle cx="{_t(cx)}" cy="{_t(y)}" r="4" fill="{colour}" stroke="#fff" stroke-width="1"><title>quest completed at {escape(clock(t, per_day))}</title></circle>')
+            body.append(f'<path d="M{_t(cx)} {_t(y - 8)} L{_t(cx + 7)} {_t(y)} L{_t(cx)} {_t(y + 8)} L{_t(cx - 7)} {_t(y)} Z" fill="{colour}" stroke="#222" stroke-width="0.8">'
+                        f'<title>{escape(label)} at {escape(at(t))}</title></path>')
+            room = 6.2 * len(label) + 8
+            for row, dy in ((0, -12), (1, 21)):
+                if cx - last_label_x[row] > room:
+                    body.append(f'<text x="{_t(cx)}" y="{_t(y + dy)}" font-size="10.5" text-anchor="middle" fill="#222">{escape(label)}</text>')
+                    last_label_x[row] = cx
+                    break
+        for t, kind, items in _near([(t, kind, label or LANE_MARKS[kind][0]) for t, kind, label in marks if kind != "achievement"], sx):
+            cx, what = sx(t), escape(_titled(items, at, LANE_MARKS[kind][1]))
+            if kind == "quest":
+                body.append(f'<circle cx="{_t(cx)}" cy="{_t(y)}" r="4" fill="{colour}" stroke="#fff" stroke-width="1"><title>{what}</title></circle>')
             elif kind == "incident":
                 body.append(f'<path class="incident" d="M{_t(cx - 5)} {_t(y - 17)} L{_t(cx + 5)} {_t(y - 17)} L{_t(cx)} {_t(y - 9)} Z" fill="#444">'
-                            f'<title>{escape(label)} at {escape(clock(t, per_day))}</title></path>')
+                            f'<title>{what}</title></path>')
             else:
-                body.append(f'<text x="{_t(cx)}" y="{_t(y + 5)}" font-size="13" text-anchor="middle" fill="#b42318">✕<title>knocked down at {escape(clock(t, per_day))}</title></text>')
+                body.append(f'<text x="{_t(cx)}" y="{_t(y + 5)}" font-size="13" text-anchor="middle" fill="#b42318">✕<title>{what}</title></text>')
     return _svg(width, height, body, title)
 
 
-def level_bars(levels: list[str], series: list[tuple[str, str, list[float | None]]], ylabel: str, yfmt, ymax: float | None = None,
+def level_bars(levels: list[str], series: list[tuple[str, str, list[float | None]]], y: Quantity, ymax: float | None = None,
                width: int = 580, height: int = 320, title: str = "") -> Markup:
-    """Grouped bars: one group per dungeon level, one bar per agent; a dash where it never got there."""
-    x0, y0, right = 72, 14, 16
-    legend, lh = _legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
-    w, h = width - x0 - right, height - y0 - 60
+    """Grouped bars: one group per dungeon level, one bar per agent, each labelled in `y`'s unit; a dash where it
+    never got there."""
     vals = [v for _, _, vs in series for v in vs if v is not None]
-    ticks = nice_ticks(0, ymax if ymax is not None else (max(vals) if vals and max(vals) > 0 else 10))
-    hi = ticks[-1]
+    yt = axis(0, ymax if ymax is not None else max(vals, default=0), y.unit)
+    x0, right = margins([s for _, s in yt], [""])
+    y0 = 14
+    items, lh = legend([(label, colour) for label, colour, _ in series], x0, height - 12, width - x0 - right)
+    w, h = width - x0 - right, height - y0 - 60
+    hi = yt[-1][0]
     sy = lambda v: y0 + h - h * v / hi  # noqa: E731
     group = w / max(len(levels), 1)
     bw = min(28, (group - 16) / max(len(series), 1))
     xt = [(x0 + group * (i + 0.5), name) for i, name in enumerate(levels)]
-    body = _axes(x0, y0, w, h, xt, [(sy(v), f"{v:g}") for v in ticks], "dungeon level", ylabel)
+    body = axes(x0, y0, w, h, xt, [(sy(v), s) for v, s in yt], "dungeon level", y.title)
     for i in range(len(levels)):
         gx = x0 + group * i + (group - bw * len(series)) / 2
         for j, (label, colour, vs) in enumerate(series):
@@ -286,11 +263,12 @@ def level_bars(levels: list[str], series: list[tuple[str, str, list[float | None
             if v is None:
                 body.append(f'<text x="{_t(x + bw / 2)}" y="{_t(y0 + h - 4)}" font-size="11" text-anchor="middle" fill="#aaa">–</text>')
                 continue
+            shown = y.unit.text(v, 0)
             body.append(f'<rect x="{_t(x + 1)}" y="{_t(sy(v))}" width="{_t(bw - 2)}" height="{_t(y0 + h - sy(v))}" fill="{colour}">'
-                        f'<title>{escape(label)}, {escape(levels[i])}: {escape(yfmt(v))}</title></rect>')
-            body.append(f'<text x="{_t(x + bw / 2)}" y="{_t(sy(v) - 4)}" font-size="10" text-anchor="middle" fill="#333">{escape(yfmt(v))}</text>')
-    body.extend(legend)
-    return _svg(width, int(height + lh), body, title or ylabel)
+                        f'<title>{escape(label)}, {escape(levels[i])}: {escape(shown)}</title></rect>')
+            body.append(f'<text x="{_t(x + bw / 2)}" y="{_t(sy(v) - 4)}" font-size="10" text-anchor="middle" fill="#333">{escape(shown)}</text>')
+    body.extend(items)
+    return _svg(width, int(height + lh), body, title or y.title)
 
 
 def dimension_bars(scores: dict[str, float], colour: str) -> Markup:
@@ -310,6 +288,22 @@ def dimension_bars(scores: dict[str, float], colour: str) -> Markup:
 
 
 # ---- the page --------------------------------------------------------------------------------
+
+
+INCIDENTS_LISTED = 150  # a longer incident log is tabled by kind and parties (the JSON report keeps every one)
+
+
+def incident_groups(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A long incident log in one row per kind and parties, in order of the first: how many, from when to when,
+    whether a study pair's, and the events cited; each incident stays in the report's JSON with its own evidence."""
+    rows: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
+    for i in log:
+        row = rows.setdefault((i["kind"], tuple(i["names"])), {"kind": i["kind"], "names": i["names"], "count": 0,
+                                                              "first": i, "study_pair": i["study_pair"], "evidence": 0})
+        row["count"] += 1
+        row["last"] = i
+        row["evidence"] += len(i["evidence"])
+    return list(rows.values())
 
 
 def _log_highlights(report: dict[str, Any], agent: str, limit: int = 14) -> list[str]:
@@ -341,16 +335,16 @@ def render_html(report: dict[str, Any]) -> str:
     per_day = match["ticks_per_day"]
     ids = list(report["metrics"])
     names = {a: report["metrics"][a]["name"] for a in ids}
-    colour = {a: AGENT_COLOURS[i % len(AGENT_COLOURS)] for i, a in enumerate(ids)}
+    by_name = palette.colours(names[a] for a in ids)  # joining order: as the viewer and the live page colour them
+    colour = {a: by_name[names[a]] for a in ids}
     start, end = match["start_tick"], match["final_tick"]
     charts: dict[str, Markup | None] = {}
     study = report.get("study")
     charts["activity"] = activity_chart([(names[a], report["activity"][a]["counts"]) for a in ids])
     incident_marks = [(i["tick"], colour[p], f"{names[p]}: incident {i['n']} ({i['kind']})")
                       for i in (study["incidents"]["log"] if study else []) for p in dict.fromkeys(i["parties"])]
-    charts["wealth"] = line_chart([(names[a], colour[a], [[t, c / 100] for t, c in report["curves"]["wealth"][a]]) for a in ids],
-                                  start, end, per_day, "wealth (public formula)", yfmt=lambda v: f"{v:g}", title="Wealth over time",
-                                  width=1140, height=340, marks=incident_marks)
+    charts["wealth"] = line_chart([(names[a], colour[a], report["curves"]["wealth"][a]) for a in ids], start, end, per_day,
+                                  QUANTITIES["wealth_cents"], title="Wealth over time", width=1140, height=340, marks=incident_marks)
     lanes = []
     for a in ids:
         marks = [(t, "achievement", label) for t, label in report["curves"]["achievements"][a]]
@@ -365,8 +359,7 @@ def render_html(report: dict[str, Any]) -> str:
     spend = spend_charts(curves, names, colour, study["incidents"]["annotations"] if study else None) if curves["tokens"] else []
     if study is not None and study["pacing"]:
         charts["spend_rate"] = spend_chart([(names[a], colour[a], p["spend_rate"]["points"]) for a, p in study["pacing"].items()],
-                                           "wall-clock hours since the first session", "cumulative dollars",
-                                           yfmt=lambda v: f"${v:g}", width=1140, title="Spend over wall-clock time")
+                                           HOURS, QUANTITIES["dollars"], width=1140, title="Spend over wall-clock time")
     dungeon = report["dungeon"]
     if dungeon["recorded"]:
         level_names = [lv["name"] for lv in dungeon["levels"]]
@@ -374,10 +367,10 @@ def render_html(report: dict[str, Any]) -> str:
         rows = {r["agent"]: r["levels"] for r in dungeon["rows"]}
         charts["clear_rate"] = level_bars(level_names, [(names[a], colour[a], [None if rows[a][k] is None or rows[a][k]["clear_rate"] is None
                                                                                else 100 * rows[a][k]["clear_rate"] for k in keys]) for a in ids],
-                                          "clears per attempt (%)", lambda v: f"{v:.0f}", ymax=100, title="Clear rate by level")
+                                          CLEAR_RATE, ymax=100, title="Clear rate by level")
         charts["damage"] = level_bars(level_names, [(names[a], colour[a], [None if rows[a][k] is None or rows[a][k]["mean_damage"] is None
                                                                            else rows[a][k]["mean_damage"] for k in keys]) for a in ids],
-                                      "mean damage taken per clear", lambda v: f"{v:.0f}", title="Damage per clear by level")
+                                      DAMAGE, title="Damage per clear by level")
     cards = []
     for card in report["agents"]:
         a = card["agent"]
@@ -391,4 +384,5 @@ def render_html(report: dict[str, Any]) -> str:
         clock=lambda t: clock(t, per_day), manifest_plain=plain, manifest_nested=nested, spend=spend,
         manifest_agents=manifest.get("agents", []), categories=CATEGORIES, study=study,
         verification=verification_line(report.get("verification")),
+        dots_shown=DOTS_SHOWN, incident_groups=incident_groups(study["incidents"]["log"]) if study and len(study["incidents"]["log"]) > INCIDENTS_LISTED else None,
     )

@@ -28,7 +28,7 @@ from wildhold.eval.identity import agent_identity, identity_key, labels
 from wildhold.eval.metrics import compute_metrics, load_match
 from wildhold.eval.report import build_report
 from wildhold.eval.rubric import Rubric, get_rubric
-from wildhold.eval.spend import add_spend, read_spend, spend_totals
+from wildhold.eval.spend import add_spend, read_spend, session_ticks, spend_totals
 from wildhold.eval.stats import INTERVAL, describe, per_seed
 from wildhold.service.verify import admit
 from wildhold.store.archive import ArchiveError
@@ -42,6 +42,17 @@ class PoolingRefused(ValueError):
     """Archives of different scenarios named together without asking to pool them."""
 
     code = "leaderboard_pools_scenarios"
+
+
+def spend_cells(row: dict[str, Any]) -> tuple[str, str]:
+    """A board row's tokens and dollars as a table shows them: summed over the matches that recorded them (saying
+    how many of its matches those were when not all), or that none did."""
+    spend = row["spend"]
+    if spend is None:
+        return "not recorded", "not recorded"
+    over = f" ({spend['matches']} of {row['matches']} matches)" if spend["matches"] < row["matches"] else ""
+    return f"{spend['tokens']:,}{over}", f"${spend['dollars']:,.4f}{over}"
+
 
 def card_measures(report: dict[str, Any], card: dict[str, Any]) -> dict[str, float | None]:
     """One agent's measures in one report: fitness index, the five dimensions, composite score, trial stages under
@@ -77,7 +88,8 @@ def leaderboard(archives: Iterable[Path | str], rubric: str | Rubric | None = No
             duplicates.append({"archive": path.name, "same_log_as": heads[head]})
             continue
         heads[head] = path.name
-        reports.append({**build_report(record, compute_metrics(record), rb, read_spend(path)),
+        sessions = read_spend(path)
+        reports.append({**build_report(record, compute_metrics(record, probes=session_ticks(sessions)), rb, sessions),
                         "verification": verdict.stamp(), "_manifest": record.manifest})
     scenarios = sorted({r["match"]["scenario"] for r in reports})
     if len(scenarios) > 1 and not pool_scenarios:

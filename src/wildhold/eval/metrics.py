@@ -184,6 +184,8 @@ class AgentMetrics:
     wealth_cents: int = 0
     wealth_terms: dict[str, int] = field(default_factory=dict)
     wealth_curve: list[list[int]] = field(default_factory=list)  # [tick, cents]
+    # tick -> cents once every event of that tick is in, at the ticks asked for (`compute_metrics(probes=...)`)
+    wealth_at: dict[int, int] = field(default_factory=dict, repr=False)
     # idle: silences of 30 ticks or more (eval.folds.activity), [start, end) ticks; `agent_idle` events included
     idle_spans: list[list[int]] = field(default_factory=list)
     # dungeon (seed 000): level name -> stats; then Table 3's columns (eval.season shows them) and the trial
@@ -223,9 +225,9 @@ class AgentMetrics:
         raise LookupError(f"no metric or measure {name!r}: no fold wrote it for {self.agent}")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, without the survival step function or the measures."""
+        """JSON-ready, without the survival step function, the probed wealth or the measures."""
         d = asdict(self)
-        del d["needs_steps"], d["measures"]
+        del d["needs_steps"], d["measures"], d["wealth_at"]
         d["program_share"] = self.program_share
         d["dungeon"] = {k: {**asdict(v), "clear_rate": v.clear_rate, "mean_damage": v.mean_damage} for k, v in self.dungeon.items()}
         return d
@@ -265,17 +267,20 @@ def config_of(entry: dict[str, Any]) -> str:
     return str(entry.get("name", entry.get("id", "?")))
 
 
-def compute_metrics(record: MatchRecord, content: Content | None = None, folds: Iterable[type[Fold]] | None = None) -> MatchMetrics:
-    """Run the folds (every registered one unless named) over a match's events (see the module docstring)."""
+def compute_metrics(record: MatchRecord, content: Content | None = None, folds: Iterable[type[Fold]] | None = None,
+                    *, probes: Iterable[int] = ()) -> MatchMetrics:
+    """Run the folds (every registered one unless named) over a match's events (see the module docstring);
+    `probes`: ticks at which each character's exact wealth is kept too (`AgentMetrics.wealth_at`), as the
+    spend curve reads it at each model session's tick (`eval.spend.session_ticks`)."""
     if folds is None:
         import wildhold.eval.folds  # noqa: F401  (registers the metrics)
 
         folds = list(FOLDS.values())
     with quiet_gc():
-        return _compute(record, content or default_content(), folds)
+        return _compute(record, content or default_content(), folds, tuple(sorted(set(probes))))
 
 
-def _compute(record: MatchRecord, content: Content, folds: Iterable[type[Fold]]) -> MatchMetrics:
+def _compute(record: MatchRecord, content: Content, folds: Iterable[type[Fold]], probes: tuple[int, ...]) -> MatchMetrics:
     from wildhold.world.parts.trial import STAGES
 
     m = record.manifest
@@ -284,7 +289,7 @@ def _compute(record: MatchRecord, content: Content, folds: Iterable[type[Fold]])
     final_tick = max(m.get("final_tick", 0), events[-1]["tick"] if events else 0)
     start_tick = m.get("start_tick", events[0]["tick"] if events else 0)
     spec = content.scenario(scenario)
-    match = MatchInfo(content, scenario, seed, start_tick, final_tick, spec.width, spec.height)
+    match = MatchInfo(content, scenario, seed, start_tick, final_tick, spec.width, spec.height, probes=probes)
     roster = {a["id"]: a for a in m.get("agents", [])}
     agents = match.agents
     max_health = content.needs.max_health

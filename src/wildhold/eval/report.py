@@ -478,12 +478,13 @@ def score_archive(path, rubric: str | Rubric | None = None, content=None, *, tru
     """Verify (re-simulate, or with `trust` not), fold and score an archive: the report a reader gets for it,
     stamped with what was checked. An archive that does not verify raises ArchiveError with its code."""
     from wildhold.eval.metrics import compute_metrics, load_match
-    from wildhold.eval.spend import read_spend
+    from wildhold.eval.spend import read_spend, session_ticks
     from wildhold.service.verify import admit
 
     verdict = admit(path, content, trust=trust, cache=cache)
     record = load_match(path)
-    report = build_report(record, compute_metrics(record, content), rubric, read_spend(path))
+    sessions = read_spend(path)
+    report = build_report(record, compute_metrics(record, content, probes=session_ticks(sessions)), rubric, sessions)
     return {**report, "verification": verdict.stamp()}
 
 
@@ -518,7 +519,7 @@ def report_markdown(report: dict[str, Any]) -> str:
            f"{len(report['agents'])} agents, {m['start']} to {m['end']} ({m['days']} days), {m['event_count']} events; chain head `{m['chain_head']}`.",
            *filter(None, [verification_line(report.get("verification"))]), "",
            "## Standings", "",
-           "| rank | agent | config | wealth | fitness | grade | archetype | survival | economy | social | adaptation | competitiveness |",
+           "| rank | agent | config | wealth (coins) | fitness | grade | archetype | survival | economy | social | adaptation | competitiveness |",
            "|---:|---|---|---:|---:|:-:|---|---:|---:|---:|---:|---:|"]
     for c in report["agents"]:
         s = c["scores"]

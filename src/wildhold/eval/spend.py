@@ -29,18 +29,21 @@ def read_spend(path: Path | str) -> list[dict[str, Any]] | None:
     return sessions or None
 
 
+def session_ticks(sessions: list[dict[str, Any]] | None) -> list[int]:
+    """The ticks the session records were made at: the probes `compute_metrics` must keep wealth at for them."""
+    return sorted({record["tick"] for record in sessions or []})
+
+
 def _count_by(ticks: list[int], tick: int) -> int:
     return bisect_right(sorted(ticks), tick)
 
 
-def _wealth_at(curve: list[list[int]], tick: int, start: int) -> int:
-    """The wealth the curve shows at `tick`: its last sample at or before it."""
-    value = start
-    for t, cents in curve:
-        if t > tick:
-            break
-        value = cents
-    return value
+def _wealth_at(am: AgentMetrics, tick: int) -> int:
+    """The character's wealth once every event of `tick` is in: what the run's own read of the world said."""
+    if tick not in am.wealth_at:
+        raise ValueError(f"the metrics hold no wealth at tick {tick}: compute them with "
+                         "probes=session_ticks(sessions) to draw the spend curve")
+    return am.wealth_at[tick]
 
 
 def _point(am: AgentMetrics, record: dict[str, Any], spent: dict[str, Any]) -> dict[str, Any]:
@@ -49,13 +52,13 @@ def _point(am: AgentMetrics, record: dict[str, Any], spent: dict[str, Any]) -> d
             "quests": _count_by(am.quest_ticks, tick),
             "trial_stages": _count_by(list(am.trial_native_ticks.values()), tick),
             "trial_stages_independent": _count_by(list(am.trial_stages.values()), tick),
-            "wealth_cents": _wealth_at(am.wealth_curve, tick, am.wealth_start_cents)}
+            "wealth_cents": _wealth_at(am, tick)}
 
 
 def spend_curves(sessions: list[dict[str, Any]] | None, metrics: MatchMetrics) -> tuple[Any, Any]:
     """(tokens, dollars) per character that spent: its totals and one point per session, each point the
-    cumulative spend after that session with the quests, trial stages and wealth reached by its tick.
-    (None, None) when nothing was recorded."""
+    cumulative spend after that session with the quests, trial stages and wealth reached by the end of its tick
+    (`metrics` computed with `probes=session_ticks(sessions)`). (None, None) when nothing was recorded."""
     if not sessions:
         return None, None
     tokens: dict[str, dict[str, Any]] = {}

@@ -148,16 +148,16 @@ def interval_text(summary: Mapping[str, Any], digits: int = 2, sign: str = "") -
         return "-"
     lo, hi = summary["ci95"]
     mark = " BCa" if summary.get("method") == BCA else ""
-    return f"[{lo:{sign}.{digits}f}, {hi:{sign}.{digits}f}]{mark}"
+    return f"[{lo:{sign},.{digits}f}, {hi:{sign},.{digits}f}]{mark}"
 
 
 def show(summary: Mapping[str, Any], digits: int = 2) -> str:
     """`mean ± std [lo, hi] n=N` for a table cell; '-' when nothing was measured."""
     if not summary or summary.get("mean") is None:
         return "-"
-    text = f"{summary['mean']:.{digits}f}"
+    text = f"{summary['mean']:,.{digits}f}"
     if summary.get("std") is not None:
-        text += f" ± {summary['std']:.{digits}f}"
+        text += f" ± {summary['std']:,.{digits}f}"
     if summary.get("ci95"):
         text += " " + interval_text(summary, digits)
     return f"{text} n={summary['n']}"

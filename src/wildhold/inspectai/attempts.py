@@ -37,7 +37,7 @@ from wildhold.agents.scaffold.accounting import Price, price_table_id
 from wildhold.agents.scaffold.adapters import Usage
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.content import default_content
-from wildhold.service.access import HostConfig
+from wildhold.service.access import TOOL_PROFILES, HostConfig
 from wildhold.service.host import Host
 from wildhold.tasks.attempt import AGENT_NAME, Turns, begin_task, score_archive
 from wildhold.tasks.catalog import default_suite
@@ -108,6 +108,7 @@ class Spend:
 
     model: str
     price: Price
+    tools: str = "full"  # the MCP tool profile it is handed
     calls: int = 0
     usage: ModelUsage = field(default_factory=ModelUsage)
 
@@ -122,10 +123,10 @@ class Spend:
         from wildhold.server.mcp import tools_hash
 
         table = {AGENT_NAME: {"provider": "inspect", "model": self.model, **self.price.dump()}}
-        return {"tools_hash": tools_hash(horizon="hidden"), "price_table": table, "price_table_sha256": price_table_id(table),
-                "objective": task.description,
+        return {"tools_hash": tools_hash(horizon="hidden", profile=self.tools), "price_table": table,
+                "price_table_sha256": price_table_id(table), "objective": task.description,
                 "arm_identities": {AGENT_NAME: {"provider": "inspect", "model": self.model, "policy": who,
-                                                "harness": HARNESS}}}
+                                                "harness": HARNESS, "tools": self.tools}}}
 
     def record(self, table: str) -> dict[str, Any]:
         cached = self.usage.input_tokens_cache_read or 0
@@ -150,7 +151,7 @@ class Served:
 
 @asynccontextmanager
 async def served(task: Task, repeat: int, who: str, joined: dict[str, str], extra: dict[str, Any], clock: str,
-                 tick_seconds: float, path: Path) -> AsyncIterator[Served]:
+                 tick_seconds: float, path: Path, tools: str = "full") -> AsyncIterator[Served]:
     """Set the attempt up as `tasks run` does (`begin_task`, marked for `who`) in a world served on loopback whose
     clock the attempt's turns drive, not the served one; on a clean exit end it and write its archive to `path`
     (an attempt that failed otherwise leaves none)."""
@@ -162,7 +163,7 @@ async def served(task: Task, repeat: int, who: str, joined: dict[str, str], extr
     config = HostConfig(signup_token=secrets.token_urlsafe(24), admin_token=secrets.token_urlsafe(24), clock=clock,
                         tick_seconds=tick_seconds, lobby=True, rate_per_s=0.0,
                         idle_after_ticks=task.limits.ticks + 1,  # never away: the world waits for it every turn
-                        wait_max_s=WAIT_IN_TURN_S)
+                        wait_max_s=WAIT_IN_TURN_S, tools=tools)
     host = Host.open(work / "world", config, task.scenario, seed, horizon="hidden", manifest_extra=extra)
     host.season_ends = False  # a set-up may start past the season's end: only the task's limits end an attempt
     try:
@@ -188,14 +189,17 @@ async def served(task: Task, repeat: int, who: str, joined: dict[str, str], extr
 
 @solver
 def attempt(out: str, player: str | None = None, name: str | None = None, clock: str | None = None,
-            tick_seconds: float = 1.0, input_per_mtok: float = 0.0, output_per_mtok: float = 0.0):
+            tick_seconds: float = 1.0, input_per_mtok: float = 0.0, output_per_mtok: float = 0.0, tools: str = "full"):
     """Play the sample's task at its epoch's repeat and write its archive into `out`.
 
     `player`: a scripted policy (as `tasks run --agent`) plays instead of the model. `name`: the player's name
     in the log's mark and the table (the policy's, or the model's with other characters than letters, digits,
     '_', '-' and '.' made '-'). `clock` overrides the task's; `tick_seconds` is realtime's wall-clock seconds
     per world minute. A model's dollars are priced at `input_per_mtok` and `output_per_mtok` (dollars per
-    million tokens, every input token at the input rate, as `tasks run` prices a model arm)."""
+    million tokens, every input token at the input rate, as `tasks run` prices a model arm). `tools`: the MCP tool
+    profile a model is handed (full or compact), recorded in its identity."""
+    if tools not in TOOL_PROFILES:
+        raise ValueError(f"bad_tools: {tools!r}; a tool profile is one of {', '.join(TOOL_PROFILES)}")
     if player is not None:
         check_player(player)
     if name is not None:
@@ -226,11 +230,11 @@ def attempt(out: str, player: str | None = None, name: str | None = None, clock:
                     if broke is not None:
                         s.host.archives.manifest_extra["agent_error"] = broke
             return state
-        spend = Spend(model, Price(input_per_mtok, output_per_mtok))
+        spend = Spend(model, Price(input_per_mtok, output_per_mtok), tools)
         extra.update(spend.manifest(who, task))
         state.messages.insert(0, ChatMessageSystem(content=RULES[want].format(tick_seconds=tick_seconds)))
         async with served(task, repeat, who, {"policy": who, "model": model, "harness": HARNESS}, extra, want,
-                          tick_seconds, path) as s:
+                          tick_seconds, path, tools) as s:
             if s.tracker is not None:
                 await _play(s, state, want, tick_seconds, _model(generate, spend))
             if spend.calls:

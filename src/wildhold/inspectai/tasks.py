@@ -14,30 +14,31 @@ from wildhold.inspectai.matches import match_task
 
 
 def _suite_task(suite: str, repeats: int, out: str | None, player: str | None, name: str | None, clock: str | None,
-                tick_seconds: float, input_per_mtok: float, output_per_mtok: float) -> Task:
+                tick_seconds: float, input_per_mtok: float, output_per_mtok: float, tools: str) -> Task:
     folder = out or str(Path("wildhold-tasks") / time.strftime("inspect-%Y%m%dT%H%M%S"))
     return Task(dataset=samples(suite), epochs=Epochs(repeats, "mean"),
-                solver=attempt(folder, player, name, clock, tick_seconds, input_per_mtok, output_per_mtok),
+                solver=attempt(folder, player, name, clock, tick_seconds, input_per_mtok, output_per_mtok, tools),
                 scorer=attempt_score(), metadata={"wildhold_out": folder}, message_limit=None)
 
 
 @task(name="tasks")
 def task_suite(suite: str = "lite", repeats: int = 1, out: str | None = None, player: str | None = None,
                name: str | None = None, clock: str | None = None, tick_seconds: float = 1.0,
-               input_per_mtok: float = 0.0, output_per_mtok: float = 0.0) -> Task:
+               input_per_mtok: float = 0.0, output_per_mtok: float = 0.0, tools: str = "full") -> Task:
     """The task suite as `wildhold tasks run --suite SUITE --repeats N --out OUT` plays it: `suite` is lite, full
     or task ids separated by commas; each task is a sample and each repeat an epoch (`--epochs` gives more). The
     archives go into `out` (default wildhold-tasks/inspect-TIME), for `wildhold tasks score OUT`. `player` (a
-    scripted policy) plays instead of the model; `name` is the player's row in the table."""
-    return _suite_task(suite, repeats, out, player, name, clock, tick_seconds, input_per_mtok, output_per_mtok)
+    scripted policy) plays instead of the model; `name` is the player's row in the table; `tools` is the MCP
+    tool profile the model is handed (full or compact, as `serve --tools`)."""
+    return _suite_task(suite, repeats, out, player, name, clock, tick_seconds, input_per_mtok, output_per_mtok, tools)
 
 
 @task
 def lite(repeats: int = 1, out: str | None = None, player: str | None = None, name: str | None = None,
          clock: str | None = None, tick_seconds: float = 1.0, input_per_mtok: float = 0.0,
-         output_per_mtok: float = 0.0) -> Task:
+         output_per_mtok: float = 0.0, tools: str = "full") -> Task:
     """The suite's Lite list (`wildhold/tasks` with suite=lite)."""
-    return _suite_task("lite", repeats, out, player, name, clock, tick_seconds, input_per_mtok, output_per_mtok)
+    return _suite_task("lite", repeats, out, player, name, clock, tick_seconds, input_per_mtok, output_per_mtok, tools)
 
 
 @task

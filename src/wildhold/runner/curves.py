@@ -9,21 +9,19 @@ its last value. Scripted and task cells spend nothing and draw no curve.
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from wildhold.eval.chart import QUANTITIES, band_chart
 from wildhold.eval.identity import labels
+from wildhold.looks import palette
 
 X = ("cost_usd", "tokens", "elapsed_s")
 Y = ("quests", "trial_stages", "wealth_cents")
 GRID = 24
-X_NAMES = {"cost_usd": "cumulative dollars", "tokens": "cumulative tokens", "elapsed_s": "wall-clock seconds"}
-Y_NAMES = {"quests": "quests", "trial_stages": "trial stages (cumulative rule)", "wealth_cents": "wealth (cents)"}
-COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
 def cell_points(out: Path, result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -84,46 +82,15 @@ def curves(out: Path, results: list[dict[str, Any]], grid: int = GRID) -> dict[s
             "lines": lines}
 
 
-def svg(data: dict[str, Any], protocol: str, x_key: str, y_key: str, width: int = 440, height: int = 260) -> str:
-    """One chart: every configuration's line and band on `protocol`, y against x; every string escaped."""
-    e = html.escape
+def svg(data: dict[str, Any], protocol: str, x_key: str, y_key: str, width: int = 460, height: int = 300) -> str:
+    """One chart: every configuration's line and band on `protocol`, y against x, in the quantities' units
+    (eval.chart: wealth in coins, spend in dollars); every string escaped."""
     lines = [ln for ln in data["lines"] if ln["protocol"] == protocol]
-    left, right, top, bottom = 56, 12, 24, 30 + 12 * len(lines)
-    height += 12 * len(lines)
-    pw, ph = width - left - right, height - top - bottom
-    xmax = max((ln["by"][x_key]["x"][-1] for ln in lines), default=0.0) or 1.0
-    ys = [b[k] for ln in lines for b in ln["by"][x_key][y_key] if b for k in ("min", "max")]
-    ymin, ymax = (min(ys), max(ys)) if ys else (0.0, 1.0)
-    if ymax == ymin:
-        ymin, ymax = ymin - 1.0, ymax + 1.0
-
-    def sx(v: float) -> float:
-        return round(left + pw * v / xmax, 2)
-
-    def sy(v: float) -> float:
-        return round(top + ph * (1 - (v - ymin) / (ymax - ymin)), 2)
-
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-             f'aria-label="{e(Y_NAMES[y_key])} against {e(X_NAMES[x_key])} on {e(protocol)}">',
-             f'<text x="{left}" y="14" font-size="12">{e(Y_NAMES[y_key])} against {e(X_NAMES[x_key])}</text>',
-             f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#444"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#444"/>',
-             f'<text x="{left}" y="{top + ph + 12}" font-size="10">0</text>',
-             f'<text x="{left + pw}" y="{top + ph + 12}" font-size="10" text-anchor="end">{e(f"{xmax:.4g}")}</text>',
-             f'<text x="{left - 4}" y="{top + ph}" font-size="10" text-anchor="end">{e(f"{ymin:.4g}")}</text>',
-             f'<text x="{left - 4}" y="{top + 10}" font-size="10" text-anchor="end">{e(f"{ymax:.4g}")}</text>']
-    for i, ln in enumerate(lines):
-        colour = COLOURS[i % len(COLOURS)]
-        xs, band = ln["by"][x_key]["x"], ln["by"][x_key][y_key]
-        pts = [(x, b) for x, b in zip(xs, band) if b]
-        if not pts:
-            continue
-        upper = " ".join(f"{sx(x)},{sy(b['max'])}" for x, b in pts)
-        lower = " ".join(f"{sx(x)},{sy(b['min'])}" for x, b in reversed(pts))
-        parts.append(f'<polygon points="{upper} {lower}" fill="{colour}" fill-opacity="0.18" stroke="none"/>')
-        mean = " ".join(f"{sx(x)},{sy(b['mean'])}" for x, b in pts)
-        parts.append(f'<polyline points="{mean}" fill="none" stroke="{colour}" stroke-width="2"/>')
-        parts.append(f'<text x="{left + 6}" y="{top + ph + 26 + 12 * i}" font-size="10" fill="{colour}">'
-                     f'{e(ln["label"])} (n={len(ln["seeds"])})</text>')
-    parts.append("</svg>")
-    return "".join(parts)
+    x, y = QUANTITIES[x_key], QUANTITIES[y_key]
+    colour = palette.colours(sorted({ln["label"] for ln in data["lines"]}))  # one per configuration on every chart
+    series = []
+    for ln in lines:
+        by = ln["by"][x_key]
+        pts = [(a, b["mean"], b["min"], b["max"]) for a, b in zip(by["x"], by[y_key]) if b]
+        series.append((f"{ln['label']} (n={len(ln['seeds'])})", colour[ln["label"]], pts))
+    return str(band_chart(series, x, y, f"{y.title} against {x.title} on {protocol}", width, height))

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from wildhold.eval.chart import QUANTITIES
 from wildhold.eval.identity import labels
 from wildhold.eval.stats import INTERVAL, describe, per_seed, show
 from wildhold.runner.curves import X, Y, svg
@@ -17,6 +18,14 @@ MEASURES = ("index", "survival", "economy", "social", "adaptation", "competitive
             "task_success", "quests", "wealth", "spend_usd", "tokens")
 
 DIGITS = {"spend_usd": 4, "tokens": 0}
+
+
+UNITS_UNSAID = ("wealth", "spend_usd")  # measures whose name alone does not say their unit
+
+
+def heading(measure: str) -> str:
+    """A measure's column head, naming its unit where the name does not (wealth in coins, as the charts show it)."""
+    return QUANTITIES[measure].title if measure in UNITS_UNSAID else measure
 
 
 def seed_values(results: list[dict[str, Any]], measure: str) -> dict[int, float]:
@@ -51,7 +60,7 @@ def markdown(summary: dict[str, Any]) -> str:
         lines.append(f"## {row['label']} on {row['protocol']} ({row['cells']} cells, seeds "
                      f"{', '.join(map(str, row['seeds']))}; config {row['config']})")
         lines += ["", "| measure | mean ± std [95% CI] n |", "|---|---|"]
-        lines += [f"| {m} | {show(v, DIGITS.get(m, 2))} |" for m, v in row["measures"].items()]
+        lines += [f"| {heading(m)} | {show(v, DIGITS.get(m, 2))} |" for m, v in row["measures"].items()]
         lines.append("")
     return "\n".join(lines)
 
@@ -68,7 +77,7 @@ def render_html(summary: dict[str, Any], curve_data: dict[str, Any], title: str)
         rows = [r for r in summary["rows"] if r["protocol"] == protocol]
         shown = [m for m in MEASURES if any(m in r["measures"] for r in rows)]
         parts.append(f"<h2>{e(protocol)}</h2><table><tr><th>configuration</th><th>key</th>"
-                     + "".join(f"<th>{e(m)}</th>" for m in shown) + "</tr>")
+                     + "".join(f"<th>{e(heading(m))}</th>" for m in shown) + "</tr>")
         for r in rows:
             parts.append(f"<tr><td>{e(r['label'])}</td><td><code>{e(r['config'])}</code></td>"
                          + "".join(f"<td>{e(show(r['measures'].get(m, {}), DIGITS.get(m, 2)))}</td>" for m in shown)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
 
+from wildhold.looks import palette
 from wildhold.world.errors import Rejected
 from wildhold.world.observe import clock as world_clock
 from wildhold.world.parts import dungeon
@@ -99,12 +100,14 @@ def world_frame(w: World, show_end: bool, ranked: bool = True) -> dict[str, Any]
     """The whole world at this tick as a watcher sees it: the live page's and the replay viewer's frame."""
     wealth = {a: wealth_cents(w, a) for a in w.chars} if ranked else {}
     ranks = rank_standard(wealth) if ranked else {}
+    colour = palette.colours(c.name for c in w.chars.values())  # joining order: the same at every tick, whatever the ranks
     chars = []
     for a, c in w.chars.items():
         x, y = w.xy(c.pos)
         op = w.ops.get(c.op) if c.op else None
         chars.append({
-            "agent": a, "name": c.name, "x": x, "y": y, "dungeon": dungeon.inside_instance(w, a) is not None,
+            "agent": a, "name": c.name, "colour": colour[c.name], "x": x, "y": y,
+            "dungeon": dungeon.inside_instance(w, a) is not None,
             "health": c.health, "energy": c.energy, "satiety": c.satiety, "asleep": c.asleep,
             "knockdowns": c.knockdowns, "wealth_cents": wealth.get(a, 0), "rank": ranks.get(a),
             "inventory": dict(sorted(c.inventory.items())),

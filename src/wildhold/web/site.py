@@ -10,6 +10,7 @@ computes them. Every string an agent wrote reaches a page through Jinja2's escap
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 
@@ -20,14 +21,15 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from wildhold.eval.html import render_html
-from wildhold.eval.leaderboard import leaderboard
+from wildhold.eval.leaderboard import leaderboard, spend_cells
 from wildhold.eval.report import score_archive
 from wildhold.service import reads
 from wildhold.service.access import Identity
 from wildhold.service.archives import ARCHIVE_NAME, LIVE_REPORT_NAME
 from wildhold.service.errors import HostError
 from wildhold.service.host import Host
-from wildhold.store.archive import ArchiveError
+from wildhold.service.verify import admit
+from wildhold.store.archive import Archive, ArchiveError
 
 COOKIE = "wildhold_watch"
 STREAM_POLL_S = 0.25  # how often the stream looks for a change: updates reach a watcher within this
@@ -144,7 +146,7 @@ def add_site(app: FastAPI) -> None:
     async def matches(request: Request) -> HTMLResponse:
         host = current()
         return _page("matches.html.j2", live={"status": host.state, "scenario": host.world.scenario_name,
-                                              "tick": host.world.tick}, archives=_finished(host))
+                                              "tick": host.world.tick}, archives=_described(host))
 
     @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
     async def match_page(request: Request, match_id: str, rubric: Optional[str] = None) -> HTMLResponse:
@@ -155,7 +157,7 @@ def add_site(app: FastAPI) -> None:
 
     @app.get("/leaderboard", response_class=HTMLResponse, include_in_schema=False)
     async def leaderboard_page(rubric: Optional[str] = None, pool_scenarios: bool = False) -> HTMLResponse:
-        return _page("leaderboard.html.j2", board=_board(current(), rubric, pool_scenarios))
+        return _page("leaderboard.html.j2", board=_board(current(), rubric, pool_scenarios), spend_cells=spend_cells)
 
     @app.get("/api/ratings", tags=["public"])
     async def ratings(rubric: Optional[str] = None, pool_scenarios: bool = False) -> Response:
@@ -164,7 +166,7 @@ def add_site(app: FastAPI) -> None:
         scenarios are pooled only with pool_scenarios=true, as the CLI's --pool-scenarios)."""
         return _json(_board(current(), rubric, pool_scenarios))
 
-    @app.get("/u/{name}", response_class=HTMLResponse, include_in_schema=False)
+    @app.get("/u/{name:path}", response_class=HTMLResponse, include_in_schema=False)  # a model's name may hold "/"
     async def profile(name: str, rubric: Optional[str] = None, pool_scenarios: bool = False) -> HTMLResponse:
         board = _board(current(), rubric, pool_scenarios)
         placements = [{"scenario": m["scenario"], "seed": m["seed"], "chain_head": m["chain_head"], **p}
@@ -173,7 +175,7 @@ def add_site(app: FastAPI) -> None:
             raise HostError("not_found", f"No agent or configuration named {name!r} in this server's finished matches.")
         configs = {p["config"] for p in placements}
         rows = [r for r in board["rows"] if r["config"] in configs]
-        return _page("profile.html.j2", name=name, rows=rows, placements=placements, board=board)
+        return _page("profile.html.j2", name=name, rows=rows, placements=placements, board=board, spend_cells=spend_cells)
 
 
 # ---- helpers -----------------------------------------------------------------------------------------
@@ -218,6 +220,32 @@ def _finished(host: Host) -> list[dict[str, Any]]:
             continue
         out.append({"id": "current" if path.name == ARCHIVE_NAME else path.name.removesuffix(".wildhold.zip"),
                     "file": path.name, "bytes": path.stat().st_size})
+    return out
+
+
+def _described(host: Host) -> list[dict[str, Any]]:
+    """Each finished archive as the matches page lists it: what was played (scenario, seed, the agents, its length),
+    when it was archived (the file's time: a manifest records no date), and whether it verifies, or why not; a copy
+    of a log listed before it says so."""
+    per_day = host.content.calendar.ticks_per_day
+    heads: dict[str, str] = {}
+    out = []
+    for entry in _finished(host):
+        path = host.archives.data_dir / entry["file"]
+        row = {**entry, "archived": datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+        try:
+            with Archive(path) as archive:
+                m = archive.manifest
+            ticks = m["final_tick"] - m["start_tick"]
+            row.update(scenario=m["scenario"], seed=m["seed"], agents=[a["name"] for a in m["agents"]], ticks=ticks,
+                       days=ticks / per_day)
+            admit(path, host.content)
+        except ArchiveError as exc:
+            why = str(exc).replace(str(path), path.name)  # the page names the file, never the server's folders
+            out.append({**row, "verified": False, "why": f"{why} ({exc.code})"})
+            continue
+        same = heads.setdefault(m["chain_head"], entry["id"])
+        out.append({**row, "verified": True, "same_log_as": same if same != entry["id"] else None})
     return out
 
 

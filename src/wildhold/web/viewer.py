@@ -23,6 +23,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from wildhold.content import Content, default_content
+from wildhold.looks import palette
 from wildhold.service.match import advance_to, apply_input, replay
 from wildhold.service.spectate import feed_row, world_frame, world_map
 from wildhold.service.verify import admit, verify_archive
@@ -117,10 +118,11 @@ class Timeline:
 
     def meta(self) -> dict[str, Any]:
         m = self.manifest
+        colour = palette.colours(a["name"] for a in m["agents"])  # the roster joined in this order: as every frame colours them
         return {"archive": self.path.name, "scenario": m["scenario"], "seed": m["seed"], "start_tick": self.start_tick,
                 "final_tick": self.final_tick, "events": len(self.events), "chain_head": m["chain_head"],
-                "agents": [{"id": a["id"], "name": a["name"], "model": a.get("model"), "policy": a.get("policy")}
-                           for a in m["agents"]],
+                "agents": [{"id": a["id"], "name": a["name"], "model": a.get("model"), "policy": a.get("policy"),
+                            "colour": colour[a["name"]]} for a in m["agents"]],
                 "verification": self.verification, "map": self.map}
 
     def op_events(self) -> dict[str, list[int]]:

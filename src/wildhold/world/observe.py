@@ -5,11 +5,15 @@ Nothing else reaches an agent: every face builds its observations here.
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_left, bisect_right
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from wildhold.world import kept
+from wildhold.world.kept import Kept, KeptMismatch, first_difference
 from wildhold.world.parts import PARTS, Part
+from wildhold.world.readonly import ReadOnlyDict, ReadOnlyList, freeze
 from wildhold.world.world import CHUNK_BITS
 
 if TYPE_CHECKING:
@@ -26,9 +30,9 @@ def clock(w: World, show_end: bool = True) -> dict[str, Any]:
 def _kept_clock(w: World, show_end: bool) -> dict[str, Any]:
     """`clock` as kept for the tick and weather: observations share it (read-only)."""
     key = (w.tick, w.weather, w.end_tick, show_end)
-    held = w.caches.get("clock")
+    held = w.kept.clock
     if held is None or held[0] != key:
-        held = w.caches["clock"] = (key, _clock(w, show_end))
+        held = w.kept.clock = (key, ReadOnlyDict(_clock(w, show_end)))
     return held[1]
 
 
@@ -49,54 +53,69 @@ def _clock(w: World, show_end: bool) -> dict[str, Any]:
 
 
 def _add_features(tile: dict[str, Any], snapshot: tuple) -> dict[str, Any]:
-    """What a tile holds (node, structure, items on the ground), added to `tile` in place: observe
+    """What a tile holds (node, structure, items on the ground), added to `tile` in place (read-only records): observe
     runs this for every tile in view and every remembered one, so it builds no dict of its own."""
     _, node, amount, structure, owner, items = snapshot
     if node is not None:
-        tile["node"] = {"kind": node, "amount": amount}
+        tile["node"] = ReadOnlyDict(kind=node, amount=amount)
     if structure is not None:
-        tile["structure"] = {"kind": structure, "owner": owner}
+        tile["structure"] = ReadOnlyDict(kind=structure, owner=owner)
     if items:
-        tile["items"] = dict(items)
+        tile["items"] = ReadOnlyDict(items)
     return tile
 
 
 def status(w: World, c: Character) -> dict[str, Any]:
-    """The character's own state. Kept per character while what it shows is the same: its place, needs, sleep,
+    """The character's own state (read-only: shared by its observations). Kept per character while what it shows is the same: its place, needs, sleep,
     knockdowns, bed, operation (never changed once started), shelter, what it carries (`World.holdings`) and wears
     (compared as it is: equipping counts nowhere); about half the observations in a busy world find it so.
     Shelter is read from the terrain first: most characters stand on safe ground, and asking the world costs a call."""
     p = c.pos
     sheltered = w.safe_terrain[w.terrain[p]] or w.is_sheltered(c)
-    key = (p, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered)
-    kept = w.caches.get("status")
+    key = StatusKey(p, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered)
+    kept = w.kept.status
     if kept is None:
-        kept = w.caches["status"] = {}
+        kept = w.kept.status = {}
     held = kept.get(c.id)
     if held is None or held[0] != key or held[1]["equipment"] != c.equipment:
         held = kept[c.id] = (key, _status(w, c, sheltered, key, held))
     return held[1]
 
 
-def _status(w: World, c: Character, sheltered: bool, key: tuple, before: tuple | None) -> dict[str, Any]:
+class StatusKey(NamedTuple):
+    """What a character's status is kept for: while all of these and its equipment stay, it shows the same."""
+
+    pos: int
+    health: int
+    energy: int
+    satiety: int
+    asleep: bool
+    knockdowns: int
+    bed: int | None
+    op: str | None
+    holdings: int | None  # `World.holdings`' count of changes to what it carries
+    sheltered: bool
+
+
+def _status(w: World, c: Character, sheltered: bool, key: StatusKey, before: tuple | None) -> dict[str, Any]:
     """`status` built anew; what the status it replaces (`before`, with its key) showed of the place, the inventory
     and the equipment is reused while those are the same (most rebuilds follow a new operation or need)."""
     if before is None:
         x, y = w.xy(c.pos)
         region = w.region_names[w.region[c.pos]]
-        inventory = dict(sorted(c.inventory.items()))
-        equipment = dict(sorted(c.equipment.items()))
+        inventory = ReadOnlyDict(sorted(c.inventory.items()))
+        equipment = ReadOnlyDict(sorted(c.equipment.items()))
     else:
         was_key, was = before
-        if was_key[0] == key[0]:
+        if was_key.pos == key.pos:
             x, y, region = was["x"], was["y"], was["region"]
         else:
             x, y = w.xy(c.pos)
             region = w.region_names[w.region[c.pos]]
-        inventory = was["inventory"] if was_key[8] == key[8] else dict(sorted(c.inventory.items()))
-        equipment = was["equipment"] if was["equipment"] == c.equipment else dict(sorted(c.equipment.items()))
+        inventory = was["inventory"] if was_key.holdings == key.holdings else ReadOnlyDict(sorted(c.inventory.items()))
+        equipment = was["equipment"] if was["equipment"] == c.equipment else ReadOnlyDict(sorted(c.equipment.items()))
     op = w.ops.get(c.op) if c.op else None
-    return {
+    return ReadOnlyDict({
         "id": c.id,
         "name": c.name,
         "x": x,
@@ -109,10 +128,11 @@ def _status(w: World, c: Character, sheltered: bool, key: tuple, before: tuple |
         "sheltered": sheltered,
         "inventory": inventory,
         "equipment": equipment,
-        "bed": list(w.xy(c.bed)) if c.bed is not None else None,
+        "bed": ReadOnlyList(w.xy(c.bed)) if c.bed is not None else None,
         "knockdowns": c.knockdowns,
-        "operation": None if op is None else {"op": op.id, "action": op.action, "args": op.args, "started": op.started, "ends": op.ends},
-    }
+        "operation": None if op is None else ReadOnlyDict(op=op.id, action=op.action, args=freeze(op.args), started=op.started,
+                                                          ends=op.ends),
+    })
 
 
 def observe(w: World, agent: str, memory: bool = True, memory_since: int | None = None,
@@ -129,9 +149,33 @@ def observe(w: World, agent: str, memory: bool = True, memory_since: int | None 
     a caller that reads only the view and the character (the RL faces' arrays); `observe_parts` adds them later,
     while the world is still as it was observed.
 
-    An observation is read-only: the records in it (a tile, a character in view, a quest) are built for
-    observations and may be shared by observations of the same world, never by the world's own state.
+    An observation's records (a tile, a character in view, a quest, its own status) are built for observations and
+    may be shared by observations of the same world, never by the world's own state: those that are shared are
+    read-only (`wildhold.world.readonly`), so what one receiver writes no other sees. The dicts and lists made for
+    this observation alone (the observation itself, its view, the characters in view) are the receiver's own.
+
+    Checking what is kept (`world.kept`), each observation is built again with nothing kept and compared.
     """
+    obs = _observe(w, agent, memory, memory_since, show_end, parts)
+    if kept.CHECKING:
+        _check_kept(w, agent, obs, memory, memory_since, show_end, parts)
+    return obs
+
+
+def _check_kept(w: World, agent: str, obs: dict[str, Any], *args: Any) -> None:
+    """Raise `KeptMismatch` if this observation differs from one built with nothing kept (the order of keys counts,
+    as on the faces); what is kept is left as it was."""
+    held, w.kept = w.kept, Kept()
+    try:
+        fresh = _observe(w, agent, *args)
+    finally:
+        w.kept = held
+    if json.dumps(obs) != json.dumps(fresh):
+        raise KeptMismatch(f"{agent} at tick {w.tick}: {first_difference(obs, fresh)}")
+
+
+def _observe(w: World, agent: str, memory: bool, memory_since: int | None, show_end: bool,
+             parts: bool) -> dict[str, Any]:
     c = w.chars[agent]
     square = _square_at(w, c.pos)
     bounds = square.bounds
@@ -172,9 +216,9 @@ def _creatures_in(w: World, bounds: tuple[int, int, int, int]) -> list[dict[str,
 
 def observe_parts(w: World, c: Character, obs: dict[str, Any]) -> dict[str, Any]:
     """The parts' sections added to an observation of `c` built without them, at the same state of the world."""
-    observers = w.caches.get("observers")
+    observers = w.kept.observers
     if observers is None:  # the parts that add something (as `World.listeners`: those of the world's making)
-        observers = w.caches["observers"] = tuple(part for part in PARTS if type(part).observe is not Part.observe)
+        observers = w.kept.observers = tuple(part for part in PARTS if type(part).observe is not Part.observe)
     for part in observers:
         part.observe(w, c, obs)
     return obs
@@ -182,12 +226,12 @@ def observe_parts(w: World, c: Character, obs: dict[str, Any]) -> dict[str, Any]
 
 def _statics(w: World) -> tuple[list[str], dict[str, str]]:
     """The map's glyph rows and the legend: terrain never changes, so they are built once per world."""
-    got = w.caches.get("terrain")
+    got = w.kept.terrain
     if got is None:
         glyphs = [w.content.terrain[n].glyph for n in w.terrain_names]
         width, terrain = w.width, w.terrain
         rows = ["".join(glyphs[t] for t in terrain[y * width:(y + 1) * width]) for y in range(w.height)]
-        got = w.caches["terrain"] = (rows, {w.content.terrain[n].glyph: n for n in w.terrain_names})
+        got = w.kept.terrain = (rows, ReadOnlyDict({w.content.terrain[n].glyph: n for n in w.terrain_names}))
     return got
 
 
@@ -213,16 +257,16 @@ class _Square:
         # The stamps of those blocks in one call (a square over one block is given its stamp in a tuple too).
         self.block_stamps = itemgetter(*self.blocks, self.blocks[0])
         glyph_rows, self.legend = _statics(w)
-        self.rows = [glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)]
+        self.rows = ReadOnlyList([glyph_rows[y][x0:x1 + 1] for y in range(y0, y1 + 1)])
         self.tiles_at = self.people_at = self.people_moves = -1
-        self.tiles: list[dict[str, Any]] = []
+        self.tiles: list[dict[str, Any]] = ReadOnlyList()
         self.tiles_on: list[int] = []
         self.people: tuple[list[dict[str, Any]], list[str], list[int], int, int] = ([], [], [], 0, 0)
 
 
 def _square_at(w: World, p: int) -> _Square:
     """The view square around tile `p`: kept per tile, as its bounds are (`World.view_bounds`)."""
-    at = w.caches.setdefault("square_at", {})
+    at = w.kept.square_at
     square = at.get(p)
     if square is None:
         square = at[p] = _square(w, w.view_bounds(p))
@@ -230,9 +274,9 @@ def _square_at(w: World, p: int) -> _Square:
 
 
 def _square(w: World, bounds: tuple[int, int, int, int]) -> _Square:
-    squares = w.caches.get("squares")
+    squares = w.kept.squares
     if squares is None:
-        squares = w.caches["squares"] = {}
+        squares = w.kept.squares = {}
     held = squares.get(bounds)
     if held is None:
         held = squares[bounds] = _Square(w, bounds)
@@ -242,12 +286,12 @@ def _square(w: World, bounds: tuple[int, int, int, int]) -> _Square:
 def _changed_in(w: World, at: int, bounds: tuple[int, int, int, int]) -> list[int] | None:
     """The tiles of this square touched after count `at`, each once and in order, or None when so many were
     touched (or so long ago) that the square is better built again."""
-    held = w.caches.get("touched_since")
+    held = w.kept.touched_since
     if held is None or held[0] != at or held[1] != w.touches:  # found once for all the squares built at `at`
         since = w.touched_since(at)
         width = w.width
         found = None if since is None or len(since) > PATCHED_MOST else [(p, p % width, p // width) for p in sorted(set(since))]
-        held = w.caches["touched_since"] = (at, w.touches, found)
+        held = w.kept.touched_since = (at, w.touches, found)
     found = held[2]
     if found is None:
         return None
@@ -261,9 +305,11 @@ def _update_tiles(w: World, square: _Square, bounds: tuple[int, int, int, int]) 
     `World.touched_since`). Asked by `observe` only when the count moved on (most observations find it has not)."""
     changed = _changed_in(w, square.tiles_at, bounds)
     if changed is None:
-        square.tiles, square.tiles_on = _tiles_in(w, bounds)
+        tiles, square.tiles_on = _tiles_in(w, bounds)
+        square.tiles = ReadOnlyList(tiles)
     elif changed:
-        square.tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
+        tiles, square.tiles_on = _patched_tiles(w, square.tiles, square.tiles_on, changed)
+        square.tiles = ReadOnlyList(tiles)
     square.tiles_at = w.touches
 
 
@@ -291,9 +337,9 @@ def _patched_tiles(w: World, tiles: list[dict[str, Any]], on: list[int], changed
 
 def _fresh_tiles(w: World) -> dict[int, dict[str, Any] | None]:
     """The records of tiles changed, built at the current count of touches and shared by the squares over them."""
-    held = w.caches.get("fresh_tiles")
+    held = w.kept.fresh_tiles
     if held is None or held[0] != w.touches:
-        held = w.caches["fresh_tiles"] = (w.touches, {})
+        held = w.kept.fresh_tiles = (w.touches, {})
     return held[1]
 
 
@@ -302,7 +348,7 @@ def _tile_at(w: World, p: int, x: int, y: int) -> dict[str, Any] | None:
     if p in w.nodes or p in w.structures or p in w.ground:
         tile = _add_features({"x": x, "y": y}, w.tile_snapshot(p))
         if len(tile) > 2:
-            return tile
+            return ReadOnlyDict(tile)
     return None
 
 
@@ -314,9 +360,9 @@ def _tiles_in(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[st
     """
     x0, x1, y0, y1 = bounds
     stamps, across, width = w.chunk_stamps(), (w.width >> CHUNK_BITS) + 1, w.width
-    blocks = w.caches.get("blocks")
+    blocks = w.kept.blocks
     if blocks is None:
-        blocks = w.caches["blocks"] = {}
+        blocks = w.kept.blocks = {}
     tiles: list[dict[str, Any]] = []
     on: list[int] = []
     columns = range(x0 >> CHUNK_BITS, (x1 >> CHUNK_BITS) + 1)
@@ -384,9 +430,9 @@ def _present(w: World, bounds: tuple[int, int, int, int]) -> tuple[list[dict[str
     those columns over every row such a square may cover, built then: in a crowd many squares share their columns,
     and a square read alone costs what it did."""
     x0, x1, y0, y1 = bounds
-    held = w.caches.get("occupied_rows")
+    held = w.kept.occupied_rows
     if held is None or held[0] != w.moves:  # once per move
-        held = w.caches["occupied_rows"] = (w.moves, _occupied_rows(w), {})
+        held = w.kept.occupied_rows = (w.moves, _occupied_rows(w), {})
     by_row, bands = held[1], held[2]
     top = y0 >> BAND_BITS << BAND_BITS
     key = (x0, x1, top)
@@ -443,9 +489,9 @@ def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[
     """For each row of the map with a character on it: the tile, id and record of each character on
     it, by column and by id on a tile. A character's record is kept while it stands still."""
     width, occupants, chars = w.width, w.occupants, w.chars
-    records = w.caches.get("character_records")
+    records = w.kept.character_records
     if records is None:
-        records = w.caches["character_records"] = {}
+        records = w.kept.character_records = {}
     by_row: dict[int, tuple[list[int], list[str], list[dict[str, Any]]]] = {}
     for p in sorted(occupants):
         y, x = divmod(p, width)
@@ -455,7 +501,7 @@ def _occupied_rows(w: World) -> dict[int, tuple[list[int], list[str], list[dict[
         for other in sorted(occupants[p]):
             held = records.get(other)
             if held is None or held[0] != p:
-                held = records[other] = (p, {"id": other, "name": chars[other].name, "x": x, "y": y})
+                held = records[other] = (p, ReadOnlyDict(id=other, name=chars[other].name, x=x, y=y))
             row[0].append(p)
             row[1].append(other)
             row[2].append(held[1])
@@ -492,7 +538,7 @@ def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
     snap = next(reversed(memory.values()))
     if snap[0] < tick:
         return []  # nothing remembered since (the newest tile is older): most observations of a character standing still
-    kept = w.caches.setdefault("remembered_since", {})
+    kept = w.kept.remembered_since
     held = kept.get(c.id)
     if held is not None and held[2] is snap and held[0] == tick and held[1] == c.pos:
         return held[3]
@@ -503,7 +549,8 @@ def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
         recent.append(p)
     recent.sort()
     out = _out_of_view(w, c, recent)
-    if snap[0] < w.tick:
+    if snap[0] < w.tick:  # kept, so shared by its next observations: read-only
+        out = freeze(out)
         kept[c.id] = (tick, c.pos, snap, out)
     return out
 

@@ -77,9 +77,9 @@ def wealth_cents(w: World, agent: str) -> int:
 
 def valued(w: World, agent: str) -> _Valued:
     """The character's kept wealth (`_Valued`): its sections keep it to ask `cents` without looking it up."""
-    kept = w.caches.get("wealth")
+    kept = w.kept.wealth
     if kept is None:
-        kept = w.caches["wealth"] = {}
+        kept = w.kept.wealth = {}
     held = kept.get(agent)
     if held is None:
         held = kept[agent] = _Valued(agent, _values(w), w.content.wealth)
@@ -162,9 +162,9 @@ def _holders_cents(values: dict[str, int], containers: dict[str, dict[str, int]]
 def _values(w: World) -> dict[str, int]:
     """Each item's value in cents: content, so read once per world into one table (`items_cents` reads each item's
     record, and the formula is revalued on many observations)."""
-    values = w.caches.get("item_values")
+    values = w.kept.item_values
     if values is None:
-        values = w.caches["item_values"] = {name: item.value_cents for name, item in w.content.items.items()}
+        values = w.kept.item_values = {name: item.value_cents for name, item in w.content.items.items()}
     return values
 
 

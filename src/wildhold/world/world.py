@@ -17,6 +17,7 @@ from wildhold.world.actions import REGISTRY, check_registry, suggest
 from wildhold.world.actions.registry import exact_args, json_args
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
+from wildhold.world.kept import Kept
 from wildhold.world.parts import PARTS, Part
 from wildhold.world.parts.base import PartState
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
@@ -85,9 +86,8 @@ class World:
         self.chunk_touched: list[int] = []
         self._touch_log: list[int] = []  # the tile of each of the latest touches, after the first `_touches_dropped`
         self._touches_dropped = 0
-        self._bounds: dict[int, tuple[int, int, int, int]] = {}  # see `view_bounds`
         self.chunk_moved: list[int] = []  # likewise, per block, the count of `moves` when a character last entered or left it
-        self.caches: dict[str, Any] = {}  # derived data (observation pieces), rebuilt on demand, never saved
+        self.kept = Kept()  # what is derived from the state and kept between uses: declared in `world.kept`
         # How many events of each part's own kinds were emitted so far (under the part's name): every change of a
         # part's state emits one of its events, so what was built from that state holds while the count stays.
         # Under (part, character id), the count at the part's last event naming that character (as any of its
@@ -251,13 +251,13 @@ class World:
     def structures_of(self, owner: str) -> list[Structure]:
         """The structures a character owns, in the order of `structures`: an index kept until one is placed
         or removed (the wealth formula asks for every character's, every observation)."""
-        held = self.caches.get("owners")
+        held = self.kept.owners
         if held is None or held[0] != self.builds:
             index: dict[str, list[Structure]] = {}
             for s in self.structures.values():
                 if s.owner is not None:
                     index.setdefault(s.owner, []).append(s)
-            held = self.caches["owners"] = (self.builds, index)
+            held = self.kept.owners = (self.builds, index)
         return held[1].get(owner, [])
 
     def holder_items(self, holder: str) -> dict[str, int]:
@@ -271,6 +271,10 @@ class World:
         if "@" not in holder:
             raise KeyError(f"unknown holder {holder!r}")
         return self.containers.setdefault(holder, {})
+
+    def forget(self) -> None:
+        """Drop everything kept (`world.kept`): each value is rebuilt from the state when next asked."""
+        self.kept = Kept()
 
     def touched(self, p: int) -> None:
         """Tile `p` now holds something else (a node, a structure, items): see `chunk_touched`."""
@@ -415,11 +419,12 @@ class World:
     def view_bounds(self, p: int) -> tuple[int, int, int, int]:
         """(x0, x1, y0, y1) of the view square around tile `p`, clipped to the map: kept per tile (asked
         several times per observation)."""
-        got = self._bounds.get(p)
+        kept = self.kept.bounds
+        got = kept.get(p)
         if got is None:
             r = self.needs.view_radius
             x, y = p % self.width, p // self.width
-            got = self._bounds[p] = (max(0, x - r), min(self.width - 1, x + r), max(0, y - r), min(self.height - 1, y + r))
+            got = kept[p] = (max(0, x - r), min(self.width - 1, x + r), max(0, y - r), min(self.height - 1, y + r))
         return got
 
     def remember_leaving(self, c: Character, old: int, new: int | None) -> None:

@@ -90,10 +90,12 @@ def test_the_archive_carries_each_sessions_spend_and_the_report_shows_the_ledger
         assert t["tokens"] == a.tokens and d["dollars"] == pytest.approx(a.cost_usd, rel=1e-12) and d["dollars"] > 0
         assert [r.args["session"] for r in records if r.agent == ids[arm]] == list(range(1, a.sessions + 1))
         assert d["price_table"] == table and d["points"][-1]["dollars"] == pytest.approx(a.cost_usd, rel=1e-12)
-    explorer = dollars[ids["explorer"]]["points"]
-    curve = json.loads(paths["spend_curve"].read_text())["arms"]["explorer"]["points"]
-    assert [p["quests"] for p in explorer] == [p["quests"] for p in curve]  # the archive agrees with telemetry
-    assert [p["dollars"] for p in explorer] == pytest.approx([p["cost_usd"] for p in curve])
+    run_file = json.loads(paths["spend_curve"].read_text())["arms"]
+    for arm in ("explorer", "stumbler"):  # the archive agrees with what the run read from the world, point by point
+        points, curve = dollars[ids[arm]]["points"], run_file[arm]["points"]
+        assert [(p["tick"], p["quests"], p["wealth_cents"]) for p in points] == \
+            [(p["tick"], p["quests"], p["wealth_cents"]) for p in curve]
+        assert [p["dollars"] for p in points] == pytest.approx([p["cost_usd"] for p in curve])
     html = render_html(report)
     assert "Not recorded: this archive carries no model usage" not in html and 'id="spend"' in html
 

@@ -13,8 +13,11 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from wildhold.agents.scaffold.adapters import Usage
 from wildhold.store.private import opener, private_folder
@@ -38,6 +41,21 @@ class Price:
 
     def dump(self) -> dict[str, float]:
         return {"input_per_mtok": self.input_per_mtok, "output_per_mtok": self.output_per_mtok}
+
+
+class PriceSpec(BaseModel):
+    """A model's price as an experiment or a proxy file pins it: list dollars per million input and output tokens,
+    and the day they were read off the provider's pricing page (`as_of`), which the run's price table keeps so that
+    a report says how old its prices are."""
+
+    model_config = ConfigDict(extra="forbid")
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+    as_of: date | None = None
+
+    def pinned(self) -> dict[str, Any]:
+        """The price as the run's table holds it: an undated price as before, so its table's identity is unchanged."""
+        return self.model_dump(mode="json", exclude_none=True)
 
 
 def price_table_id(table: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rich.console import Console
 
 from wildhold.agents.base import AgentView
-from wildhold.agents.scaffold.accounting import ArmLedger, Price, Telemetry, price_table_id, rebuild, session_log
+from wildhold.agents.scaffold.accounting import ArmLedger, Price, PriceSpec, Telemetry, price_table_id, rebuild, session_log
 from wildhold.agents.scaffold.adapters import Adapter, Limiter, ReplayAdapter, limited
 from wildhold.agents.scaffold.loopback import Loopback
 from wildhold.agents.scaffold.session import (
@@ -53,12 +53,6 @@ PROFILES: dict[str, str] = {
 }
 Profile = Literal["zero_priors", "knowledge_pack", "budget_visible", "design_withheld"]
 PROGRAM_POLL_S = 0.05  # how often a sleeping arm looks whether its programs still run
-
-
-class PriceSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
 
 
 class ArmSpec(BaseModel):
@@ -191,7 +185,7 @@ class Experiment(BaseModel):
 
     def price_table(self) -> dict[str, Any]:
         """Each model arm's provider, model and pinned price: the table its spend is priced by."""
-        return {a.name: {"provider": a.provider, "model": a.model, **a.price.model_dump()}
+        return {a.name: {"provider": a.provider, "model": a.model, **a.price.pinned()}
                 for a in self.arms if a.provider != "scripted" and a.price is not None}
 
 

@@ -16,9 +16,11 @@ DEPOSIT = "deposit@"  # deposit@<tile>:<agent>: what that agent deposited in a s
 @fold
 class Wealth(Fold):
     """Wealth in cents at the end, its six terms, what the starting items were worth, and the
-    curve: the value at up to CURVE_POINTS evenly spaced ticks and the end, keeping only the corners."""
+    curve: the value at up to CURVE_POINTS evenly spaced ticks and the end, keeping only the corners.
+    A curve sample at tick t holds the value before t's events; a probe (`MatchInfo.probes`) holds the
+    value once every event of its tick is in, as a live world read at that tick shows it."""
 
-    writes = ("wealth_start_cents", "wealth_cents", "wealth_terms", "wealth_curve", "attribute_levels")
+    writes = ("wealth_start_cents", "wealth_cents", "wealth_terms", "wealth_curve", "wealth_at", "attribute_levels")
 
     def __init__(self, match: MatchInfo) -> None:
         super().__init__(match)
@@ -36,7 +38,8 @@ class Wealth(Fold):
         span = max(match.final_tick - match.start_tick, 1)
         self.step = max(1, -(-span // CURVE_POINTS))
         self.next_sample = match.start_tick + self.step
-        self.wake = self.next_sample if self.next_sample < match.final_tick else NEVER
+        self.probes = list(match.probes)  # still to record, in order
+        self.wake = self._next_cut()
 
     def terms(self, agent: str) -> dict[str, int]:
         """The formula's terms for one character over its holdings now."""
@@ -52,20 +55,31 @@ class Wealth(Fold):
 
     # ---- time ------------------------------------------------------------------------------
 
-    def _sample(self, tick: int) -> None:
+    def _revalue(self) -> None:
         for agent in self.changed:
             if agent in self.agents:
                 self.cents[agent] = sum(self.terms(agent).values())
         self.changed.clear()
-        for agent, am in self.agents.items():
-            am.wealth_curve.append([tick, self.cents[agent]])
+
+    def _next_cut(self) -> int:
+        """The next tick before whose events something is due: a curve sample, or the tick after a probe."""
+        sample = self.next_sample if self.next_sample < self.match.final_tick else NEVER
+        return min(sample, self.probes[0] + 1 if self.probes else NEVER)
 
     def advance(self, tick: int) -> None:
-        end = self.match.final_tick
-        while tick >= self.next_sample and self.next_sample < end:
-            self._sample(self.next_sample)
-            self.next_sample += self.step
-        self.wake = self.next_sample if self.next_sample < end else NEVER
+        while (cut := self._next_cut()) <= tick:
+            self._revalue()
+            if cut == self.next_sample < self.match.final_tick:
+                for agent, am in self.agents.items():
+                    am.wealth_curve.append([cut, self.cents[agent]])
+                self.next_sample += self.step
+            while self.probes and self.probes[0] + 1 == cut:
+                self._probe(self.probes.pop(0))
+        self.wake = self._next_cut()
+
+    def _probe(self, tick: int) -> None:
+        for agent, am in self.agents.items():
+            am.wealth_at[tick] = self.cents[agent]
 
     # ---- holdings --------------------------------------------------------------------------
 
@@ -168,15 +182,12 @@ class Wealth(Fold):
             self.changed.add(ev.agent)
 
     def finish(self) -> None:
-        end = self.match.final_tick
-        while self.next_sample < end:
-            self._sample(self.next_sample)
-            self.next_sample += self.step
+        self.advance(NEVER - 1)  # every event is in: what is still due holds the final values
         for a, am in self.agents.items():
             am.attribute_levels = sum(self.levels[a].values())
             am.wealth_terms = self.terms(a)
             am.wealth_cents = sum(am.wealth_terms.values())
-            am.wealth_curve = corners([*am.wealth_curve, [end, am.wealth_cents]])
+            am.wealth_curve = corners([*am.wealth_curve, [self.match.final_tick, am.wealth_cents]])
             am.wealth_start_cents = items_cents(self.content, self.start[a])
 
 

@@ -13,7 +13,6 @@ is the band at each budget on a grid; the SVG draws it.
 from __future__ import annotations
 
 import argparse
-import html
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +20,9 @@ import numpy as np
 from wildhold.extras import require_script
 
 pd = require_script("analysis", "examples/analysis/spend_band.py")  # pandas, and pyarrow beneath it for the Parquet
+
+from wildhold.eval.chart import QUANTITIES, band_chart
+from wildhold.looks import palette
 
 
 def band(points: pd.DataFrame, x: str, y: str, grid: int = 12) -> pd.DataFrame:
@@ -38,31 +40,15 @@ def band(points: pd.DataFrame, x: str, y: str, grid: int = 12) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def svg(table: pd.DataFrame, x: str, y: str, protocol: str, width: int = 480, height: int = 300) -> str:
+def svg(table: pd.DataFrame, x: str, y: str, protocol: str) -> str:
+    """The band table of one protocol drawn with Wildhold's charts: round ticks, each quantity in its unit (wealth
+    in coins, spend in dollars), one line and band per configuration."""
     part = table[table["protocol"] == protocol]
-    left, top, pw, ph = 60, 24, width - 80, height - 90
-    xmax = part[x].max() or 1.0
-    lo, hi = part["min"].min(), part["max"].max()
-    lo, hi = (lo - 1, hi + 1) if lo == hi else (lo, hi)
-
-    def at(px: float, py: float) -> str:
-        return f"{left + pw * px / xmax:.1f},{top + ph * (1 - (py - lo) / (hi - lo)):.1f}"
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}">',
-           f'<text x="{left}" y="16" font-size="12">{html.escape(f"{y} against {x} on {protocol}")}</text>',
-           f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="#444"/>',
-           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#444"/>']
-    colours = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
-    for i, (label, rows) in enumerate(part.groupby("label")):
-        c = colours[i % len(colours)]
-        upper = " ".join(at(a, b) for a, b in zip(rows[x], rows["max"]))
-        lower = " ".join(at(a, b) for a, b in zip(rows[x][::-1], rows["min"][::-1]))
-        out.append(f'<polygon points="{upper} {lower}" fill="{c}" fill-opacity="0.2"/>')
-        out.append(f'<polyline points="{" ".join(at(a, b) for a, b in zip(rows[x], rows["mean"]))}" fill="none" '
-                   f'stroke="{c}" stroke-width="2"/>')
-        out.append(f'<text x="{left}" y="{top + ph + 24 + 14 * i}" font-size="11" fill="{c}">{html.escape(label)}</text>')
-    out.append("</svg>")
-    return "".join(out)
+    colour = palette.colours(sorted(table["label"].unique()))  # as the sweep's own page colours each configuration
+    series = [(label, colour[label], list(zip(rows[x], rows["mean"], rows["min"], rows["max"])))
+              for label, rows in part.groupby("label")]
+    what = f"{QUANTITIES[y].title} against {QUANTITIES[x].title} on {protocol}"
+    return str(band_chart(series, QUANTITIES[x], QUANTITIES[y], what))
 
 
 def main() -> None:
@@ -74,8 +60,12 @@ def main() -> None:
     args = parser.parse_args()
     points = pd.read_parquet(args.exports / "curve_points.parquet")
     table = band(points, args.x, args.y)
+    x, y = QUANTITIES[args.x], QUANTITIES[args.y]
+    shown = table.assign(**{k: table[k].map(x.unit.shown) for k in (args.x,)},
+                         **{k: table[k].map(y.unit.shown) for k in ("mean", "min", "max")})
+    print(f"{y.title} (mean, min and max over seeds) at each budget of {x.title}")
     with pd.option_context("display.width", 160, "display.max_rows", 500):
-        print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:,.4g}"))
     if args.out:
         args.out.write_text(svg(table, args.x, args.y, sorted(table["protocol"].unique())[0]))
         print(f"chart: {args.out}")

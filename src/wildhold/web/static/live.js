@@ -3,7 +3,7 @@
 // Every string an agent wrote is set as text, never parsed as HTML.
 "use strict";
 
-const { el, colourOf } = WildholdMap;
+const { el, dot } = WildholdMap;
 const state = { map: null, view: null, prepared: null };
 
 async function loadMap() {
@@ -40,19 +40,19 @@ function render() {
   body.textContent = "";
   for (const c of v.characters) {
     const row = el("tr");
-    row.append(el("td", c.rank === null ? "–" : c.rank), el("td", c.name), el("td", money(c.wealth_cents)));
+    const name = el("td");
+    name.append(dot(c.colour), el("span", c.name));
+    row.append(el("td", c.rank === null ? "–" : c.rank), name, el("td", money(c.wealth_cents)));
     body.append(row);
   }
 
   const cards = document.getElementById("cards");
   cards.textContent = "";
-  v.characters.forEach((c, i) => {
+  for (const c of v.characters) {
     const card = el("div", null, "card");
     card.dataset.agent = c.agent;
-    const dot = el("span", "● ");
-    dot.style.color = colourOf(i);
     const title = el("div");
-    title.append(dot, el("span", c.name, "name"), el("span", `  ${c.agent}${c.model ? ", " + c.model : ""}${c.harness ? " via " + c.harness : ""}`, "sub"));
+    title.append(dot(c.colour), el("span", c.name, "name"), el("span", `  ${c.agent}${c.model ? ", " + c.model : ""}${c.harness ? " via " + c.harness : ""}`, "sub"));
     card.append(title);
     const where = c.dungeon ? "in the dungeon" : `at (${c.x}, ${c.y})`;
     card.append(el("div", `${where}${c.asleep ? ", asleep" : ""}${c.idle ? ", idle" : ""}; knockdowns ${c.knockdowns}`, "sub"));
@@ -69,7 +69,7 @@ function render() {
     }
     card.append(recent);
     cards.append(card);
-  });
+  }
 
   const feed = document.getElementById("feed");
   feed.textContent = "";

@@ -8,9 +8,6 @@ const WildholdMap = (() => {
     settlement: "#c9b8a0", dungeon_entrance: "#5a3d5c",
   };
   const FALLBACK = "#888";
-  const CHARACTER_COLOURS = ["#e6194b", "#f58231", "#ffe119", "#911eb4", "#46f0f0", "#f032e6", "#ffffff", "#000075"];
-
-  function colourOf(index) { return CHARACTER_COLOURS[index % CHARACTER_COLOURS.length]; }
 
   function prepare(canvas, map, size) {
     const scale = Math.max(1, Math.floor(size / Math.max(map.width, map.height)));
@@ -57,15 +54,15 @@ const WildholdMap = (() => {
       g.moveTo(c.x * s + s / 2, c.y * s); g.lineTo(c.x * s + s, c.y * s + s); g.lineTo(c.x * s, c.y * s + s);
       g.fill();
     }
-    view.characters.forEach((c, i) => {
-      if (c.dungeon) return;
-      g.fillStyle = colourOf(i);
+    for (const c of view.characters) {
+      if (c.dungeon) continue;
+      g.fillStyle = c.colour;  // the server's: one per character, whatever its rank (wildhold.looks.palette)
       g.strokeStyle = c.agent === selected ? "#fff" : "#111";
       g.lineWidth = c.agent === selected ? 3 : 1;
       g.beginPath();
       g.arc(c.x * s + s / 2, c.y * s + s / 2, Math.max(2, s * 0.45), 0, 2 * Math.PI);
       g.fill(); g.stroke();
-    });
+    }
     g.lineWidth = 1;
     const t = view.time;
     if (t && t.night) { g.fillStyle = "rgba(10, 20, 60, 0.35)"; g.fillRect(0, 0, canvas.width, canvas.height); }
@@ -97,5 +94,12 @@ const WildholdMap = (() => {
     return t ? `day ${t.day} ${String(t.hour).padStart(2, "0")}:${String(t.minute).padStart(2, "0")}, ${t.season}, ${t.weather}${t.night ? ", night" : ""}, tick ${t.tick}` : "";
   }
 
-  return { colourOf, prepare, legend, draw, el, summary, clock, TERRAIN_COLOURS };
+  // A coloured dot before a character's name, in the colour the map draws it.
+  function dot(colour) {
+    const mark = el("span", "● ");
+    mark.style.color = colour;
+    return mark;
+  }
+
+  return { prepare, legend, draw, el, dot, summary, clock, TERRAIN_COLOURS };
 })();

@@ -4,7 +4,7 @@
 // operation it started: click one to see the other. Deep links: #tick=N&agent=ID.
 "use strict";
 
-const { el, colourOf } = WildholdMap;
+const { el, dot } = WildholdMap;
 const viewer = { meta: null, prepared: null, frame: null, track: null, agent: null, tick: 0, pending: null, playing: null };
 
 function readHash() {
@@ -51,16 +51,15 @@ function render() {
   WildholdMap.draw(viewer.prepared, f, viewer.agent);
   const body = document.querySelector("#standings tbody");
   body.textContent = "";
-  f.characters.forEach((c, i) => {
+  for (const c of f.characters) {
     const row = el("tr");
     const name = el("td");
-    const dot = el("span", "● "); dot.style.color = colourOf(i);
-    name.append(dot, el("span", c.name));
+    name.append(dot(c.colour), el("span", c.name));
     row.append(el("td", c.rank), name, el("td", c.dungeon ? "dungeon" : `${c.x}, ${c.y}`), el("td", c.health),
                el("td", c.operation ? c.operation.action : ""));
     row.addEventListener("click", () => selectAgent(c.agent));
     body.append(row);
-  });
+  }
   const linked = new Set(viewer.linkedEvents || []);
   const feed = document.getElementById("feed");
   feed.textContent = "";
@@ -80,10 +79,14 @@ function lanes() {
   if (!viewer.tracks) return;
   const m = viewer.meta, span = Math.max(1, m.final_tick - m.start_tick);
   for (const [agent, track] of Object.entries(viewer.tracks)) {
+    const who = m.agents.find((a) => a.id === agent);
     const lane = el("div", null, "lane");
-    lane.append(el("span", agent, "label"));
+    const label = el("span", null, "label");
+    label.append(dot(who ? who.colour : "#888"), el("span", who ? who.name : agent));
+    lane.append(label);
     for (const s of track.sessions) {
       const bar = el("div", null, "span");
+      if (who) bar.style.background = who.colour;
       bar.style.left = (100 * (s.start - m.start_tick) / span) + "%";
       bar.style.width = Math.max(0.3, 100 * (s.end - s.start) / span) + "%";
       bar.title = `session ${s.session}: ticks ${s.start}–${s.end}`;

@@ -370,9 +370,9 @@ def target(w: World, c: Character, x: int, y: int) -> int | Rejected:
 def reach_tiles(w: World, c: Character) -> tuple[int, ...]:
     """The tiles on the map within the character's reach (Chebyshev distance at most `reach`): those `target`
     accepts, and those a precondition looks over for what a check needs at its target tile."""
-    table = w.caches.get("reach")
+    table = w.kept.reach
     if table is None:  # kept on the world: asked by most preconditions, and the shared table's key is three numbers
-        table = w.caches["reach"] = _reach_table(w.width, w.height, w.needs.reach)
+        table = w.kept.reach = _reach_table(w.width, w.height, w.needs.reach)
     tiles = table.get(c.pos)
     if tiles is None:
         width, r = w.width, w.needs.reach
@@ -402,11 +402,12 @@ def structure_in_reach(w: World, c: Character) -> bool:
 
 
 def in_reach_of_kept(w: World, c: Character, name: str, stamp: Any, table: dict[int, Any]) -> bool:
-    """`any_in_reach(w, c, table)` read from the tiles within reach of some key of `table`, kept in the world's caches
-    under `name` while `stamp` (which moves whenever a key is added or removed) stays: one lookup an ask."""
-    held = w.caches.get(name)
+    """`any_in_reach(w, c, table)` read from the tiles within reach of some key of `table`, kept as `name` (one of
+    `Kept`'s) while `stamp` (which moves whenever a key is added or removed) stays: one lookup an ask."""
+    held = getattr(w.kept, name)
     if held is None or held[0] != stamp:
-        held = w.caches[name] = (stamp, tiles_in_reach_of(w, table))
+        held = (stamp, tiles_in_reach_of(w, table))
+        setattr(w.kept, name, held)
     return c.pos in held[1]
 
 

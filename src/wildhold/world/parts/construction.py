@@ -49,6 +49,7 @@ from wildhold.world.actions.registry import ActionArgs, CharacterName, Plan, Tar
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.parts.base import Part, Saved, saved
+from wildhold.world.readonly import freeze
 from wildhold.world.state import Character, Operation, Structure
 
 if TYPE_CHECKING:
@@ -269,14 +270,14 @@ def deposit_holders(w: World, agent: str) -> list[str]:
     """The storehouse deposits of one character that hold items, found from an index of every deposit by
     owner built once per change to a deposit (the wealth formula and observations ask every tick; escrows change
     far more often)."""
-    held = w.caches.get("deposits")
+    held = w.kept.deposits
     changes = w.stored_in.get(DEPOSIT, 0)
     if held is None or held[0] != changes:
         index: dict[str, list[str]] = {}
         for holder, items in w.containers.items():
             if holder.startswith(DEPOSIT) and items:
                 index.setdefault(holder.rsplit(":", 1)[1], []).append(holder)
-        held = w.caches["deposits"] = (changes, index)
+        held = w.kept.deposits = (changes, index)
     return held[1].get(agent, [])
 
 
@@ -990,9 +991,9 @@ class ConstructionPart(Part[ConstructionState]):
         # removed, no event of this part is emitted (hit points, locks, access, homes), it stands where it did and no
         # chest or deposit changed: most observations find them so (see `_kept_buildings` for what is looked into
         # otherwise).
-        kept = w.caches.get("building_views")
+        kept = w.kept.building_views
         if kept is None:
-            kept = w.caches["building_views"] = {}
+            kept = w.kept.building_views = {}
         held = kept.get(c.id)
         stored_in = w.stored_in
         if (held is None or held.pos != c.pos or held.builds != w.builds or held.changes != w.part_changes[_NAME]
@@ -1037,7 +1038,8 @@ class _KeptBuildings:
                  shown: list[tuple[str, int | None]], home: dict[str, Any] | None, seen: list[dict[str, Any]],
                  deposits: list[dict[str, Any]]):
         self.builds, self.changes, self.pos, self.at, self.stored = builds, changes, pos, at, stored
-        self.mine, self.shown, self.home, self.seen, self.deposits = mine, shown, home, seen, deposits
+        self.mine, self.shown = mine, shown
+        self.home, self.seen, self.deposits = freeze(home), freeze(seen), freeze(deposits)  # shared by observations
 
     def holds(self, w: World, mine: list[str]) -> bool:
         """Whether the sections still show what they did: the same deposits, and no shown container changed."""

@@ -39,6 +39,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import freeze
 from wildhold.world.parts.society import damage_bonus
 
 if TYPE_CHECKING:
@@ -911,14 +912,14 @@ class DungeonPart(Part[DungeonState]):
         # events (see `World.part_changes`), entering and leaving among them. Shared by the character's observations;
         # kept as None inside, where the room's intents change with the tick.
         stamp = w.part_changes[_NAME]
-        kept = w.caches.get("dungeon_views")
+        kept = w.kept.dungeon_views
         if kept is None:
-            kept = w.caches["dungeon_views"] = {}
+            kept = w.kept.dungeon_views = {}
         held = kept.get(c.id)
         if held is None or held[0] != stamp:
             outside = c.id not in state(w).inside
-            held = kept[c.id] = (stamp, {**dungeon_status(w, c.id), "room": None} if outside else None)
-        obs["dungeon"] = held[1] or {**dungeon_status(w, c.id), "room": room_view(w, c.id)}
+            held = kept[c.id] = (stamp, freeze({**dungeon_status(w, c.id), "room": None}) if outside else None)
+        obs["dungeon"] = held[1] or freeze({**dungeon_status(w, c.id), "room": room_view(w, c.id)})
 
     def shelters(self, w: World, c: Character) -> bool:
         return c.id in state(w).inside

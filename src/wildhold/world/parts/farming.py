@@ -21,6 +21,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import freeze
 from wildhold.world.state import Character, Operation, Structure
 
 if TYPE_CHECKING:
@@ -94,12 +95,12 @@ def crop_for_seed(w: World, seed: str) -> str | None:
 def _animal_items(w: World) -> tuple[dict[str, str], str]:
     """Item -> the first animal (in content order) it is, and the animal items as a refusal names them: read once per
     world from its content (an action mask puts settle_animal to the check with whatever item is carried)."""
-    held = w.caches.get("animal_items")
+    held = w.kept.animal_items
     if held is None:
         kinds: dict[str, str] = {}
         for name, spec in w.content.animals.items():
             kinds.setdefault(spec.item, name)
-        held = w.caches["animal_items"] = (kinds, ", ".join(a.item for a in w.content.animals.values()))
+        held = w.kept.animal_items = (kinds, ", ".join(a.item for a in w.content.animals.values()))
     return held
 
 
@@ -941,8 +942,10 @@ class FarmingPart(Part[FarmState]):
     def observe(self, w: World, c: Character, obs: dict[str, Any]) -> None:
         s = w.states[_NAME]
         if not s.plots and not s.animals:  # most worlds, most of the time: the world's one empty section, read-only
-            empty = w.caches.get("nothing_farmed")
-            obs["farming"] = empty if empty is not None else w.caches.setdefault("nothing_farmed", {"plots": [], "animals": []})
+            empty = w.kept.nothing_farmed
+            if empty is None:
+                empty = w.kept.nothing_farmed = freeze({"plots": [], "animals": []})
+            obs["farming"] = empty
             return
         plots: list[dict[str, Any]] = []
         animals: list[dict[str, Any]] = []

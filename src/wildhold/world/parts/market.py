@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import Field, PositiveInt
 
@@ -20,6 +20,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import freeze
 from wildhold.world.parts.construction import CONSTRUCTION
 from wildhold.world.parts.society import SOCIETY, artworks_by, change_reputation, reputation_of, send_message, trained
 from wildhold.world.state import Character, Operation
@@ -87,9 +88,9 @@ def dealings(w: World, agent: str, stamp: tuple[int | None, int | None] | None =
     already, is the counts of those events (`dealt_stamp`)."""
     if stamp is None:
         stamp = dealt_stamp(w, agent)
-    kept = w.caches.get("dealings")
+    kept = w.kept.dealings
     if kept is None:
-        kept = w.caches["dealings"] = {}
+        kept = w.kept.dealings = {}
     held = kept.get(agent)
     if held is None or held[0] != stamp:
         held = kept[agent] = (stamp, _dealings(w, agent))
@@ -108,8 +109,10 @@ def _dealings(w: World, agent: str) -> Dealings:
     parties = _parties(w)
     mine = parties.mine.get(agent)
     if mine is None:  # party to no record: the world's one empty `Dealings` (a world's own, as any it shows)
-        empty = w.caches.get("no_dealings")
-        return empty if empty is not None else w.caches.setdefault("no_dealings", Dealings([], [], [], []))
+        empty = w.kept.no_dealings
+        if empty is None:
+            empty = w.kept.no_dealings = Dealings([], [], [], [])
+        return empty
     e, escrows = parties.state, []
     trade_entries, contract_entries, order_entries = mine
     trades = _open_shown(trade_entries, e.trades, None, _public_trade, agent, escrows) if trade_entries else []
@@ -151,9 +154,9 @@ _ESCROW_FIELD = {"trade": "from", "contract": "payer", "order": "agent"}  # the 
 def _parties(w: World) -> _Parties:
     """The index of records by party, brought up to date with the records made since it was last asked."""
     e = w.states[Market.name]
-    held = w.caches.get("market_parties")
+    held = w.kept.market_parties
     if held is None or held.state is not e:
-        held = w.caches["market_parties"] = _Parties(e)
+        held = w.kept.market_parties = _Parties(e)
     elif held.made != e.next_id:
         held.catch_up()
     return held
@@ -802,13 +805,13 @@ def _tick_expiries(w: World) -> None:
 
     Nothing is looked at before the next expiry or deadline while no market event is emitted (every record is
     made, changed and closed with one) and no structure is placed or removed (a stall gone)."""
-    due = w.caches.get("market_due")
+    due = w.kept.market_due
     if due is not None and due[0] == (w.part_changes[MARKET.name], w.builds) and w.tick < due[1]:
         return
     _close_expired(w)
     e = state(w)
     soonest = min([x["expires"] for x in e.trades.values()] + [x["deadline"] for x in e.contracts.values()], default=math.inf)
-    w.caches["market_due"] = ((w.part_changes[MARKET.name], w.builds), soonest)
+    w.kept.market_due = ((w.part_changes[MARKET.name], w.builds), soonest)
 
 
 def _close_expired(w: World) -> None:
@@ -894,26 +897,41 @@ class Market(Part[MarketState]):
         # The section is kept per character with the stamps it was built at (see `_KeptEconomy`): taken here in one
         # tuple, as cheaply as can be, since on most observations none changed.
         me, changes, society = c.id, w.part_changes, w.states[SOCIETY.name]
-        kept = w.caches.get("economy")
+        kept = w.kept.economy
         if kept is None:
-            kept = w.caches["economy"] = {}
+            kept = w.kept.economy = {}
         held = kept.get(me)
         if held is None:
             held = kept[me] = _KeptEconomy(w, self.name, me)
         levels = society.attributes.get(me)
-        seen = w.caches.get("orders_seen")
+        seen = w.kept.orders_seen
         if seen is None or seen[0] != changes[self.name]:
             seen = _orders_seen(w)
-        stamps = (len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0,
-                  changes.get(held.named), changes.get(_NAMING_NONE),
-                  w.holdings.get(me), w.builds, changes[CONSTRUCTION.name],
-                  c.pos if seen[1] else None, seen[2])  # with no open order, its tile shows none wherever it is
+        stamps = EconomyStamps(len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0,
+                               changes.get(held.named), changes.get(_NAMING_NONE),
+                               w.holdings.get(me), w.builds, changes[CONSTRUCTION.name],
+                               c.pos if seen[1] else None, seen[2])  # with no open order, its tile shows none wherever it is
         if stamps != held.stamps:
             held.refresh(w, c, stamps)
         obs["economy"] = held.section
 
 
 _NAMING_NONE = ("market", None)  # where `World.part_changes` counts the last market event naming no one
+
+
+class EconomyStamps(NamedTuple):
+    """What a character's economy section is kept for, in four groups (see `_KeptEconomy`)."""
+
+    artworks: int  # standing: the count of artworks,
+    reputation: int | None  # its reputation
+    levels: int  # and the sum of its attribute levels
+    named: int | None  # dealt: market events naming it
+    none: int | None  # and naming no one
+    carried: int | None  # holding: its `World.holdings` count,
+    built: int  # `World.builds`
+    hit: int  # and construction's event count
+    where: int | None  # where: its tile (None while no order is open)
+    version: int  # and the open orders' version
 
 
 class _KeptEconomy:
@@ -935,26 +953,26 @@ class _KeptEconomy:
     - `where`, its tile (while any order is open: with none, it sees none wherever it is) and the open orders'
       version, covers the orders in view (`market`).
 
-    The four groups stand in this order in `stamps`: 0-2, 3-4, 5-7 and 8-9 (see `Market.observe`).
+    The stamps of all four are an `EconomyStamps`.
     """
 
     __slots__ = ("me", "named", "stamps", "section", "valued")
 
     def __init__(self, w: World, part: str, me: str):
         self.me, self.named = me, (part, me)  # `named`: where `World.part_changes` counts market events naming it
-        self.stamps: tuple | None = None
+        self.stamps: EconomyStamps | None = None
         self.section: dict[str, Any] | None = None
         self.valued = wealth.valued(w, me)  # its kept wealth, asked without a lookup
 
-    def refresh(self, w: World, c: Character, stamps: tuple) -> None:
+    def refresh(self, w: World, c: Character, stamps: EconomyStamps) -> None:
         """Bring the section up to these stamps: the groups are compared a value at a time (no slices built), the
         fields of those that changed are asked again, and those that differ replace the section."""
         section, me = self.section, self.me
-        arts, rep, levels, named, none, carried, built, hit, where, version = stamps  # see `Market.observe`
+        arts, rep, levels, named, none, carried, built, hit, where, version = stamps
         arts0, rep0, levels0, named0, none0, carried0, built0, hit0, where0, version0 = self.stamps or stamps
         self.stamps = stamps
         if section is None:
-            self.section = _economy(w, me, _orders_in_view(w, me, w.view_bounds(c.pos)))
+            self.section = freeze(_economy(w, me, _orders_in_view(w, me, w.view_bounds(c.pos))))
             return
         changed: dict[str, Any] = {}
         if arts != arts0 or rep != rep0 or levels != levels0:
@@ -976,7 +994,7 @@ class _KeptEconomy:
             if orders != section["market"]:
                 changed["market"] = orders
         if changed:
-            self.section = {**section, **changed}
+            self.section = freeze({**section, **changed})
 
 
 def _orders_seen(w: World) -> tuple[int, list[dict[str, Any]], int]:
@@ -984,11 +1002,11 @@ def _orders_seen(w: World) -> tuple[int, list[dict[str, Any]], int]:
     whenever any of them does: checked again after each market event (orders are posted, filled and closed with
     one), shared by every character's section."""
     stamp = w.part_changes[MARKET.name]
-    held = w.caches.get("orders_seen")
+    held = w.kept.orders_seen
     if held is None or held[0] != stamp:
         public = [_public_order(o) for o in state(w).orders.values()]
         version = 0 if held is None else held[2] + (public != held[1])
-        held = w.caches["orders_seen"] = (stamp, public, version)
+        held = w.kept.orders_seen = (stamp, public, version)
     return held
 
 
@@ -1007,7 +1025,7 @@ def _economy(w: World, me: str, orders: list[dict[str, Any]]) -> dict[str, Any]:
         "reputation": reputation_of(w, me),
         "defaults": state(w).defaults.get(me, 0),
         "attributes": attributes,
-        "wealth": {"cents": wealth.wealth_cents(w, me), "formula": w.caches.get("formula") or w.caches.setdefault("formula", wealth.formula_summary(w.content))},
+        "wealth": {"cents": wealth.wealth_cents(w, me), "formula": _formula(w)},
         "trades": mine.trades,
         "contracts": mine.contracts,
         "orders": mine.orders,
@@ -1016,14 +1034,22 @@ def _economy(w: World, me: str, orders: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _formula(w: World) -> str:
+    """The wealth formula's one line, as every economy section shows it: content, so made once per world."""
+    formula = w.kept.formula
+    if formula is None:
+        formula = w.kept.formula = wealth.formula_summary(w.content)
+    return formula
+
+
 def _standing(w: World, me: str) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """A character's attribute levels (every attribute, 0 for those never trained) and copies of its artworks, as
     observations show them: kept while its trained levels stay and no artwork is created (they are only added)."""
     levels, artworks = trained(w, me), SOCIETY.state(w).artworks
     stamp = (tuple(levels.items()), id(artworks), len(artworks))
-    kept = w.caches.get("standing")
+    kept = w.kept.standing
     if kept is None:
-        kept = w.caches["standing"] = {}
+        kept = w.kept.standing = {}
     held = kept.get(me)
     if held is None or held[0] != stamp:
         held = kept[me] = (stamp, {a: levels.get(a, 0) for a in w.content.attributes}, [dict(a) for a in artworks_by(w, me)])

@@ -18,6 +18,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import settings, table
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import freeze
 
 if TYPE_CHECKING:
     from wildhold.content import Content
@@ -241,9 +242,9 @@ def place_tile(w: World, place: str) -> int:
     the smallest Manhattan distance, then the northmost and westmost tile: the choice depends on
     the map alone.
     """
-    held = w.caches.get("place_tiles")
+    held = w.kept.place_tiles
     if held is None or held[0] != w.builds:  # walkability changes only when a structure is placed or removed
-        held = w.caches["place_tiles"] = (w.builds, {})
+        held = w.kept.place_tiles = (w.builds, {})
     p = held[1].get(place)
     if p is None:
         p = held[1][place] = _place_tile(w, place)
@@ -275,9 +276,9 @@ def level_of(w: World, points: int) -> int:
 def _unlocked_by(w: World) -> dict[str, list[tuple[str, int]]]:
     """Recipe -> (villager, friendship level) for each unlock that opens it, in content order: read once per world
     (a check asks it of every craft and cook)."""
-    held = w.caches.get("recipe_unlocks")
+    held = w.kept.recipe_unlocks
     if held is None:
-        held = w.caches["recipe_unlocks"] = {}
+        held = w.kept.recipe_unlocks = {}
         for name, npc in w.content.npcs.items():
             for u in npc.unlocks:
                 for recipe in dict.fromkeys(u.recipes):  # an unlock names its villager once per recipe
@@ -374,9 +375,9 @@ def _near_villagers(w: World) -> frozenset[int]:
     """The tiles within reach of a villager, kept while the village emits no event (a villager moves only with
     `npc_moved`, and a set-up command counts as an event of every part): four villager actions ask of every draw."""
     stamp = w.part_changes[SETTLEMENT.name]
-    held = w.caches.get("near_villagers")
+    held = w.kept.near_villagers
     if held is None or held[0] != stamp:
-        held = w.caches["near_villagers"] = (stamp, tiles_in_reach_of(w, (p for _, p in village(w).villagers.values())))
+        held = w.kept.near_villagers = (stamp, tiles_in_reach_of(w, (p for _, p in village(w).villagers.values())))
     return held[1]
 
 
@@ -739,7 +740,7 @@ def _fail_overdue(w: World) -> None:
 
 def _public(w: World, q: Quest) -> dict[str, Any]:
     """What anyone may read of a quest (read-only: these fields never change, so it is built once per quest)."""
-    kept = w.caches.setdefault("quests", {})
+    kept = w.kept.quests
     held = kept.get(q.id)
     if held is None or held[0] is not q:
         held = kept[q.id] = (q, _public_record(w, q))
@@ -926,16 +927,16 @@ class Settlement(Part[Village]):
         # (until the tick `until`) and it stands where it did: most observations find them so (see `_kept_village`
         # for what is rebuilt otherwise). The board, shared, holds while no event of the village at all is emitted.
         changes = w.part_changes
-        kept = w.caches.get("village_views")
+        kept = w.kept.village_views
         if kept is None:
-            kept = w.caches["village_views"] = {}
+            kept = w.kept.village_views = {}
         held = kept.get(c.id)
         if (held is None or held.mine != changes.get(held.key) or held.anyone != changes.get(_NO_ONE)
                 or held.pos != c.pos or w.tick >= held.until):
             held = _kept_village(w, c, kept, held)
         stamp = changes[_NAME]
         if held.board_at != stamp:
-            board = w.caches.get("quest_board")  # the board shared by every character (see `_board_view`)
+            board = w.kept.quest_board  # the board shared by every character (see `_board_view`)
             held.board, held.board_at = board[1] if board is not None and board[0] == stamp else _board_view(w, stamp), stamp
         obs["villagers"] = held.villagers
         obs["quest_board"] = held.board
@@ -956,7 +957,7 @@ def _kept_village(w: World, c: Character, kept: dict[str, _KeptVillage], held: _
     if held.hour != hour or held.pos != pos:  # its view square is looked up only once it moved
         bounds = w.view_bounds(pos)
         if held.hour != hour or held.bounds != bounds:
-            held.villagers = _villagers_in_view(w, _villagers_now(w, anyone, hour), bounds, held.discounts)
+            held.villagers = freeze(_villagers_in_view(w, _villagers_now(w, anyone, hour), bounds, held.discounts))
             held.hour, held.bounds = hour, bounds
         held.pos = pos
     held.until = min((hour + 1) * MINUTES_PER_HOUR, (day + 1) * per_day)
@@ -979,7 +980,8 @@ class _KeptVillage:
     def __init__(self, w: World, c: Character, anyone: int | None, day: int):
         self.key = (_NAME, c.id)
         self.mine, self.anyone, self.day = w.part_changes.get(self.key), anyone, day
-        self.quest_log, self.friendship, self.discounts = _own_sections(w, c)
+        quest_log, friendship, self.discounts = _own_sections(w, c)
+        self.quest_log, self.friendship = freeze(quest_log), freeze(friendship)  # shared by its observations
         self.hour: int | None = None
         self.pos: int | None = None
         self.bounds: tuple[int, int, int, int] | None = None
@@ -1001,10 +1003,10 @@ def _levels(w: World, me: str, npcs: dict[str, NpcSpec]) -> tuple[dict[str, int]
 
 def _discounts(w: World) -> dict[tuple[str, int], int]:
     """`discount_pct` by villager and level: content, so made once per world."""
-    discounts = w.caches.get("discounts")
+    discounts = w.kept.discounts
     if discounts is None:
         top = w.content.social.max_level
-        discounts = w.caches["discounts"] = {(name, level): _discount_at(npc, level)
+        discounts = w.kept.discounts = {(name, level): _discount_at(npc, level)
                                              for name, npc in w.content.npcs.items() for level in range(top + 1)}
     return discounts
 
@@ -1024,15 +1026,15 @@ class _Villager:
         shop = self.npc.shop
         shown = None if shop is None else {"open": self.open, "hours": list(shop.open_hours),
                                            "sells": dict(_price_list(w, self.name, discount)), "buys": dict(shop.buys)}
-        record = self.records[discount] = {"npc": self.name, "role": self.npc.role, "x": self.x, "y": self.y,
-                                           "place": self.place, "shop": shown}
+        record = self.records[discount] = freeze({"npc": self.name, "role": self.npc.role, "x": self.x, "y": self.y,
+                                                  "place": self.place, "shop": shown})
         return record
 
 
 def _villagers_now(w: World, anyone: int | None, hour: int) -> list[_Villager]:
     """Every villager where it stands, kept while no event of the village names no one (every move of a villager
     emits one) and the hour (counted from the first: its shop open or closed) stays."""
-    held = w.caches.get("villagers_now")
+    held = w.kept.villagers_now
     if held is None or held[0] != anyone or held[1] != hour:
         npcs = w.content.npcs if w.scenario.npcs else {}
         width, villagers, hour_now = w.width, village(w).villagers, hour_of_day(w)
@@ -1041,7 +1043,7 @@ def _villagers_now(w: World, anyone: int | None, hour: int) -> list[_Villager]:
             place, p = villagers[name]
             y, x = divmod(p, width)
             now.append(_Villager(name, npc, place, x, y, None if npc.shop is None else shop_open(npc.shop, hour_now)))
-        held = w.caches["villagers_now"] = (anyone, hour, now)
+        held = w.kept.villagers_now = (anyone, hour, now)
     return held[2]
 
 
@@ -1092,7 +1094,7 @@ def _discount_at(npc: NpcSpec, level: int) -> int:
 
 def _price_list(w: World, npc: str, discount: int) -> dict[str, int]:
     """A shop's prices at one discount (as `buy_price` gives them): content, so built once per world."""
-    prices = w.caches.setdefault("shop_prices", {})
+    prices = w.kept.shop_prices
     got = prices.get((npc, discount))
     if got is None:
         sells = w.content.npcs[npc].shop.sells
@@ -1104,9 +1106,9 @@ def _board_view(w: World, stamp: int) -> list[dict[str, Any]]:
     """The quest board as observations show them (read-only: shared by observations), rebuilt only after an event
     of the village (`stamp`, their count): a quest is posted on it, taken off it or expires with one (a quest on the
     board never changes)."""
-    held = w.caches.get("quest_board")
+    held = w.kept.quest_board
     if held is None or held[0] != stamp:
-        held = w.caches["quest_board"] = (stamp, [_public(w, q) for q in village(w).board.values()])
+        held = w.kept.quest_board = (stamp, freeze([_public(w, q) for q in village(w).board.values()]))
     return held[1]
 
 

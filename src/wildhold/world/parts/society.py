@@ -17,6 +17,7 @@ from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.markdown import table
 from wildhold.world.parts.base import Part, Saved, Section, saved
+from wildhold.world.readonly import ReadOnlyList, freeze
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:
@@ -74,9 +75,9 @@ def artworks_by(w: World, agent: str) -> list[dict[str, Any]]:
     """The artworks one character created, oldest first (the registry's own records: read-only). Artworks
     are only ever appended, so an index by author is extended with the new ones rather than rebuilt."""
     artworks = state(w).artworks
-    held = w.caches.get("artworks")
+    held = w.kept.artworks
     if held is None or held[0] is not artworks or held[1] > len(artworks):
-        held = w.caches["artworks"] = [artworks, 0, {}]
+        held = w.kept.artworks = [artworks, 0, {}]
     if held[1] < len(artworks):
         index = held[2]
         for a in artworks[held[1]:]:
@@ -279,9 +280,9 @@ def send_message(w: World, agents: list[str], sender: str, kind: str, text: str)
 def _hand_copies(w: World, agents: list[str], message: dict[str, Any], most: int) -> None:
     """One copy of a new message for observations, handed to the kept inbox copies of each of its hearers (see
     `_inbox_copies`); one unobserved for long keeps only as many as its inbox can still hold."""
-    kept = w.caches.get("inboxes")
+    kept = w.kept.inboxes
     if kept:
-        shown = dict(message)
+        shown = freeze(message)
         for agent in agents:
             held = kept.get(agent)
             if held is not None:
@@ -440,7 +441,7 @@ class Society(Part[SocietyState]):
         # observations of all its hearers. The lists of copies are never changed once made either, so observations
         # share them (read-only).
         e = w.states[self.name]
-        board, held = e.board, w.caches.get("board_copies")
+        board, held = e.board, w.kept.board_copies
         if held is None or not board or board[-1] is not held[0] or len(board) != len(held[1]):
             held = _board_copies(w, board, held)  # something new (or nothing on it): looked at only then
         obs["messages"] = {"inbox": _inbox_copies(w, e, c.id), "board": held[1]}
@@ -461,12 +462,12 @@ def _inbox_copies(w: World, e: SocietyState, agent: str) -> list[dict[str, Any]]
     (`send_message` hands them over, one copy of a message for all its hearers). An inbox is only appended to and trimmed
     from the front, so the copies catch up by keeping as many old ones as the inbox still holds and taking the new.
     Most observations at a crowd find a few new messages in a full inbox."""
-    kept = w.caches.get("inboxes")
+    kept = w.kept.inboxes
     if kept is None:
-        kept = w.caches["inboxes"] = {}
+        kept = w.kept.inboxes = {}
     held = kept.get(agent)
     if held is None:
-        held = kept[agent] = _KeptInbox([dict(m) for m in e.inboxes.get(agent, ())])
+        held = kept[agent] = _KeptInbox(ReadOnlyList([freeze(m) for m in e.inboxes.get(agent, ())]))
     elif held.unread:
         unread, copies = held.unread, held.copies
         old = len(e.inboxes[agent]) - len(unread)  # messages the copies already hold
@@ -475,13 +476,13 @@ def _inbox_copies(w: World, e: SocietyState, agent: str) -> list[dict[str, Any]]
             copies += unread
         else:  # more new ones than the inbox holds: their latest
             copies = unread[-old:]
-        held.copies, held.unread = copies, []
+        held.copies, held.unread = ReadOnlyList(copies), []
     return held.copies
 
 
 def _board_copies(w: World, board: list[dict[str, Any]], held: tuple | None) -> tuple:
     """Copies of the board for observations, each message copied once, beside the last original: (last, copies),
-    kept in the world's caches (`held`, what was kept, or None). Messages are only appended and dropped from the
+    kept as `Kept.board_copies` (`held`, what was kept, or None). Messages are only appended and dropped from the
     front, so the copies kept are brought up to date by dropping and appending the same; the last original says, by
     identity, where the new ones start."""
     if held is not None and board:
@@ -490,10 +491,10 @@ def _board_copies(w: World, board: list[dict[str, Any]], held: tuple | None) -> 
             if board[end] is last:
                 dropped = len(copies) - (end + 1)
                 if dropped >= 0 and copies[dropped] == board[0]:
-                    held = w.caches["board_copies"] = (board[-1], copies[dropped:] + [dict(m) for m in board[end + 1:]])
+                    held = w.kept.board_copies = (board[-1], ReadOnlyList(copies[dropped:] + [freeze(m) for m in board[end + 1:]]))
                     return held
                 break
-    held = w.caches["board_copies"] = (board[-1] if board else None, [dict(m) for m in board])
+    held = w.kept.board_copies = (board[-1] if board else None, ReadOnlyList([freeze(m) for m in board]))
     return held
 
 

@@ -569,9 +569,9 @@ def _kept_report(w: World, agent: str) -> list:
     """[the report, its JSON or None until asked] as `trial_report` keeps it for this character now."""
     tracker = TRIAL.state(w)
     ch, key = tracker.chars[agent], tracker.report_key(agent, w.tick)
-    kept = w.caches.get("trial_reports")
+    kept = w.kept.trial_reports
     if kept is None:
-        kept = w.caches["trial_reports"] = {}
+        kept = w.kept.trial_reports = {}
     held = kept.get(agent)
     if held is not None and held[0] is ch and held[1] == key:  # the same tracker's record, nothing read changed
         return held[2]
