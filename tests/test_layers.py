@@ -4,8 +4,8 @@ two packages import each other, however indirectly.
 content <- looks (a view drawn as an image) <- world <- store <- programs, docs (the program API and the
 rules document, built from the registries the service hands them) <- service (the host and its query
 registry) <- server (the faces) <- eval, agents <- tasks, web (the pages of a served match) <- env (the
-Gymnasium and PettingZoo faces), runner (sweeps and forks), inspectai (Inspect AI tasks) <- bench, cli and the
-examples; the small utility modules sit under everything. Imports inside functions count (a lazy import is
+Gymnasium and PettingZoo faces), runner (sweeps and forks), inspectai (Inspect AI tasks) <- bench, cli, the
+examples and handbook (the documentation site's generated pages); the small utility modules sit under everything. Imports inside functions count (a lazy import is
 still a dependency); imports only for type checking do not.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "wildhold"
 
 LAYERS: list[set[str]] = [
-    {"(root)", "extras", "readable", "revision", "terminal"},
+    {"(root)", "extras", "helptext", "readable", "revision", "terminal"},
     {"content"},
     {"looks"},
     {"world"},
@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"eval", "agents"},
     {"tasks", "web"},
     {"env", "runner", "inspectai"},
-    {"bench", "cli", "examples"},
+    {"bench", "cli", "examples", "handbook"},
 ]
 
 

@@ -75,8 +75,9 @@ def test_runtime_dependencies_are_ranges_and_the_extras_are_optional():
     assert {_name(r) for r in extras["parquet"]} == {"pyarrow"}
     assert {_name(r) for r in extras["rl"]} == {"gymnasium", "pettingzoo", "numpy"}
     assert {_name(r) for r in extras["ray"]} == {"ray"}
+    assert {_name(r) for r in extras["docs"]} == {"mkdocs", "mkdocs-material"}
     assert extras["all"] == ["wildhold[openai,anthropic,google,parquet,rl,ray]"]
-    assert "wildhold[all]" in extras["dev"] and "httpx" in {_name(r) for r in extras["dev"]}
+    assert {"wildhold[all]", "wildhold[docs]"} <= set(extras["dev"]) and "httpx" in {_name(r) for r in extras["dev"]}
     assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
     assert "Apache License" in (ROOT / "LICENSE").read_text() and "Version 2.0, January 2004" in (ROOT / "LICENSE").read_text()
 
@@ -94,15 +95,57 @@ def test_the_lock_pins_every_dependency_exactly():
     assert not missing, f"not in requirements.lock (run `make lock`): {sorted(missing)}"
 
 
-@pytest.mark.parametrize("extra", sorted(EXTRAS))
-def test_a_missing_extra_is_one_sentence_naming_it(extra, monkeypatch):
-    module = EXTRAS[extra][0]
+@pytest.mark.parametrize("extra, module", [(extra, module) for extra in sorted(EXTRAS) for module in EXTRAS[extra][0]])
+def test_a_missing_extra_is_one_sentence_naming_it(extra, module, monkeypatch):
     monkeypatch.setitem(sys.modules, module, None)  # what `import` sees when the package is not installed
     with pytest.raises(MissingExtra) as info:
         require(extra, "this feature")
     message = str(info.value)
     assert message.endswith(f"pip install 'wildhold[{extra}]'") and "\n" not in message
     assert isinstance(info.value, ImportError)
+
+
+def test_every_extra_but_the_meta_ones_says_what_it_needs():
+    extras = set(_project()["optional-dependencies"])
+    assert extras - {"all", "dev"} == set(EXTRAS)
+
+
+def test_importing_the_rl_faces_without_their_extra_names_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gymnasium", None)
+    for name in [m for m in sys.modules if m == "wildhold.env" or m.startswith("wildhold.env.")]:
+        monkeypatch.delitem(sys.modules, name)
+    with pytest.raises(MissingExtra, match=r"^wildhold.env needs Gymnasium and PettingZoo: pip install 'wildhold\[rl\]'$"):
+        importlib.import_module("wildhold.env")
+
+
+# Runs a script with the named modules unimportable.
+BLOCKED_SCRIPT = """
+import runpy, sys
+BLOCKED = {blocked!r}
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if any(name == m or name.startswith(m + ".") for m in BLOCKED):
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+sys.meta_path.insert(0, Block())
+sys.argv = [{script!r}, *sys.argv[1:]]
+runpy.run_path({script!r}, run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script, blocked, extra", [
+    ("analysis/spend_band.py", ("pandas",), "analysis"),
+    ("analysis/spend_band.py", ("pyarrow",), "analysis"),
+    ("rl/reinforce_gather.py", ("gymnasium",), "rl"),
+])
+def test_an_example_without_its_extra_ends_with_one_line_naming_it(script, blocked, extra, tmp_path):
+    runner = tmp_path / "blocked.py"
+    runner.write_text(BLOCKED_SCRIPT.format(blocked=blocked, script=str(PACKAGE / "examples" / script)))
+    done = subprocess.run([sys.executable, str(runner), "--help"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr.strip().splitlines() == [f"error: examples/{script} needs {EXTRAS[extra][1]}: "
+                                                f"pip install 'wildhold[{extra}]'"]
 
 
 def test_examples_are_package_data_and_the_checkout_link_points_at_them():

@@ -17,9 +17,9 @@ import typer
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from typer.core import TyperCommand
 
 from wildhold.content import ContentError, default_content
+from wildhold.helptext import HelpCommand, HelpGroup
 from wildhold.revision import version_text
 from wildhold.terminal import Col, FitTable
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from wildhold.eval.season import SeasonRow
 
-class GuardedCommand(TyperCommand):
+class GuardedCommand(HelpCommand):
     """A command that never ends in a traceback: what it does not turn into a sentence itself is explained here
     (`readable.explain`), naming the files it was given; `wildhold --debug COMMAND` shows the traceback instead."""
 
@@ -55,7 +55,10 @@ def _given_paths(params: dict[str, Any]) -> list[Path]:
 
 
 class Guarded(typer.Typer):
-    """A Typer whose commands are GuardedCommands."""
+    """A Typer whose commands are GuardedCommands, its help laid out to read at 80 columns (wildhold.helptext)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cls=HelpGroup, rich_markup_mode=None, **kwargs)
 
     def command(self, *args: Any, cls: Any = None, **kwargs: Any) -> Any:
         return super().command(*args, cls=cls or GuardedCommand, **kwargs)
@@ -820,6 +823,7 @@ def fork(
     ticks: Annotated[Optional[int], typer.Option(min=1, help="Ticks to play after the fork (default: as many as the parent played after it; with --experiment, fewer once every model arm is done).")] = None,
     experiment: Annotated[Optional[Path], typer.Option(metavar="EXP.yaml", help="Play the fork as `wildhold run` plays this experiment: an arm with a `seat` takes that agent over, one without joins at the fork, the other agents keep their policies.")] = None,
     cache: CacheDir = None,
+    quiet: Quiet = False,
 ) -> None:
     """A new match from the verified, replayed state of ARCHIVE at a tick, with the same agents or others.
 
@@ -849,7 +853,7 @@ def fork(
             _fail(str(exc))
     try:
         made = run_fork(archive, at, out, replace=swaps, absent=absent or [], ticks=ticks, cache=cache, experiment=exp,
-                        base=experiment.resolve().parent if experiment is not None else None)
+                        base=experiment.resolve().parent if experiment is not None else None, quiet=quiet)
     except (ForkError, ExperimentError, ArchiveError, ContentError, StoreError, MissingExtra) as exc:
         _refuse(exc)
     if "run" in made:
@@ -966,6 +970,28 @@ def _example_files(node: Traversable, rel: PurePosixPath) -> Iterator[tuple[Pure
             yield from _example_files(child, rel / child.name)
         else:
             yield rel / child.name, child
+
+
+@app.command()
+def docs(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8000,
+    build: Annotated[Optional[Path], typer.Option(metavar="DIR", help="Build the site into DIR (strict: a broken link fails) and exit, instead of serving it.")] = None,
+) -> None:
+    """Serve this checkout's documentation site on 127.0.0.1, rebuilt as its pages change (the docs extra).
+
+    The site is built offline: nothing it serves is fetched from the internet. Its reference pages (commands,
+    HTTP, MCP tools, rules, content, files) are generated from the code as it is built."""
+    from wildhold.extras import MissingExtra
+    from wildhold.handbook.site import NoSite, build as build_site, serve
+
+    try:
+        if build is not None:
+            _say(f"site: {build_site(build)}")
+            return
+        _say(f"documentation: http://127.0.0.1:{port}/   (Ctrl-C stops)")
+        serve(port)
+    except (MissingExtra, NoSite) as exc:
+        _fail(str(exc))
 
 
 @bench_app.command("report")

@@ -75,7 +75,9 @@ class FitTable:
 
         short, parts = min(layouts, key=lambda layout: (overflow(*layout), len(layout[1]), layout[0]))
         return [self._table(cols, short, first=i == 0, last=i == len(parts) - 1,
-                            squeeze=self._needed(console, cols, short) > width) for i, cols in enumerate(parts)]
+                            squeeze=self._needed(console, cols, short) > width,
+                            legend_width=min(self._needed(console, cols, short), width))
+                for i, cols in enumerate(parts)]
 
     def _balanced(self, console: Console, width: int, short: bool, count: int) -> list[list[int]]:
         """The split into `count` parts at the narrowest width that still needs no more, so parts come out
@@ -135,10 +137,11 @@ class FitTable:
             self._edges = (one - (two - one), two - one)
         return self._edges[0] + self._edges[1] * count
 
-    def _table(self, cols: list[int], short: bool, *, first: bool, last: bool, squeeze: bool = False) -> Table:
+    def _table(self, cols: list[int], short: bool, *, first: bool, last: bool, squeeze: bool = False,
+               legend_width: int = MEASURE_WIDTH) -> Table:
         """One part. Only `wrap` columns may wrap, unless even this layout is too wide (`squeeze`): then
         every cell may, so rich folds it instead of cropping it."""
-        legend = self._legend(short) if last else None
+        legend = self._legend(short, legend_width) if last else None
         caption = "\n".join(filter(None, (legend, self.caption))) if last else None
         table = Table(title=self.title if first else None, caption=caption, **self.options)
         for i in cols:
@@ -149,7 +152,18 @@ class FitTable:
             table.add_row(*(row[i] for i in cols))
         return table
 
-    def _legend(self, short: bool) -> str | None:
+    def _legend(self, short: bool, width: int) -> str | None:
+        """`legend: a = b, c = d`, its lines broken between pairs only (no wider than the table, `width`), so that
+        no abbreviation is parted from what it stands for."""
         pairs = [f"{c.short} = {c.header}" for c in self.columns if short and c.short and c.short != c.header]
-        return "legend: " + ", ".join(pairs) if pairs else None
+        if not pairs:
+            return None
+        lines = ["legend:"]
+        for i, pair in enumerate(pairs):
+            item = pair + ("," if i < len(pairs) - 1 else "")
+            if len(lines[-1]) + 1 + len(item) > width and lines[-1] != "legend:":
+                lines.append(item)
+            else:
+                lines[-1] += " " + item
+        return "\n".join(lines)
 

@@ -102,6 +102,8 @@ CASES: dict[str, list[tuple[str, int, str]]] = {
     "fork": [("{damaged} --at 10 --out {root}/f1", 1, "damaged.zip"),
              ("{archive} --at 10 --out {root}/f2 --replace nobody", 2, "NAME=POLICY"),
              ("{archive} --at 10 --out {root}/f3 --experiment {bracket}", 2, "bracket.yaml is not valid YAML")],
+    "standin": [("--port notaport", 2, "--port")],
+    "docs": [("--port notaport", 2, "--port"), ("--build {a-file}/inside", 2, "a-file is not a folder")],
     "compare": [("{root}/nope-a {root}/nope-b", 1, "nope-a")],
     "examples": [("{a-file}/inside", 1, "cannot write into")],
     "bench report": [("--archive {damaged} --quick", 1, "damaged.zip: unreadable event log")],

@@ -96,13 +96,13 @@ def test_the_archive_carries_the_arms_identity_under_the_character_it_played(for
                                        "clock": "lockstep", "horizon": "hidden", "turn_deadline_s": 30.0}  # as it played
 
 
-def test_fork_with_an_experiment_and_replay_from_the_command_line(famine, tmp_path):
+def test_fork_with_an_experiment_quietly_and_replay_from_the_command_line(famine, tmp_path):
     (tmp_path / "cassettes").mkdir()
     shutil.copyfile(EXAMPLES / "cassettes" / "explorer.json", tmp_path / "cassettes" / "explorer.json")
     exp = tmp_path / "fork.yaml"
     exp.write_text(yaml.safe_dump(experiment().model_dump(mode="json", exclude_unset=True)))
     made = runner.invoke(app, ["fork", str(famine), "--at", str(AT), "--out", str(tmp_path / "f"), "--experiment",
-                               str(exp), "--ticks", "8"], env={"COLUMNS": "160"})
+                               str(exp), "--ticks", "8", "-q"], env={"COLUMNS": "160"})  # -q as `run` takes it
     assert made.exit_code == 0, made.output
     assert f"{SEAT}: producer -> explorer" in made.output and "telemetry:" in made.output
     archive = tmp_path / "f" / "world" / "match.wildhold.zip"

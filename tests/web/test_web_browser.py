@@ -5,11 +5,8 @@ Where CI runs (CI set), a missing Chromium fails the test instead of skipping it
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-from pathlib import Path
 
-import pytest
+from browser_support import CHROMIUM, CHROMIUM_ARGS, artefacts, async_playwright, browser_marks
 from server_support import ADMIN, SIGNUP, SPECTATOR, auth, config
 
 from wildhold.agents.scaffold.loopback import Loopback
@@ -19,25 +16,8 @@ from wildhold.server.http import create_app
 from wildhold.service.host import Host
 from wildhold.web.site import add_site
 
-CHROMIUM = next((p for p in (os.environ.get("WILDHOLD_CHROMIUM"), shutil.which("chromium"),
-                             shutil.which("chromium-browser")) if p), None)
-try:
-    from playwright.async_api import async_playwright
-except ImportError:  # the dev extra installs it
-    async_playwright = None
-
-if (CHROMIUM is None or async_playwright is None) and os.environ.get("CI"):
-    pytest.fail("CI runs the browser tests: install chromium (.ci/run does) and the dev extra", pytrace=False)
-pytestmark = [pytest.mark.slow(seconds=40),
-              pytest.mark.skipif(CHROMIUM is None or async_playwright is None,
-                                 reason="no Chromium or Playwright here (apt-get install chromium; pip install playwright)")]
+pytestmark = browser_marks(seconds=40)
 WAIT_MS = 30_000  # generous: a loaded machine is slow, and the test proves arrival, not speed
-
-
-def artefacts(tmp_path: Path) -> Path:
-    out = Path(os.environ.get("WILDHOLD_TEST_ARTIFACTS") or tmp_path)
-    out.mkdir(parents=True, exist_ok=True)
-    return out
 
 
 async def _registered(http, names):
@@ -61,7 +41,7 @@ def test_the_live_page_draws_every_character_and_shows_a_new_event(tmp_path):
         async with Loopback(app) as server, httpx.AsyncClient(base_url=server.url, timeout=30) as http:
             tokens = await _registered(http, ["ann", "bob", "cy"])
             async with async_playwright() as pw:
-                browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+                browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 page = await browser.new_page(viewport={"width": 1400, "height": 1000})
                 # an agent's token does not open the live page
                 await page.goto(f"{server.url}/login")
@@ -106,7 +86,7 @@ def test_a_person_joins_from_the_browser_moves_and_gathers_through_the_agents_to
     async def run() -> None:
         async with Loopback(app) as server:
             async with async_playwright() as pw:
-                browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+                browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 page = await browser.new_page(viewport={"width": 1300, "height": 900})
                 await page.goto(f"{server.url}/play")
                 await page.fill("#join-form input[name=name]", "dana")
@@ -173,7 +153,7 @@ def test_the_viewer_scrubs_to_a_tick_with_the_replayed_positions_and_opens_an_ag
     async def run() -> None:
         async with Loopback(viewer_app(timeline, tracks)) as server:
             async with async_playwright() as pw:
-                browser = await pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+                browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 page = await browser.new_page(viewport={"width": 1500, "height": 1000})
                 await page.goto(f"{server.url}/#agent=a1")
                 await page.wait_for_function("document.querySelectorAll('#track li').length > 0", timeout=WAIT_MS)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
-
 from wildhold.content import default_content
+from wildhold.extras import require
 from wildhold.tasks.catalog import default_suite
+
+gym = require("rl", "wildhold.env")  # without the extra, importing this package says which one to install
 
 NAMESPACE = "Wildhold"
 SCENARIO_VERSION = 1

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from wildhold.agents.runner import ScriptedRun
 from wildhold.agents.scaffold.adapters import Limiter
-from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, Run
+from wildhold.agents.scaffold.experiment import ArmSpec, Experiment, Run, live_view
 from wildhold.agents.scripted import make_policy
 from wildhold.content import default_content
 from wildhold.service.access import HostConfig
@@ -70,13 +70,13 @@ def _hash_at(archive: Archive, seq: int) -> str | None:
 
 def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = None, absent: list[str] | None = None,
          ticks: int | None = None, cache: Path | None = None, experiment: Experiment | None = None,
-         base: Path | None = None, limiter: Limiter | None = None) -> dict[str, Any]:
+         base: Path | None = None, limiter: Limiter | None = None, quiet: bool = True) -> dict[str, Any]:
     """Fork `parent` at tick `at` into `out`: verify it, carry its inputs before `at`, then play `ticks` more (default:
     as many as the parent played after `at`) with every agent's policy, those in `replace` (name -> policy) taking
     over and those in `absent` idle; with `experiment` (its files relative to `base`), its arms take their seats and
     the fork is played as a run (its model calls held to `limiter`'s limits when given), which ends early once every
-    model arm is done. Returns the fork's archive path and its fork record (and, with an experiment, the run's files
-    under `run`)."""
+    model arm is done, its live view on a terminal unless `quiet`. Returns the fork's archive path and its fork record
+    (and, with an experiment, the run's files under `run`)."""
     parent, out = Path(parent), Path(out)
     content = default_content()
     verify_archive(parent, content, cache=cache)
@@ -136,7 +136,8 @@ def fork(parent: Path, at: int, out: Path, *, replace: dict[str, str] | None = N
               for name, who in players.items() if who is not None]
     exp = experiment.model_copy(update={"scenario": m["scenario"], "seed": m["seed"],
                                         "arms": seated + [a for a in arms if not a.seat]})
-    paths = ForkRun(exp, out, Path(base or "."), record, at + played, limiter).play_through()
+    run = ForkRun(exp, out, Path(base or "."), record, at + played, limiter)
+    paths = run.play_through(None if quiet else live_view(run))
     return {"archive": paths["archive"], "fork": record, "run": paths}
 
 

@@ -50,7 +50,7 @@ def _strings(value, out: list[str]) -> list[str]:
 
 def test_the_run_writes_archive_telemetry_manifest_report_and_spend_curve(smoke):
     run, paths = smoke
-    assert set(paths) == {"archive", "telemetry", "manifest", "report", "spend_curve"}
+    assert set(paths) == {"archive", "telemetry", "manifest", "report", "report_html", "spend_curve"}
     assert zipfile.is_zipfile(paths["archive"])
     manifest = json.loads(paths["manifest"].read_text())
     assert manifest["tools_hash"] and manifest["rules_digest"] and manifest["caps"]["max_tool_calls"] == 40
@@ -193,13 +193,18 @@ def test_the_system_prompt_holds_no_strategy_or_budget_and_tools_come_from_the_s
     assert len(first["messages"]) == 1  # no summary carried in: each session starts fresh
 
 
-def test_wildhold_run_on_the_offline_example_from_the_command_line(tmp_path):
+def test_wildhold_run_on_the_offline_example_from_the_command_line_writes_the_report_a_person_opens(tmp_path):
     example = tmp_path / "exp"
     shutil.copytree(EXAMPLE.parent, example)
     result = CliRunner().invoke(app, ["run", str(example / "offline-smoke.yaml"), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-    for name in ("telemetry.jsonl", "manifest.json", "report.json", "spend_curve.json", "world/match.wildhold.zip"):
+    for name in ("telemetry.jsonl", "manifest.json", "report.json", "report.html", "spend_curve.json",
+                 "world/match.wildhold.zip"):
         assert (tmp_path / "out" / name).exists(), name
+    assert f"report_html: {tmp_path / 'out' / 'report.html'}" in result.output.replace("\n", "")
+    page = (tmp_path / "out" / "report.html").read_text()
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert page.startswith("<!DOCTYPE html>") and all(card["name"] in page for card in report["agents"])
 
 
 class Crash(Exception):

@@ -727,13 +727,16 @@ class Run:
         return self.finish()
 
     def finish(self) -> dict[str, Path]:
+        from wildhold.eval.html import render_html
         from wildhold.eval.report import score_archive
 
         archive = self.host.archives.path or self.host.archives.export()
         self.host.close()
         paths = {"archive": archive, "telemetry": self.telemetry.path}
         paths["manifest"] = _write(self.out / "manifest.json", manifest(self.exp, self.base))
-        paths["report"] = _write(self.out / "report.json", score_archive(archive))
+        report = score_archive(archive)
+        paths["report"] = _write(self.out / "report.json", report)
+        paths["report_html"] = write_private(self.out / "report.html", render_html(report).encode())  # what a person opens
         paths["spend_curve"] = _write(self.out / "spend_curve.json",
                                       spend_curve(self.telemetry.records(), trial_ticks(archive)))
         return paths
@@ -804,11 +807,16 @@ def _write_private(path: Path, data: Any) -> None:
     write_private(tmp, json.dumps(data).encode()).replace(path)
 
 
-def run_experiment(path: Path, out: Path, *, quiet: bool = False, console: Console | None = None) -> dict[str, Path]:
-    """Load an experiment file, play it (live progress on a terminal unless `quiet`), return what it wrote."""
+def live_view(run: Run, console: Console | None = None) -> Any:
+    """The run's live view on a terminal (stderr unless `console`), or None where output is not a terminal."""
     from wildhold.agents.scaffold.progress import LiveView
 
+    console = console or Console(stderr=True)
+    return LiveView(run, console) if console.is_terminal else None
+
+
+def run_experiment(path: Path, out: Path, *, quiet: bool = False, console: Console | None = None) -> dict[str, Path]:
+    """Load an experiment file, play it (live progress on a terminal unless `quiet`), return what it wrote."""
     exp = Experiment.load(path)
     run = Run(exp, out, Path(path).resolve().parent)
-    console = console or Console(stderr=True)
-    return run.play_through(LiveView(run, console) if console.is_terminal and not quiet else None)
+    return run.play_through(None if quiet else live_view(run, console))

@@ -16,7 +16,10 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+
+from wildhold.extras import require_script
+
+pd = require_script("analysis", "examples/analysis/spend_band.py")  # pandas, and pyarrow beneath it for the Parquet
 
 from wildhold.eval.chart import QUANTITIES, band_chart
 from wildhold.looks import palette

@@ -15,11 +15,13 @@ import argparse
 import json
 from pathlib import Path
 
-import gymnasium as gym
 import numpy as np
 
-import wildhold.env  # noqa: F401  (registers the ids)
-from wildhold.env.gym_env import action_table
+from wildhold.extras import require_script
+
+gym = require_script("rl", "examples/rl/reinforce_gather.py")
+import wildhold.env  # noqa: E402,F401  (registers the ids)
+from wildhold.env.gym_env import action_table  # noqa: E402
 
 ENV_ID = "Wildhold/exploration.gather-wood-v1"
 DIRECTIONS = {(0, -1): "n", (1, -1): "ne", (1, 0): "e", (1, 1): "se", (0, 1): "s", (-1, 1): "sw", (-1, 0): "w", (-1, -1): "nw"}

@@ -1,5 +1,6 @@
-"""The README's MCP client snippets: each parses in its client's format and, read the way that client reads
-it, connects to a served world (the served path, the bearer header) and plays as the token's character."""
+"""The MCP client snippets of the getting-started page (docs/getting-started.md): each parses in its client's
+format and, read the way that client reads it, connects to a served world (the served path, the bearer header) and
+plays as the token's character."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import re
 import shlex
 import shutil
 import tomllib
-from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
@@ -29,12 +29,12 @@ from paths_support import ROOT
 
 ROOT = ROOT
 SECTION = "Connect an MCP client"
-TOKEN = "<agent token>"  # the README's placeholder for the token POST /api/agents answers
+TOKEN = "<agent token>"  # the page's placeholder for the token POST /api/agents answers
 Connection = tuple[str, dict[str, str]]  # (URL, headers) as the client would send them
 
 
 def section_text() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "getting-started.md").read_text()
     start = text.index(f"\n## {SECTION}\n")
     end = text.find("\n## ", start + 1)
     return text[start:end if end != -1 else len(text)]
