@@ -17,6 +17,7 @@ import numpy as np
 
 BARE = (None, 0, None, None, ())  # a tile holding nothing: index 0 of every table
 RECENT_TICKS = 8  # ticks of remembering listed by tick (an agent asks for the changes since its last look)
+RECENT_MOST = 1024  # tiles listed in all: past this (a long walk in one tick), `since` reads the array until later ticks
 
 
 class Contents:
@@ -40,7 +41,7 @@ class Memory:
     crowd that never moved holds none. The tiles remembered in its last few ticks of remembering are also listed
     by tick (`recent`), so the changes since a recent tick are read from those, not from the whole map."""
 
-    __slots__ = ("tiles_in_map", "seen", "held", "contents", "size", "newest", "stamp", "recent")
+    __slots__ = ("tiles_in_map", "seen", "held", "contents", "size", "newest", "stamp", "recent", "listed_from")
 
     def __init__(self, tiles: int, contents: Contents) -> None:
         self.tiles_in_map = tiles
@@ -50,9 +51,10 @@ class Memory:
         self.size = 0
         self.newest = -1
         self.stamp = 0
-        # (tick, tiles remembered then) for its latest ticks of remembering: every tile remembered at or after
-        # the first one's tick is in them (`World.remember_leaving` fills them; `remember` empties them)
-        self.recent: deque[tuple[int, list[int]]] = deque(maxlen=RECENT_TICKS)
+        # (tick, tiles remembered then) for its latest ticks of remembering from `listed_from` on: every tile
+        # remembered at or after the first one's tick is in them (`World.remember_leaving` fills them)
+        self.recent: deque[tuple[int, array]] = deque(maxlen=RECENT_TICKS)
+        self.listed_from = 0
 
     def arrays(self) -> tuple[array, array]:
         """`seen` and `held`, made now if they were not (to remember into)."""
@@ -85,11 +87,17 @@ class Memory:
             return sorted({p for at, tiles in recent if at >= tick for p in tiles})
         return np.flatnonzero(self._seen() >= tick).tolist()
 
-    def listed(self, tick: int) -> list[int]:
-        """The list of tiles remembered at `tick` (the newest), to add to."""
+    def listed(self, tick: int) -> array:
+        """The tiles remembered at `tick` (the newest), to add to. Past `RECENT_MOST` in all (a long walk in one
+        tick), the lists are dropped and kept again from the next tick: until then `since` reads the array."""
         recent = self.recent
+        if recent and sum(len(tiles) for _, tiles in recent) > RECENT_MOST:
+            recent.clear()
+            self.listed_from = tick + 1
+        if tick < self.listed_from:
+            return array("i")  # not kept: this tick is read from the array
         if not recent or recent[-1][0] != tick:
-            recent.append((tick, []))
+            recent.append((tick, array("i")))
         return recent[-1][1]
 
     def items(self) -> Iterator[tuple[int, tuple]]:
@@ -107,14 +115,16 @@ class Memory:
         kept[p] = held
         self.newest = max(self.newest, tick)
         self.stamp += 1
-        self.recent.clear()  # not listed by tick: `since` reads the array
+        self.recent.clear()  # not listed: `since` reads the array for this tick and before
+        self.listed_from = max(self.listed_from, tick + 1)
 
     def copy(self) -> Memory:
         out = Memory.__new__(Memory)
         out.tiles_in_map, out.contents = self.tiles_in_map, self.contents
         out.seen, out.held = array("i", self.seen), array("i", self.held)
         out.size, out.newest, out.stamp = self.size, self.newest, self.stamp
-        out.recent = deque(((at, list(tiles)) for at, tiles in self.recent), maxlen=RECENT_TICKS)
+        out.recent = deque(((at, array("i", tiles)) for at, tiles in self.recent), maxlen=RECENT_TICKS)
+        out.listed_from = self.listed_from
         return out
 
     def nbytes(self) -> int:
