@@ -4,7 +4,8 @@ A tile's contents (its node and amount, its structure and owner, the items on th
 change in the world's `Contents` table, which only grows; a character's `Memory` holds, for each tile of the map,
 the tick it last saw it (-1: never) and the index of what the tile held then in that table (0: nothing). A
 remembered tile is `(tick, node, amount, structure, owner, items)`, as an observation shows it. A hundred
-characters who know the whole default map hold 7.4 MB between them, where a dictionary per character held 69.
+characters who know the whole default map hold 7.7 MB between them (`wildhold bench engine`), where a dictionary per
+character held 75.
 """
 
 from __future__ import annotations
