@@ -178,7 +178,7 @@ async def served(task: Task, repeat: int, who: str, joined: dict[str, str], extr
             host.archives.manifest_extra.update(begun.start)
             tracker = begun.tracker(task, content, seed, agent)
             if tracker is not None:
-                _follow(host, tracker)
+                host.match.also_follow(tracker.records)  # the task's evaluator, beside whoever follows already
             yield Served(task, host, agent, token, server.url, tracker)
         host.stop("task over")
         os.replace(host.archives.path or host.archives.export(), path)
@@ -242,18 +242,6 @@ def attempt(out: str, player: str | None = None, name: str | None = None, clock:
         return state
 
     return solve
-
-
-def _follow(host: Host, tracker: Tracker) -> None:
-    """The task's evaluator fed every event from here on, beside whoever follows the match already."""
-    follow = host.match.on_events
-
-    def both(records: list[tuple[int, int, str, bytes, str]]) -> None:
-        if follow is not None:
-            follow(records)
-        tracker.records(records)
-
-    host.match.on_events = both
 
 
 Turn = Callable[[TaskState, Turns], Awaitable["str | None"]]  # one turn: None to go on, or why the attempt ends

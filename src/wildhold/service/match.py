@@ -297,6 +297,23 @@ class Match:
         else:
             self.flush(snapshot=self.world.tick % self.snapshot_every == 0)
 
+    def also_follow(self, listener: Callable[[list[tuple[int, int, str, bytes, str]]], None]) -> Callable[[], None]:
+        """Feed `listener` every event record flushed from now on, beside whoever follows the match already; the
+        function returned puts the follower before it back."""
+        before = self.on_events
+
+        def both(records: list[tuple[int, int, str, bytes, str]]) -> None:
+            if before is not None:
+                before(records)
+            listener(records)
+
+        self.on_events = both
+
+        def restore() -> None:
+            self.on_events = before
+
+        return restore
+
     # ---- persistence --------------------------------------------------------------------------
 
     def _flush_events(self) -> None:

@@ -152,14 +152,7 @@ def _setting_up(match: Match, agent: str, task: Task, mark: dict[str, Any] | Non
     """Set the task up (then, given `mark`, mark it), keeping the events flushed meanwhile beside whoever else
     follows the match's events; the set-up's refusal, if any."""
     events: list[tuple[int, int, str, bytes, str]] = []
-    follow = match.on_events
-
-    def both(records: list[tuple[int, int, str, bytes, str]]) -> None:
-        if follow is not None:
-            follow(records)
-        events.extend(records)
-
-    match.on_events = both
+    restore = match.also_follow(events.extend)
     error = None
     try:
         try:
@@ -172,7 +165,7 @@ def _setting_up(match: Match, agent: str, task: Task, mark: dict[str, Any] | Non
                 raise SetupFailed(f"the task's mark was refused: {code}")
     finally:
         match.flush()
-        match.on_events = follow
+        restore()
     return error, events
 
 

@@ -64,14 +64,7 @@ class ServedTask:
         host, match = self.host, self.host.match
         tracker = self.tracker = Tracker(self.task, self.content, self.seed, agent, start_seq, start_tick)
         self.stop_tick = start_tick + self.task.limits.ticks
-        follow = match.on_events
-
-        def both(records: list[tuple[int, int, str, bytes, str]]) -> None:
-            if follow is not None:
-                follow(records)
-            tracker.records(records)
-
-        match.on_events = both
+        match.also_follow(tracker.records)
         host.ends_when = self.over
         return tracker
 
