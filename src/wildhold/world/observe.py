@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left, bisect_right
-from functools import partial
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -73,7 +72,7 @@ def status(w: World, c: Character) -> dict[str, Any]:
     Shelter is read from the terrain first: most characters stand on safe ground, and asking the world costs a call."""
     p = c.pos
     sheltered = w.safe_terrain[w.terrain[p]] or w.is_sheltered(c)
-    key = _status_key((p, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered))
+    key = StatusKey(p, c.health, c.energy, c.satiety, c.asleep, c.knockdowns, c.bed, c.op, w.holdings.get(c.id), sheltered)
     kept = w.kept.status
     if kept is None:
         kept = w.kept.status = {}
@@ -96,9 +95,6 @@ class StatusKey(NamedTuple):
     op: str | None
     holdings: int | None  # `World.holdings`' count of changes to what it carries
     sheltered: bool
-
-
-_status_key = partial(tuple.__new__, StatusKey)  # a StatusKey from a tuple in one C call: asked on every observation
 
 
 def _status(w: World, c: Character, sheltered: bool, key: StatusKey, before: tuple | None) -> dict[str, Any]:

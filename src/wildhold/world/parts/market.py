@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import Field, PositiveInt
@@ -908,10 +907,10 @@ class Market(Part[MarketState]):
         seen = w.kept.orders_seen
         if seen is None or seen[0] != changes[self.name]:
             seen = _orders_seen(w)
-        stamps = _economy_stamps((len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0,
-                                  changes.get(held.named), changes.get(_NAMING_NONE),
-                                  w.holdings.get(me), w.builds, changes[CONSTRUCTION.name],
-                                  c.pos if seen[1] else None, seen[2]))  # with no open order, its tile shows none wherever it is
+        stamps = EconomyStamps(len(society.artworks), society.reputation.get(me), sum(levels.values()) if levels else 0,
+                               changes.get(held.named), changes.get(_NAMING_NONE),
+                               w.holdings.get(me), w.builds, changes[CONSTRUCTION.name],
+                               c.pos if seen[1] else None, seen[2])  # with no open order, its tile shows none wherever it is
         if stamps != held.stamps:
             held.refresh(w, c, stamps)
         obs["economy"] = held.section
@@ -933,9 +932,6 @@ class EconomyStamps(NamedTuple):
     hit: int  # and construction's event count
     where: int | None  # where: its tile (None while no order is open)
     version: int  # and the open orders' version
-
-
-_economy_stamps = partial(tuple.__new__, EconomyStamps)  # from a tuple in one C call: asked on every observation
 
 
 class _KeptEconomy:
