@@ -1,0 +1,34 @@
+"""What each of a set of named things (recipes, buildable structures) needs carried, as one matrix over the items any
+of them needs: an action mask asks which of them a character can afford now in one comparison, not one check each."""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+
+
+class Needs:
+    """Rows: the names, in the order given; columns: every item some row needs; cells: how many of it."""
+
+    def __init__(self, needs: Mapping[str, Mapping[str, int]]):
+        self.names = tuple(needs)
+        self.items = tuple(sorted({item for wanted in needs.values() for item in wanted}))
+        self.matrix = np.array([[wanted.get(item, 0) for item in self.items] for wanted in needs.values()],
+                               dtype=np.int64).reshape(len(self.names), len(self.items))
+
+    def affordable(self, inventory: Mapping[str, int]) -> frozenset[str]:
+        """The names whose every need the inventory covers (`registry.carries` of each row, at once)."""
+        have = np.fromiter((inventory.get(item, 0) for item in self.items), dtype=np.int64, count=len(self.items))
+        return frozenset(self.names[k] for k in np.flatnonzero((self.matrix <= have).all(axis=1)).tolist())
+
+
+_TABLES: dict[tuple[str, str], Needs] = {}
+
+
+def content_needs(digest: str, name: str, make: Callable[[], Mapping[str, Mapping[str, int]]]) -> Needs:
+    """The table `name` of the content with this digest, made by `make` once per content (content is frozen)."""
+    table = _TABLES.get((digest, name))
+    if table is None:
+        table = _TABLES[(digest, name)] = Needs(make())
+    return table
