@@ -148,18 +148,20 @@ class ActionTable:
         self.sifted = {action: self._sift_positions(action) for action in self.ranges if action != NOOP and tools[action].sift}
 
     def _sift_positions(self, action: str) -> dict[str, tuple[tuple[Any, ...], np.ndarray]]:
-        """Per argument an action's `sift` may narrow: the values its entries give it, and per entry of the action's
-        run the position of its value among them (the last position, always kept, for an entry whose slot fills it)."""
+        """Per argument of an action its `sift` may narrow, the values its entries name and, per entry of the
+        action's run, where its value is read in the mask's lookup: [one per value named | one per carried slot |
+        always kept]. An entry that fills the argument another way (an id listed, an item at a tile) is always kept."""
         first, last = self.ranges[action]
+        run, slots = self.entries[first:last + 1], self.spec.carried_slots
         out = {}
         for field, _ in self.entries[first].fills:
-            values = list(dict.fromkeys(v for e in self.entries[first:last + 1] for f, (kind, v) in e.fills
-                                        if f == field and kind == "value"))
-            if values:
-                at = {v: k for k, v in enumerate(values)}
-                positions = [next((at[v] for f, (kind, v) in e.fills if f == field and kind == "value"), len(values))
-                             for e in self.entries[first:last + 1]]
-                out[field] = (tuple(values), np.array(positions))
+            fills = [dict(e.fills)[field] for e in run]
+            values = tuple(dict.fromkeys(v for kind, v in fills if kind == "value"))
+            at = {v: k for k, v in enumerate(values)}
+            positions = [at[v] if kind == "value" else len(values) + v if kind == "carried" else len(values) + slots
+                         for kind, v in fills]
+            if any(kind in ("value", "carried") for kind, _ in fills):
+                out[field] = (values, np.array(positions))
         return out
 
     def _needs(self) -> None:
@@ -198,6 +200,16 @@ class ActionTable:
                             self.npcs.append(npc)
                         self.sold_npc[i], self.need_sold[i] = self.npcs.index(npc), max(self.need_sold[i], v)
         self.may_resolve = ~never
+
+    def _kept(self, values: tuple[Any, ...], carried: list[str], kept: Any) -> np.ndarray:
+        """The mask's lookup for one sifted argument (see `_sift_positions`): whether the sift keeps each value named,
+        each carried item (an empty slot: no, though such an entry never resolves), and True last."""
+        slots = self.spec.carried_slots
+        out = np.zeros(len(values) + slots + 1, dtype=bool)
+        out[:len(values)] = [v in kept for v in values]
+        out[len(values):len(values) + len(carried)] = [v in kept for v in carried]
+        out[-1] = True
+        return out
 
     def resolvable(self, ctx: Context, among: np.ndarray | None = None) -> np.ndarray:
         """True where `resolve(i, ctx)` gives an action: every slot entry i needs is filled. With `among`, only
@@ -305,6 +317,7 @@ class ActionTable:
         if c.op is not None:
             ok &= self.while_busy
         ready, sifted, actions = world.ready_code, self.sifted, self.actions
+        carried = ctx.carried[:self.spec.carried_slots]
         for k in np.unique(self.action_of[ok]).tolist()[1:]:  # the actions with some entry left (0: noop)
             action = actions[k]
             first, last = self.ranges[action]
@@ -315,8 +328,7 @@ class ActionTable:
                 for field, kept in REGISTRY[action].sift(world, c).items():  # type: ignore[misc]
                     if field in fields:
                         values, positions = fields[field]
-                        lookup = np.fromiter((v in kept for v in values), dtype=bool, count=len(values))
-                        ok[first:last + 1] &= np.append(lookup, True)[positions]
+                        ok[first:last + 1] &= self._kept(values, carried, kept)[positions]
         ok = self.resolvable(ctx, ok)
         out = np.zeros(len(self.entries), dtype=np.int8)
         out[0] = 1

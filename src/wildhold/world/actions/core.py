@@ -21,7 +21,7 @@ from wildhold.world.actions.registry import (
     require_item,
     target,
 )
-from wildhold.world.actions.needs import content_needs
+from wildhold.world.actions.needs import Needs, per_content
 from wildhold.world.errors import Rejected
 from wildhold.world.hooks import PARTS
 from wildhold.world.state import Character, Operation
@@ -273,8 +273,8 @@ def _recipes_sift(kind: str):
     A recipe a part locks is kept: the check refuses it."""
     def sift(w: World, c: Character) -> dict[str, Container[Any]]:
         recipes = w.content.recipes
-        table = content_needs(w.content.digest, f"recipes:{kind}",
-                              lambda: {n: r.inputs for n, r in recipes.items() if r.kind == kind})
+        table = per_content(w.content, f"recipes:{kind}",
+                            lambda: Needs({n: r.inputs for n, r in recipes.items() if r.kind == kind}))
         structures = w.structures
         stations = {s.kind for p in reach_tiles(w, c) if (s := structures.get(p)) is not None and s.hp > 0}
         return {"recipe": frozenset(n for n in table.affordable(c.inventory)
@@ -456,6 +456,12 @@ class Equip:
     Args = ItemArgs
 
     @staticmethod
+    def sift(w: World, c: Character) -> dict[str, Container[Any]]:
+        """The items that are tools."""
+        content = w.content
+        return {"item": per_content(content, "tools", lambda: frozenset(n for n, i in content.items.items() if i.tool is not None))}
+
+    @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
         item = a["item"]
         bad = require_item(w, c, item)
@@ -588,6 +594,14 @@ class Place:
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
         return _place_plan(w, c, a["item"], a["x"], a["y"])
+
+    @staticmethod
+    def sift(w: World, c: Character) -> dict[str, Container[Any]]:
+        """The items that place a structure, animals left out (they are settled)."""
+        content = w.content
+        return {"item": per_content(content, "placed", lambda: frozenset(
+            name for name, item in content.items.items()
+            if item.places is not None and all(animal.item != name for animal in content.animals.values())))}
 
     @staticmethod
     def apply(w: World, c: Character, op: Operation, p: int) -> dict:

@@ -1,11 +1,17 @@
-"""What each of a set of named things (recipes, buildable structures) needs carried, as one matrix over the items any
-of them needs: an action mask asks which of them a character can afford now in one comparison, not one check each."""
+"""Tables read from content for the action mask's sifts (`ActionDef.sift`), made once per content. Among them, what
+each of a set of named things (recipes, buildable structures) needs carried, as one matrix over the items any of them
+needs: the mask asks which of them a character can afford now in one comparison, not one check each."""
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from wildhold.content import Content
+
+T = TypeVar("T")
 
 
 class Needs:
@@ -23,12 +29,13 @@ class Needs:
         return frozenset(self.names[k] for k in np.flatnonzero((self.matrix <= have).all(axis=1)).tolist())
 
 
-_TABLES: dict[tuple[str, str], Needs] = {}
+_TABLES: dict[tuple[str, str], Any] = {}
 
 
-def content_needs(digest: str, name: str, make: Callable[[], Mapping[str, Mapping[str, int]]]) -> Needs:
-    """The table `name` of the content with this digest, made by `make` once per content (content is frozen)."""
-    table = _TABLES.get((digest, name))
+def per_content(content: Content, name: str, make: Callable[[], T]) -> T:
+    """The table `name` of this content (a `Needs`, a set of item names), made by `make` once per content: content is
+    frozen, and the action mask's sifts read these tables for every character on every step."""
+    table = _TABLES.get((content.digest, name))
     if table is None:
-        table = _TABLES[(digest, name)] = Needs(make())
+        table = _TABLES[(content.digest, name)] = make()
     return table

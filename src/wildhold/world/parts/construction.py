@@ -46,7 +46,7 @@ from pydantic import Field
 
 from wildhold.content import Content, ContentError
 from wildhold.world.actions.registry import ActionArgs, CharacterName, Plan, Target, character_field, did_you_mean, require_item, structure_in_reach, target, unknown_character
-from wildhold.world.actions.needs import content_needs
+from wildhold.world.actions.needs import Needs, per_content
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.parts.base import Part, Saved, saved
@@ -479,8 +479,8 @@ class Build:
     @staticmethod
     def sift(w: World, c: Character) -> dict[str, Container[Any]]:
         """The structures built in place whose materials the character carries."""
-        table = content_needs(w.content.digest, "build", lambda: {
-            name: spec.build.materials for name, spec in w.content.structures.items() if spec.build is not None})
+        table = per_content(w.content, "build", lambda: Needs({
+            name: spec.build.materials for name, spec in w.content.structures.items() if spec.build is not None}))
         return {"structure": table.affordable(c.inventory)}
 
     @staticmethod
