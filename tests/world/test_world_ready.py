@@ -158,6 +158,55 @@ def test_an_action_whose_ready_code_refuses_is_refused_whatever_its_arguments(co
         assert_unready_refused(w, a, rng)
 
 
+SIFTED = sorted(name for name, spec in REGISTRY.items() if spec.sift is not None)
+
+
+@settings(max_examples=10, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(scenario=st.sampled_from(["default", "famine", "season"]), seed=st.integers(0, 2**16), ticks=st.integers(0, 20),
+       short=st.floats(0.0, 0.6))
+def test_a_value_an_actions_sift_leaves_out_is_refused_whatever_the_other_arguments(content, scenario: str, seed: int,
+                                                                                    ticks: int, short: float):
+    """Characters given the materials of recipes and buildings (some one short), stations placed beside some: each
+    argument value a `sift` leaves out is refused with every other argument tried."""
+    _sifted_arguments_passed(content, scenario, seed, ticks, short)
+
+
+def test_the_sifted_actions_pass_with_materials_at_hand(content):
+    """The check above is not vacuous: with whole materials and stations at hand, sifted actions pass."""
+    assert _sifted_arguments_passed(content, "default", 0, 0, 0.0) > 0
+
+
+def _sifted_arguments_passed(content, scenario: str, seed: int, ticks: int, short: float) -> int:
+    """Sets the state up and checks every sifted action's tried arguments; how many passed."""
+    w = World(content, scenario, seed)
+    agents = [w.join(f"p{i}") for i in range(3)]
+    rng = random.Random(seed)
+    wanted = [dict(r.inputs) for r in content.recipes.values()] + [
+        dict(s.build.materials) for s in content.structures.values() if s.build is not None]
+    stations = sorted({r.station for r in content.recipes.values() if r.station})
+    for a in agents:
+        for need in rng.sample(wanted, 6):
+            given = {item: qty - (rng.random() < short) for item, qty in need.items()}
+            _give(w, a, {item: qty for item, qty in given.items() if qty > 0})
+        x, y = w.xy(w.chars[a].pos)
+        for (dx, dy), station in zip(((1, 0), (0, 1), (-1, 0)), rng.sample(stations, len(stations))):
+            p = w.pos(x + dx, y + dy)
+            if p is not None and w.is_walkable(p) and p not in w.nodes and p not in w.occupants:
+                _place(w, (x + dx, y + dy), station, None)
+    play_legal_random(w, agents, ticks)
+    passed = 0
+    for a in agents:
+        for action in SIFTED:
+            kept = REGISTRY[action].sift(w, w.chars[a])
+            for args in tried_arguments(w, a, action, rng, most=600):
+                ok = w.refusal_code(a, action, args) is None
+                left_out = [f for f, values in kept.items() if args.get(f) not in values]
+                assert not (ok and left_out), (action, args, left_out)
+                passed += ok
+    assert SIFTED
+    return passed
+
+
 # ---- every declared precondition both refuses and lets through -----------------------------------------------------
 
 

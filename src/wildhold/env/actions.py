@@ -20,6 +20,7 @@ from wildhold.content import Content
 from wildhold.content.loader import ContentError
 from wildhold.env.spec import FILE, EnvSpec, Entries, content_table
 from wildhold.server.surface import action_tools
+from wildhold.world.actions import REGISTRY
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
@@ -138,10 +139,30 @@ class ActionTable:
         for i, e in enumerate(self.entries):
             first, _ = self.ranges.get(e.action, (i, i))
             self.ranges[e.action] = (first, i)
+        self.actions = tuple(self.ranges)  # noop first
+        self.action_of = np.array([self.actions.index(e.action) for e in self.entries])
         self._needs()
         # Entries of the actions a busy character may still submit (the registry's `while_busy`), and noop.
         tools = action_tools()
         self.while_busy = np.array([e.action == NOOP or tools[e.action].while_busy for e in self.entries])
+        self.sifted = {action: self._sift_positions(action) for action in self.ranges if action != NOOP and tools[action].sift}
+
+    def _sift_positions(self, action: str) -> dict[str, tuple[tuple[Any, ...], np.ndarray]]:
+        """Per argument of an action its `sift` may narrow, the values its entries name and, per entry of the
+        action's run, where its value is read in the mask's lookup: [one per value named | one per carried slot |
+        always kept]. An entry that fills the argument another way (an id listed, an item at a tile) is always kept."""
+        first, last = self.ranges[action]
+        run, slots = self.entries[first:last + 1], self.spec.carried_slots
+        out = {}
+        for field, _ in self.entries[first].fills:
+            fills = [dict(e.fills)[field] for e in run]
+            values = tuple(dict.fromkeys(v for kind, v in fills if kind == "value"))
+            at = {v: k for k, v in enumerate(values)}
+            positions = [at[v] if kind == "value" else len(values) + v if kind == "carried" else len(values) + slots
+                         for kind, v in fills]
+            if any(kind in ("value", "carried") for kind, _ in fills):
+                out[field] = (values, np.array(positions))
+        return out
 
     def _needs(self) -> None:
         """Per entry, the slots it needs filled (-1: none), so that `resolvable` tells every entry that resolves
@@ -180,17 +201,34 @@ class ActionTable:
                         self.sold_npc[i], self.need_sold[i] = self.npcs.index(npc), max(self.need_sold[i], v)
         self.may_resolve = ~never
 
-    def resolvable(self, ctx: Context) -> np.ndarray:
-        """True where `resolve(i, ctx)` gives an action: every slot entry i needs is filled."""
+    def _kept(self, values: tuple[Any, ...], carried: list[str], kept: Any) -> np.ndarray:
+        """The mask's lookup for one sifted argument (see `_sift_positions`): whether the sift keeps each value named,
+        each carried item (an empty slot: no, though such an entry never resolves), and True last."""
+        slots = self.spec.carried_slots
+        out = np.zeros(len(values) + slots + 1, dtype=bool)
+        out[:len(values)] = [v in kept for v in values]
+        out[len(values):len(values) + len(carried)] = [v in kept for v in carried]
+        out[-1] = True
+        return out
+
+    def resolvable(self, ctx: Context, among: np.ndarray | None = None) -> np.ndarray:
+        """True where `resolve(i, ctx)` gives an action: every slot entry i needs is filled. With `among`, only
+        among those entries (False elsewhere): the slots no entry left there needs are not looked up, since the ids
+        an observation lists and the items at tiles are read from sections built only when first needed."""
         ok = self.may_resolve & (self.need_carried < len(ctx.carried))
+        if among is not None:
+            ok &= among
         for field, need in self.need_listed.items():
-            ok &= need < len(ctx.ids(field))
-        at = ctx.at_tile
-        held = np.array([len(at.get((ctx.x + dx, ctx.y + dy), ())) for dx, dy in self.offsets])
-        ok &= self.need_at < held[self.at_offset]
-        sold = ctx.sold
-        sells = np.array([len(sold.get(npc, ())) for npc in self.npcs] or [0])
-        ok &= self.need_sold < sells[self.sold_npc]
+            if (need[ok] >= 0).any():
+                ok &= need < len(ctx.ids(field))
+        if (self.need_at[ok] >= 0).any():
+            at = ctx.at_tile
+            held = np.array([len(at.get((ctx.x + dx, ctx.y + dy), ())) for dx, dy in self.offsets])
+            ok &= self.need_at < held[self.at_offset]
+        if (self.need_sold[ok] >= 0).any():
+            sold = ctx.sold
+            sells = np.array([len(sold.get(npc, ())) for npc in self.npcs] or [0])
+            ok &= self.need_sold < sells[self.sold_npc]
         return ok
 
     def __len__(self) -> int:
@@ -271,22 +309,31 @@ class ActionTable:
 
     def mask(self, world: World, agent: str, ctx: Context) -> np.ndarray:
         """1 where the entry resolves and the world would accept it now (noop: always), else 0: the world's
-        `refusal_code` over every entry that resolves, less, while the character is busy, the entries of actions
-        the registry does not take from a busy character, and the entries of an action whose `ready_code` says
-        it is refused whatever its arguments (asked once per action, its entries being one run)."""
-        ok = self.resolvable(ctx)
-        if world.chars[agent].op is not None:
+        `refusal_code` over every entry that resolves, less the entries it would refuse unasked: while the character
+        is busy, those of actions the registry does not take from a busy character; those of an action whose
+        `ready_code` says it is refused whatever its arguments; those with a value the action's `sift` leaves out."""
+        c = world.chars[agent]
+        ok = self.may_resolve & (self.need_carried < len(ctx.carried))
+        if c.op is not None:
             ok &= self.while_busy
+        ready, sifted, actions = world.ready_code, self.sifted, self.actions
+        carried = ctx.carried[:self.spec.carried_slots]
+        for k in np.unique(self.action_of[ok]).tolist()[1:]:  # the actions with some entry left (0: noop)
+            action = actions[k]
+            first, last = self.ranges[action]
+            if ready(agent, action) is not None:
+                ok[first:last + 1] = False
+            elif action in sifted:
+                fields = sifted[action]
+                for field, kept in REGISTRY[action].sift(world, c).items():  # type: ignore[misc]
+                    if field in fields:
+                        values, positions = fields[field]
+                        ok[first:last + 1] &= self._kept(values, carried, kept)[positions]
+        ok = self.resolvable(ctx, ok)
         out = np.zeros(len(self.entries), dtype=np.int8)
         out[0] = 1
-        code, ready, resolve, entries = world.refusal_code, world.ready_code, self.resolve, self.entries
-        asked, unready = NOOP, False
+        code, resolve, entries = world.refusal_code, self.resolve, self.entries
         for i in np.flatnonzero(ok)[1:].tolist():
-            action = entries[i].action
-            if action != asked:
-                asked, unready = action, ready(agent, action) is not None
-            if unready:
-                continue
             got = resolve(i, ctx)
             if got is not None and code(agent, got[0], got[1]) is None:
                 out[i] = 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Container, Literal
 
 from pydantic import Field
 
@@ -21,6 +21,7 @@ from wildhold.world.actions.registry import (
     require_item,
     target,
 )
+from wildhold.world.actions.needs import Needs, per_content
 from wildhold.world.errors import Rejected
 from wildhold.world.hooks import PARTS
 from wildhold.world.state import Character, Operation
@@ -267,6 +268,20 @@ def _recipe_plan(w: World, c: Character, name: str, kind: str) -> Rejected | Any
     return recipe
 
 
+def _recipes_sift(kind: str):
+    """The recipes of this kind the character may make now: its inputs carried, its station (if any) within reach.
+    A recipe a part locks is kept: the check refuses it."""
+    def sift(w: World, c: Character) -> dict[str, Container[Any]]:
+        recipes = w.content.recipes
+        table = per_content(w.content, f"recipes:{kind}",
+                            lambda: Needs({n: r.inputs for n, r in recipes.items() if r.kind == kind}))
+        structures = w.structures
+        stations = {s.kind for p in reach_tiles(w, c) if (s := structures.get(p)) is not None and s.hp > 0}
+        return {"recipe": frozenset(n for n in table.affordable(c.inventory)
+                                    if not recipes[n].station or recipes[n].station in stations)}
+    return staticmethod(sift)
+
+
 def station_in_reach(w: World, c: Character, kind: str) -> bool:
     structures = w.structures
     return any((s := structures.get(p)) is not None and s.kind == kind and s.hp > 0 for p in reach_tiles(w, c))
@@ -300,6 +315,7 @@ class Craft:
     name, category, timing = "craft", "production", "the recipe's duration"
     Args = RecipeArgs
     plan, spend, apply = _make("craft")
+    sift = _recipes_sift("craft")
 
 
 class Cook:
@@ -308,6 +324,7 @@ class Cook:
     name, category, timing = "cook", "production", "the recipe's duration"
     Args = RecipeArgs
     plan, spend, apply = _make("cook")
+    sift = _recipes_sift("cook")
 
 
 # ---- maintenance ---------------------------------------------------------------------------
@@ -437,6 +454,12 @@ class Equip:
 
     name, category = "equip", "maintenance"
     Args = ItemArgs
+
+    @staticmethod
+    def sift(w: World, c: Character) -> dict[str, Container[Any]]:
+        """The items that are tools."""
+        content = w.content
+        return {"item": per_content(content, "tools", lambda: frozenset(n for n, i in content.items.items() if i.tool is not None))}
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
@@ -571,6 +594,14 @@ class Place:
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
         return _place_plan(w, c, a["item"], a["x"], a["y"])
+
+    @staticmethod
+    def sift(w: World, c: Character) -> dict[str, Container[Any]]:
+        """The items that place a structure, animals left out (they are settled)."""
+        content = w.content
+        return {"item": per_content(content, "placed", lambda: frozenset(
+            name for name, item in content.items.items()
+            if item.places is not None and all(animal.item != name for animal in content.animals.values())))}
 
     @staticmethod
     def apply(w: World, c: Character, op: Operation, p: int) -> dict:

@@ -13,7 +13,7 @@ import inspect
 from functools import lru_cache
 from dataclasses import dataclass, field
 from types import UnionType
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Container, Iterable, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -77,6 +77,7 @@ Check = Callable[["World", Character, dict[str, Any]], "Plan | Rejected"]
 Finish = Callable[["World", Character, Operation], "dict | orjson.Fragment | Rejected"]
 Progress = Callable[["World", Character, Operation], "Rejected | None"]
 Ready = Callable[["World", Character], "str | None"]
+Sift = Callable[["World", Character], "dict[str, Container[Any]]"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,10 @@ class ActionDef:
     # is nowhere within reach, say), or None when some argument may pass. It may answer None when unsure, never a
     # code for a state in which some argument passes: an action mask skips an unready action's arguments unasked.
     ready: Ready | None = None
+    # Per argument, the values with which `check` may pass now: with a value outside them it refuses whatever the
+    # other arguments (the recipes whose inputs the character carries, say). It may keep a value that is refused, never
+    # leave out one that passes: an action mask puts only entries of kept values to the check.
+    sift: Sift | None = None
     begin: Callable[["World", Character, Operation], None] | None = None
     while_busy: bool = False
     timing: str = "fixed"
@@ -323,6 +328,7 @@ def add_action(cls: type) -> ActionDef:
         finish=finish,
         progress=getattr(cls, "progress", None),
         ready=getattr(cls, "ready", None),
+        sift=getattr(cls, "sift", None),
         begin=getattr(cls, "begin", None),
         while_busy=getattr(cls, "while_busy", False),
         timing=getattr(cls, "timing", "fixed"),

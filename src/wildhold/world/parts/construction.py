@@ -40,12 +40,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Container, Mapping
 
 from pydantic import Field
 
 from wildhold.content import Content, ContentError
 from wildhold.world.actions.registry import ActionArgs, CharacterName, Plan, Target, character_field, did_you_mean, require_item, structure_in_reach, target, unknown_character
+from wildhold.world.actions.needs import Needs, per_content
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
 from wildhold.world.parts.base import Part, Saved, saved
@@ -474,6 +475,13 @@ class Build:
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> int | Rejected:
         return _build_plan(w, c, a["structure"], a["x"], a["y"])
+
+    @staticmethod
+    def sift(w: World, c: Character) -> dict[str, Container[Any]]:
+        """The structures built in place whose materials the character carries."""
+        table = per_content(w.content, "build", lambda: Needs({
+            name: spec.build.materials for name, spec in w.content.structures.items() if spec.build is not None}))
+        return {"structure": table.affordable(c.inventory)}
 
     @staticmethod
     def spend(w: World, a: dict[str, Any], _: int) -> Plan:

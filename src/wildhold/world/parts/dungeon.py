@@ -28,12 +28,13 @@ it. An instance is fresh while no knocked-down character has been in it; leaving
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Container, Iterable
 
 from pydantic import Field
 
 from wildhold.content import ContentError
 from wildhold.content.models import EnemyMoveSpec
+from wildhold.world.actions.needs import per_content
 from wildhold.world.actions.registry import ActionArgs, require_item
 from wildhold.world.errors import Rejected
 from wildhold.world.events import Ev
@@ -724,6 +725,13 @@ class UseConsumable:
 
     name, category = "use_consumable", "maintenance"
     Args = ItemArgs
+
+    @staticmethod
+    def sift(w: World, c: Character) -> dict[str, Container[Any]]:
+        """The items that are consumables."""
+        content = w.content
+        return {"item": per_content(content, "consumables", lambda: frozenset(
+            n for n, i in content.items.items() if i.category == "consumable"))}
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:

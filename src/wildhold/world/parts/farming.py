@@ -10,7 +10,7 @@ grows if it was watered for D; the weather drawn for the new day waters the new 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Container
 
 from pydantic import Field
 
@@ -486,6 +486,11 @@ class SettleAnimal:
     @staticmethod
     def plan(w: World, c: Character, args: dict[str, Any]) -> Any:
         return _settle_plan(w, c, args["item"], args["x"], args["y"])
+
+    @staticmethod
+    def sift(w: World, c: Character) -> dict[str, Container[Any]]:
+        """The items that are animals."""
+        return {"item": _animal_items(w)[0]}
 
     @staticmethod
     def apply(w: World, c: Character, op: Operation, got: Any) -> dict:

@@ -9,7 +9,7 @@ every such move names its source (`shop:<npc>`, `gift:<npc>`, `quest:<id>`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Container
 
 from pydantic import Field
 
@@ -395,6 +395,13 @@ def _open_shop(w: World, c: Character, npc: str) -> ShopSpec | Rejected:
     return shop
 
 
+def _open_shops_in_reach(w: World, c: Character) -> dict[str, Container[Any]]:
+    """The villagers `_open_shop` lets through now: within the character's reach, a shop kept and open at this hour."""
+    hour, npcs, reach = hour_of_day(w), w.content.npcs, w.needs.reach
+    return {"npc": frozenset(npc for npc, (_, p) in village(w).villagers.items()
+                             if w.distance(c.pos, p) <= reach and (shop := npcs[npc].shop) is not None and shop_open(shop, hour))}
+
+
 def _known_item(w: World, item: str) -> Rejected | None:
     if item not in w.content.items:
         return Rejected("unknown_item", f"There is no item {item!r}.{did_you_mean(item, w.content.items)}")
@@ -554,6 +561,7 @@ class Buy:
 
     name, category = "buy", "social"
     ready = staticmethod(_villager_ready)
+    sift = staticmethod(_open_shops_in_reach)
     Args = TradeArgs
 
     @staticmethod
@@ -576,6 +584,7 @@ class Sell:
 
     name, category = "sell", "social"
     ready = staticmethod(_villager_ready)
+    sift = staticmethod(_open_shops_in_reach)
     Args = TradeArgs
 
     @staticmethod
