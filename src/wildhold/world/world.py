@@ -469,7 +469,7 @@ class World:
         kept_row_spans = (range(x0, min(x1, nx0 - 1) + 1), range(max(x0, nx1 + 1), x1 + 1))
         whole_row_spans = (range(x0, x1 + 1),)
         w, tick, mem = self.width, self.tick, c.memory
-        (seen, held), size = mem.arrays(), mem.size
+        (seen, held), size, seen_at = mem.arrays(), mem.size, self.tick + 1  # see `world.memory`
         nodes, structures, ground = self.nodes, self.structures, self.ground
         at = self.kept.contents_at or self._size_contents_at()
         listed = mem.listed(tick)
@@ -479,9 +479,9 @@ class World:
                 listed.extend(range(row + span.start, row + span.stop))
                 for x in span:
                     p = row + x
-                    if seen[p] < 0:
+                    if not seen[p]:
                         size += 1
-                    seen[p] = tick
+                    seen[p] = seen_at
                     if p in nodes or p in structures or ground.get(p):
                         i = at[p]
                         held[p] = i if i >= 0 else self._record_contents(p)
