@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from unittest import mock
 
-import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,9 +36,9 @@ def _walk_and_compare(walk):
             w.step()
         p = w.pos(x % w.width, y % w.height) if far else w.pos(min(w.width - 1, c.pos % w.width + 1), c.pos // w.width)
         w.relocate(c, p, event=False)
-        seen = np.frombuffer(c.memory.seen, dtype=np.int32) if c.memory.seen else np.array([], dtype=np.int32)
+        remembered = list(c.memory.items())
         for tick in range(start, w.tick + 2):
-            assert c.memory.since(tick) == np.flatnonzero(seen >= tick).tolist(), tick
+            assert c.memory.since(tick) == [p for p, (at, *_) in remembered if at >= tick], tick
     again = loads(CONTENT, dumps(w)).chars[c.id].memory
     assert list(again.items()) == list(c.memory.items())
     assert again.since(start) == c.memory.since(start)

@@ -35,6 +35,8 @@ DECLARED: dict[str, tuple[str, str]] = {  # name: (its owner, what it holds; wha
     "contents_at": ("world.World.remember_leaving",
                     "array: per tile, its record in World.contents (-1: none yet); a tile's until it is touched"),
     "owners": ("world.World.structures_of", "(builds, {owner: [structure]}); until a structure is placed or removed"),
+    "positions": ("world.World.positions",
+                  "Positions: every character's tile by row, written by World.relocate as it moves one; until a character joins"),
     "reach": ("actions.registry.reach_tiles", "{tile: tiles within reach}; content and map size: never invalidated"),
     "near_structures": ("actions.registry.structure_in_reach",
                         "(builds, tiles within reach of a structure); until a structure is placed or removed"),

@@ -2,8 +2,10 @@
 
 A tile's contents (its node and amount, its structure and owner, the items on the ground) are recorded once per
 change in the world's `Contents` table, which only grows; a character's `Memory` holds, for each tile of the map,
-the tick it last saw it (-1: never) and the index of what the tile held then in that table (0: nothing). A
-remembered tile is `(tick, node, amount, structure, owner, items)`, as an observation shows it. A hundred
+one more than the tick it last saw it (0: never) and the index of what the tile held then in that table (0: nothing):
+both start at zero, so their pages cost nothing until a tile on them is remembered (a crowd of ten thousand whose
+members each take a step remembers a few rows each of a 384x384 map, where filling whole arrays took most of the
+step). A remembered tile is `(tick, node, amount, structure, owner, items)`, as an observation shows it. A hundred
 characters who know the whole default map hold 7.7 MB between them (`wildhold bench engine`), where a dictionary per
 character held 75.
 """
@@ -36,8 +38,8 @@ class Contents:
 
 
 class Memory:
-    """One character's memory of the map: `seen` (the tick each tile was last seen, -1 never) and `held` (what it
-    held then, an index into `contents`), with how many tiles are remembered, the newest tick, and a count of the
+    """One character's memory of the map: `seen` (one more than the tick each tile was last seen, 0 never) and `held`
+    (what it held then, an index into `contents`), with how many tiles are remembered, the newest tick, and a count of the
     remembering done (a stamp for what observations keep). The arrays are made when it first remembers a tile: a
     crowd that never moved holds none. The tiles remembered in its last few ticks of remembering are also listed
     by tick (`recent`), so the changes since a recent tick are read from those, not from the whole map."""
@@ -57,27 +59,28 @@ class Memory:
         self.recent: deque[tuple[int, array]] = deque(maxlen=RECENT_TICKS)
         self.listed_from = 0
 
-    def arrays(self) -> tuple[array, array]:
-        """`seen` and `held`, made now if they were not (to remember into)."""
+    def arrays(self) -> tuple[memoryview, memoryview]:
+        """`seen` and `held`, made now if they were not (to remember into): zeros the system hands out page by page
+        as they are written."""
         if not self.seen:
-            self.seen = array("i", [-1]) * self.tiles_in_map
-            self.held = array("i", [0]) * self.tiles_in_map
+            self.seen = memoryview(np.zeros(self.tiles_in_map, dtype=np.int32))
+            self.held = memoryview(np.zeros(self.tiles_in_map, dtype=np.int32))
         return self.seen, self.held
 
     def __len__(self) -> int:
         return self.size
 
     def __contains__(self, p: int) -> bool:
-        return self.size > 0 and self.seen[p] >= 0
+        return self.size > 0 and self.seen[p] > 0
 
     def get(self, p: int) -> tuple | None:
         """The tile as remembered, `(tick, node, amount, structure, owner, items)`, or None if never seen."""
-        tick = self.seen[p] if self.size else -1
+        tick = self.seen[p] - 1 if self.size else -1
         return None if tick < 0 else (tick, *self.contents.records[self.held[p]])
 
     def tiles(self) -> list[int]:
         """The remembered tiles, in tile order."""
-        return np.flatnonzero(self._seen() >= 0).tolist() if self.size else []
+        return np.flatnonzero(self._seen()).tolist() if self.size else []
 
     def since(self, tick: int) -> list[int]:
         """The tiles remembered at or after `tick`, in tile order."""
@@ -86,7 +89,7 @@ class Memory:
         recent = self.recent
         if recent and recent[0][0] <= tick:
             return sorted({p for at, tiles in recent if at >= tick for p in tiles})
-        return np.flatnonzero(self._seen() >= tick).tolist()
+        return np.flatnonzero(self._seen() > tick).tolist()
 
     def listed(self, tick: int) -> array:
         """The tiles remembered at `tick` (the newest), to add to. Past `RECENT_MOST` in all (a long walk in one
@@ -105,14 +108,14 @@ class Memory:
         """(tile, as remembered), in tile order."""
         seen, held, records = self.seen, self.held, self.contents.records
         for p in self.tiles():
-            yield p, (seen[p], *records[held[p]])
+            yield p, (seen[p] - 1, *records[held[p]])
 
     def remember(self, p: int, tick: int, held: int) -> None:
         """Tile `p`, seen at `tick`, held `held` (an index into `contents`)."""
         seen, kept = self.arrays()
-        if seen[p] < 0:
+        if not seen[p]:
             self.size += 1
-        seen[p] = tick
+        seen[p] = tick + 1
         kept[p] = held
         self.newest = max(self.newest, tick)
         self.stamp += 1
@@ -122,7 +125,7 @@ class Memory:
     def copy(self) -> Memory:
         out = Memory.__new__(Memory)
         out.tiles_in_map, out.contents = self.tiles_in_map, self.contents
-        out.seen, out.held = array("i", self.seen), array("i", self.held)
+        out.seen, out.held = _copied(self.seen), _copied(self.held)
         out.size, out.newest, out.stamp = self.size, self.newest, self.stamp
         out.recent = deque(((at, array("i", tiles)) for at, tiles in self.recent), maxlen=RECENT_TICKS)
         out.listed_from = self.listed_from
@@ -133,3 +136,7 @@ class Memory:
 
     def _seen(self) -> np.ndarray:
         return np.frombuffer(self.seen, dtype=np.int32)
+
+
+def _copied(values: array | memoryview) -> array | memoryview:
+    return memoryview(np.array(values, dtype=np.int32)) if values else array("i")

@@ -554,7 +554,7 @@ def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any
         y, x = divmod(p, width)
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
-        tile = {"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": seen[p]}
+        tile = {"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": seen[p] - 1}
         if held[p]:  # most remembered tiles hold nothing (record 0): no call
             _add_features(tile, (None, *records[held[p]]))
         out.append(tile)

@@ -8,20 +8,22 @@ from array import array
 from collections import deque
 from typing import Any
 
+import numpy as np
 import orjson
 from pydantic import ValidationError
 
 from wildhold.content import Content
 from wildhold.readable import describe_validation
-from wildhold.world import systems
+from wildhold.world import kept, systems
 from wildhold.world.actions import REGISTRY, check_registry, suggest
 from wildhold.world.actions.registry import exact_args, json_args
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
-from wildhold.world.kept import Kept
+from wildhold.world.kept import Kept, KeptMismatch
 from wildhold.world.memory import Contents, Memory
 from wildhold.world.parts import PARTS, Part
 from wildhold.world.parts.base import PartState
+from wildhold.world.positions import Positions
 from wildhold.world.state import Character, Creature, Node, Operation, Structure
 from wildhold.world.worldgen import generate, stream
 
@@ -263,6 +265,23 @@ class World:
             held = self.kept.owners = (self.builds, index)
         return held[1].get(owner, [])
 
+    def positions(self) -> Positions:
+        """Where every character stands, by row (see `world.positions`): kept while no one joins, `relocate`
+        writing each move into it."""
+        held = self.kept.positions
+        if held is None or len(held.row) != len(self.chars):
+            held = self.kept.positions = Positions(self.chars)
+        elif kept.CHECKING and not held.same_as(Positions(self.chars)):
+            raise KeptMismatch(f"the positions kept at tick {self.tick} differ from where the characters stand")
+        return held
+
+    def characters_within(self, p: int, radius: int, but: str | None = None) -> tuple[list[str], np.ndarray]:
+        """The characters within `radius` of tile `p` (by `distance`), but `but`, in the order they joined: their
+        ids and their rows in `positions`."""
+        held = self.positions()
+        rows = held.within(p, radius, self.width, but)
+        return held.ids[rows].tolist(), rows
+
     def holder_items(self, holder: str) -> dict[str, int]:
         """The items of a holder: a character id, `ground@<tile>`, or a part's container
         (a chest, a storehouse deposit, an escrow) named `<kind>@<key>`."""
@@ -450,7 +469,7 @@ class World:
         kept_row_spans = (range(x0, min(x1, nx0 - 1) + 1), range(max(x0, nx1 + 1), x1 + 1))
         whole_row_spans = (range(x0, x1 + 1),)
         w, tick, mem = self.width, self.tick, c.memory
-        (seen, held), size = mem.arrays(), mem.size
+        (seen, held), size, seen_at = mem.arrays(), mem.size, self.tick + 1  # see `world.memory`
         nodes, structures, ground = self.nodes, self.structures, self.ground
         at = self.kept.contents_at or self._size_contents_at()
         listed = mem.listed(tick)
@@ -460,9 +479,9 @@ class World:
                 listed.extend(range(row + span.start, row + span.stop))
                 for x in span:
                     p = row + x
-                    if seen[p] < 0:
+                    if not seen[p]:
                         size += 1
-                    seen[p] = tick
+                    seen[p] = seen_at
                     if p in nodes or p in structures or ground.get(p):
                         i = at[p]
                         held[p] = i if i >= 0 else self._record_contents(p)
@@ -501,6 +520,9 @@ class World:
             del self.occupants[old]
         self.occupants.setdefault(new, []).append(c.id)
         c.pos = new
+        held = self.kept.positions
+        if held is not None:
+            held.tiles[held.row[c.id]] = new
         self.moves += 1
         self._moved(old)
         self._moved(new)

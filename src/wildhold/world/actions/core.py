@@ -86,7 +86,7 @@ def passable_for(w: World, c: Character) -> Callable[[int], bool]:
         if abs(p % width - cx) <= r and abs(p // width - cy) <= r:
             s = structures.get(p)
             return s is None or (s.kind not in blocking and not w.barred(c, p))
-        if not seen or seen[p] < 0:
+        if not seen or not seen[p]:  # never seen (see `world.memory`)
             return False
         structure = records[held[p]][2]
         return structure is None or structure not in blocking

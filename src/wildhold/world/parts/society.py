@@ -7,9 +7,10 @@ with their author; messages reach inboxes (said aloud, whispered) or the public 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pydantic import Field
 
 from wildhold.world.actions.registry import ActionArgs, CharacterName, Plan, character_field, carries, did_you_mean, other_character, reach_tiles, shortfall, structure_in_reach
@@ -35,8 +36,14 @@ class SocietyState(Saved):
     reputation: dict[str, int] = saved("pairs", dict)
     attributes: dict[str, dict[str, int]] = saved("tables", dict)
     artworks: list[dict[str, Any]] = saved("list", list)
-    inboxes: dict[str, list[dict[str, Any]]] = saved("pairs", dict)
+    inboxes: dict[str, list[dict[str, Any]]] = saved("pairs", dict)  # up to date once `_deliver` ran
     board: list[dict[str, Any]] = saved("list", list)
+    # messages sent and not yet in `inboxes`: (message, the rows of `World.positions` it reaches), see `_send`
+    undelivered: list[tuple[dict[str, Any], np.ndarray]] = field(default_factory=list)
+
+    def load(self, data: dict[str, Any]) -> None:
+        self.undelivered = []
+        super().load(data)
 
     def new_id(self, kind: str) -> str:
         self.next_id[kind] += 1
@@ -263,33 +270,77 @@ class CreateArtwork:
 
 
 def send_message(w: World, agents: list[str], sender: str, kind: str, text: str) -> None:
-    """The message into each of these characters' inboxes; the oldest drop off beyond inbox_max_messages. A message
-    is never changed once sent, so every inbox holds the one record (and its hearers' observations one copy)."""
-    inboxes, most = state(w).inboxes, w.content.economy.inbox_max_messages
-    message = {"tick": w.tick, "from": sender, "kind": kind, "text": text}
-    for agent in agents:
+    """The message into each of these characters' inboxes (see `_send`)."""
+    row = w.positions().row
+    _send(w, np.array([row[agent] for agent in agents], dtype=np.intp), sender, kind, text)
+
+
+def _send(w: World, rows: np.ndarray, sender: str, kind: str, text: str) -> None:
+    """A message to the characters at these rows of `World.positions`. It waits with the others sent since the
+    inboxes were last read and reaches them then (`_deliver`): a say in a crowd reaches thousands, of whom each keeps
+    only its latest `inbox_max_messages`, so handing each message to each hearer as it is said was most of a tick."""
+    if len(rows):
+        state(w).undelivered.append(({"tick": w.tick, "from": sender, "kind": kind, "text": text}, rows))
+
+
+def latest_to_each(sent: list[tuple[Any, np.ndarray]], rows: int, most: int) -> dict[int, list[int]]:
+    """For each of `rows` that any message of `sent` (message, the rows it reaches) reaches: the indexes in `sent` of
+    the latest `most` messages that reach it, oldest first. Walked from the newest, a row that has its `most` is
+    left out of the older messages: a message's hearers are looked at in numpy, and only the messages each keeps are
+    looked at one by one."""
+    room = np.full(rows, most, dtype=np.int64)
+    latest: dict[int, list[int]] = {}
+    for i in range(len(sent) - 1, -1, -1):
+        reached = sent[i][1]
+        reached = reached[room[reached] > 0]
+        if len(reached):
+            room[reached] -= 1
+            for r in reached.tolist():
+                got = latest.get(r)
+                if got is None:
+                    latest[r] = [i]
+                else:
+                    got.append(i)
+    for got in latest.values():
+        got.reverse()
+    return latest
+
+
+def _deliver(w: World, e: SocietyState) -> None:
+    """Put the messages sent since the inboxes were last read into them: each inbox takes the latest it was sent
+    and drops its oldest beyond inbox_max_messages, as if they had come one by one. A message is never changed once
+    sent, so every inbox holds the one record."""
+    sent, e.undelivered = e.undelivered, []
+    most, ids, inboxes = w.content.economy.inbox_max_messages, w.positions().ids, e.inboxes
+    delivered: dict[str, list[dict[str, Any]]] = {}
+    for r, latest in latest_to_each(sent, len(ids), most).items():
+        agent = ids[r]
+        new = delivered[agent] = [sent[i][0] for i in latest]
         box = inboxes.get(agent)
-        if box is None:
-            box = inboxes[agent] = []
-        box.append(message)
-        while len(box) > most:  # once, but for an inbox loaded under a larger limit
-            del box[0]
-    _hand_copies(w, agents, message, most)
+        box = inboxes[agent] = list(new) if box is None else box + new
+        if len(box) > most:  # more news than room, or an inbox loaded under a larger limit
+            del box[:len(box) - most]
+    _hand_copies(w, delivered, most)
 
 
-def _hand_copies(w: World, agents: list[str], message: dict[str, Any], most: int) -> None:
-    """One copy of a new message for observations, handed to the kept inbox copies of each of its hearers (see
+def _hand_copies(w: World, delivered: dict[str, list[dict[str, Any]]], most: int) -> None:
+    """One copy of each new message for observations, handed to the kept inbox copies of each of its hearers (see
     `_inbox_copies`); one unobserved for long keeps only as many as its inbox can still hold."""
     kept = w.kept.inboxes
-    if kept:
-        shown = freeze(message)
-        for agent in agents:
-            held = kept.get(agent)
-            if held is not None:
-                unread = held.unread
+    if not kept:
+        return
+    copies: dict[int, Any] = {}  # by the message's id: one copy for all its hearers
+    for agent, new in delivered.items():
+        held = kept.get(agent)
+        if held is not None:
+            unread = held.unread
+            for message in new:
+                shown = copies.get(id(message))
+                if shown is None:
+                    shown = copies[id(message)] = freeze(message)
                 unread.append(shown)
-                if len(unread) > most:
-                    del unread[0]
+            if len(unread) > most:
+                del unread[:len(unread) - most]
 
 
 class TextArgs(ActionArgs):
@@ -313,12 +364,8 @@ class Say:
     @staticmethod
     def apply(w: World, c: Character, op: Operation, _: None) -> dict:
         text = op.args["text"]
-        radius, width = w.content.social.say_radius, w.width
-        x0, y0 = c.pos % width, c.pos // width
-        # Within `radius` by `World.distance`: on the rows y0 +- radius (a span of tile indexes), then the columns.
-        first, last, west, east = (y0 - radius) * width, (y0 + radius + 1) * width, x0 - radius, x0 + radius
-        heard = [o.id for o in w.chars.values() if first <= o.pos < last and west <= o.pos % width <= east and o is not c]
-        send_message(w, heard, c.id, "say", text)
+        heard, rows = w.characters_within(c.pos, w.content.social.say_radius, but=c.id)
+        _send(w, rows, c.id, "say", text)
         x, y = w.xy(c.pos)
         w.emit("message_said", agent=c.id, text=text, x=x, y=y, heard_by=heard)
         return {"heard_by": heard}
@@ -429,6 +476,12 @@ class Society(Part[SocietyState]):
     def new_state(self, w: World) -> SocietyState:
         return SocietyState()
 
+    def dump(self, w: World) -> Any:
+        e = self.state(w)
+        if e.undelivered:  # what was sent is saved in the inboxes it reached
+            _deliver(w, e)
+        return super().dump(w)
+
     def yield_bonus(self, w: World, c: Character, node: str) -> int:
         levels = state(w).attributes.get(c.id)
         if not levels:
@@ -459,9 +512,11 @@ class _KeptInbox:
 
 def _inbox_copies(w: World, e: SocietyState, agent: str) -> list[dict[str, Any]]:
     """Copies of a character's inbox for observations, kept beside the copies of the messages delivered since
-    (`send_message` hands them over, one copy of a message for all its hearers). An inbox is only appended to and trimmed
+    (`_deliver` hands them over, one copy of a message for all its hearers). An inbox is only appended to and trimmed
     from the front, so the copies catch up by keeping as many old ones as the inbox still holds and taking the new.
     Most observations at a crowd find a few new messages in a full inbox."""
+    if e.undelivered:
+        _deliver(w, e)
     kept = w.kept.inboxes
     if kept is None:
         kept = w.kept.inboxes = {}
