@@ -20,7 +20,6 @@ from wildhold.content import Content
 from wildhold.content.loader import ContentError
 from wildhold.env.spec import FILE, EnvSpec, Entries, content_table
 from wildhold.server.surface import action_tools
-from wildhold.world.actions import REGISTRY
 
 if TYPE_CHECKING:
     from wildhold.world.world import World
@@ -145,7 +144,9 @@ class ActionTable:
         # Entries of the actions a busy character may still submit (the registry's `while_busy`), and noop.
         tools = action_tools()
         self.while_busy = np.array([e.action == NOOP or tools[e.action].while_busy for e in self.entries])
-        self.sifted = {action: self._sift_positions(action) for action in self.ranges if action != NOOP and tools[action].sift}
+        # Per action that declares a `sift`: it, and where each entry's value of the arguments it may narrow is read.
+        self.sifted = {action: (tools[action].sift, self._sift_positions(action)) for action in self.ranges
+                       if action != NOOP and tools[action].sift is not None}
 
     def _sift_positions(self, action: str) -> dict[str, tuple[tuple[Any, ...], np.ndarray]]:
         """Per argument of an action its `sift` may narrow, the values its entries name and, per entry of the
@@ -318,21 +319,23 @@ class ActionTable:
             ok &= self.while_busy
         ready, sifted, actions = world.ready_code, self.sifted, self.actions
         carried = ctx.carried[:self.spec.carried_slots]
-        for k in np.unique(self.action_of[ok]).tolist()[1:]:  # the actions with some entry left (0: noop)
+        for k in np.unique(self.action_of[ok]).tolist():  # the actions with some entry left
             action = actions[k]
+            if action == NOOP:
+                continue
             first, last = self.ranges[action]
             if ready(agent, action) is not None:
                 ok[first:last + 1] = False
             elif action in sifted:
-                fields = sifted[action]
-                for field, kept in REGISTRY[action].sift(world, c).items():  # type: ignore[misc]
+                sift, fields = sifted[action]
+                for field, kept in sift(world, c).items():
                     if field in fields:
                         values, positions = fields[field]
                         ok[first:last + 1] &= self._kept(values, carried, kept)[positions]
         ok = self.resolvable(ctx, ok)
         out = np.zeros(len(self.entries), dtype=np.int8)
         out[0] = 1
-        code, resolve, entries = world.refusal_code, self.resolve, self.entries
+        code, resolve = world.refusal_code, self.resolve
         for i in np.flatnonzero(ok)[1:].tolist():
             got = resolve(i, ctx)
             if got is not None and code(agent, got[0], got[1]) is None:
