@@ -38,19 +38,27 @@ def _package(module: str) -> str:
     return parts[1] if len(parts) > 1 else "(root)"
 
 
-def _imported(body: list[ast.stmt]):
-    """Modules imported by these statements and those nested in them (functions, classes, branches, handlers),
-    leaving out `if TYPE_CHECKING:` blocks; expressions are never walked, so this reads the tree quickly."""
+def _imports_in(body: list[ast.stmt]):
+    """The import statements among these statements and those nested in them (functions, classes, branches,
+    handlers), leaving out `if TYPE_CHECKING:` blocks; expressions are never walked, so this reads the tree quickly."""
     for node in body:
-        if isinstance(node, ast.ImportFrom) and node.module:
-            yield node.module
-        elif isinstance(node, ast.Import):
-            yield from (a.name for a in node.names)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
         elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            yield from _imported(node.orelse)
+            yield from _imports_in(node.orelse)
         else:
             for field in ("body", "orelse", "finalbody", "handlers"):
-                yield from _imported([n for n in getattr(node, field, []) if isinstance(n, (ast.stmt, ast.excepthandler))])
+                yield from _imports_in([n for n in getattr(node, field, []) if isinstance(n, (ast.stmt, ast.excepthandler))])
+
+
+def _imported(body: list[ast.stmt]):
+    """Modules imported by these statements (see `_imports_in`)."""
+    for node in _imports_in(body):
+        if isinstance(node, ast.ImportFrom):
+            if node.module:
+                yield node.module
+        else:
+            yield from (a.name for a in node.names)
 
 
 @functools.cache
@@ -103,3 +111,45 @@ def test_no_cycle_between_packages():
 
     cyclic = sorted(p for p in graph if reaches(p, p))
     assert not cyclic, f"import cycles through {cyclic}"
+
+
+def module_imports(package: str) -> dict[str, set[str]]:
+    """For each module of one package, the modules of that package it imports: `from a import b` imports module
+    a.b where that is a module, else a (the package's `__init__`)."""
+    paths = {}
+    for path in (PACKAGE / package).rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        targets = graph[name] = set()
+        for node in _imports_in(ast.parse(path.read_text()).body):
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names if a.name in paths)
+            elif node.module in paths:
+                targets.update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in paths else node.module
+                               for a in node.names)
+    return graph
+
+
+def test_no_part_imports_a_module_that_imports_it_back():
+    """The world's parts are plug-ins: what reads several of them (the world, observations, the wealth formula) sits
+    above them, and no part imports such a module, however indirectly. What two of them share lives in a module
+    below both (the market's dealings, read by the market part and the wealth formula)."""
+    graph = module_imports("world")
+    parts = [m for m in graph if m.startswith("wildhold.world.parts.")]
+
+    def path_back(start: str) -> list[str] | None:
+        trail, todo = {start: [start]}, [start]
+        while todo:
+            node = todo.pop()
+            for nxt in sorted(graph.get(node, ())):
+                if nxt == start:
+                    return trail[node] + [start]
+                if nxt not in trail:
+                    trail[nxt] = trail[node] + [nxt]
+                    todo.append(nxt)
+        return None
+
+    cycles = [" -> ".join(path) for part in parts if (path := path_back(part))]
+    assert not cycles, "parts imported back:\n" + "\n".join(cycles)

@@ -18,7 +18,7 @@ from wildhold.agents.sampled import LegalRandomAgent
 from wildhold.world.errors import Accepted
 from wildhold.world.kept import Kept
 from wildhold.world.observe import PATCHED_MOST, observe
-from wildhold.world.parts import market, settlement, society
+from wildhold.world.parts import dealings, market, settlement, society
 from wildhold.world.parts.dungeon import dungeon_status
 from wildhold.world.parts.society import change_reputation
 from wildhold.world.setup import apply_setup
@@ -858,7 +858,7 @@ def test_a_character_party_to_no_record_shows_its_own_world_s_empty_dealings(con
     shown = []
     for w in worlds:
         agents = [w.join("a"), w.join("b")]
-        mine = [market.dealings(w, a, market.dealt_stamp(w, a)) for a in agents]
+        mine = [dealings.dealings(w, a, dealings.dealt_stamp(w, a)) for a in agents]
         assert mine[0].trades == [] and mine[0] is mine[1]
         shown.append(mine[0])
     assert shown[0] is not shown[1] and shown[0].trades is not shown[1].trades

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from wildhold.content import Content
 from wildhold.world import kept
 from wildhold.world.kept import KeptMismatch
-from wildhold.world.parts import market, society
+from wildhold.world.parts import society
+from wildhold.world.parts.dealings import dealings, dealt_stamp, escrows_of
 from wildhold.world.parts.construction import CONSTRUCTION, DEPOSIT, deposit_holders, deposits_of
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def wealth_terms(w: World, agent: str) -> dict[str, int]:
     return formula_terms(
         w.content,
         carried=w.chars[agent].inventory,
-        escrowed=[w.containers.get(holder, {}) for holder in market.escrows_of(w, agent)],
+        escrowed=[w.containers.get(holder, {}) for holder in escrows_of(w, agent)],
         structures=[(s.kind, s.hp) for s in w.structures_of(agent)],
         deposits=deposits_of(w, agent),
         reputation=society.reputation_of(w, agent),
@@ -113,7 +114,7 @@ class _Valued:
     - `structures`, its owned structures: while no structure is placed or removed (`World.builds`: who owns which)
       and no construction event is emitted (a structure's hit points change only with one: damaged or repaired);
     - `holders`, its escrows and deposits: while no market event names it or no one (`dealt`, its
-      `market.dealt_stamp`: which escrows it has and what they hold change only with a market event naming it) and no
+      `dealt_stamp`: which escrows it has and what they hold change only with a market event naming it) and no
       deposit changed (`deposited`: `World.stored_in`'s count of deposits) or, when one did, while which escrows and
       deposits it has and the sum of their `World.holdings` counters stay (`contents`): those only grow, so for the
       same containers the sum changes whenever what one of them holds does, and which it has changes only with items
@@ -133,18 +134,18 @@ class _Valued:
 
     def cents(self, w: World, dealt: tuple[int | None, int | None] | None = None, escrows: list[str] | None = None) -> int:
         """The wealth now; `dealt` and `escrows`, when the caller read them already, are the character's
-        `market.dealt_stamp` and its dealings' escrows at that stamp."""
+        `dealt_stamp` and its dealings' escrows at that stamp."""
         agent = self.agent
         standing = w.states[society.SOCIETY.name]
         levels = standing.attributes.get(agent)
         return self.at(w, w.holdings.get(agent), w.builds, w.part_changes[CONSTRUCTION.name],
-                       market.dealt_stamp(w, agent) if dealt is None else dealt, escrows,
+                       dealt_stamp(w, agent) if dealt is None else dealt, escrows,
                        standing.reputation.get(agent, 0), sum(levels.values()) if levels else 0)
 
     def at(self, w: World, carried_at: int | None, built: int, hit: int, dealt: tuple[int | None, int | None],
            escrows: list[str] | None, reputation: int, levels: int) -> int:
         """The wealth at the stamps `cents` reads (its `World.holdings` counter, `World.builds`, construction's event
-        count and its `market.dealt_stamp`), its reputation and the sum of its attribute levels: a caller that read
+        count and its `dealt_stamp`), its reputation and the sum of its attribute levels: a caller that read
         them already (its economy section) passes them; `escrows`, when known, are its dealings' at `dealt`."""
         if self.carried_at != carried_at:
             self.carried_at, self.carried = carried_at, _at_values(self.values, w.chars[self.agent].inventory)
@@ -156,7 +157,7 @@ class _Valued:
             self.dealt = dealt
             if self.deposited != deposited:
                 self.deposited, self.deposits = deposited, deposit_holders(w, self.agent)
-            self._contents(w, market.dealings(w, self.agent, dealt).escrows if escrows is None else escrows)
+            self._contents(w, dealings(w, self.agent, dealt).escrows if escrows is None else escrows)
         return self.carried + self.structures + self.holders + reputation * self.reputation_cents + levels * self.level_cents
 
     def _contents(self, w: World, escrows: list[str]) -> None:
