@@ -1,5 +1,5 @@
 """Messages reach inboxes as if each were handed to each of its hearers as it was said: the sent messages wait and
-are put into the inboxes when they are next read or saved, and hearers are found from the positions kept in arrays."""
+are put into the inboxes when they are next read or saved, or at the end of their tick, and hearers are found from the positions kept in arrays."""
 
 from __future__ import annotations
 
@@ -139,3 +139,16 @@ def test_positions_kept_stale_are_caught_when_checking(monkeypatch):
     monkeypatch.setattr(kept, "CHECKING", True)
     with pytest.raises(KeptMismatch, match="positions"):
         w.characters_within(c.pos, 2)
+
+
+def test_messages_wait_no_longer_than_their_tick_when_no_one_reads():
+    """A world no one observes (a replay, a re-simulation) delivers what was said at the end of each tick: what it
+    holds undelivered never grows past one tick's messages, and the inboxes are those the events say."""
+    w, ids = _crowd(2)
+    society = w.states[SOCIETY.name]
+    for tick in range(12):
+        for i, agent in enumerate(ids):
+            w.submit(agent, "say", {"text": f"{tick}:{i}"})
+        w.step()
+        assert society.undelivered == []
+    assert society.inboxes == _plain_inboxes(w, MOST) and any(society.inboxes.values())
