@@ -277,8 +277,9 @@ def send_message(w: World, agents: list[str], sender: str, kind: str, text: str)
 
 def _send(w: World, rows: np.ndarray, sender: str, kind: str, text: str) -> None:
     """A message to the characters at these rows of `World.positions`. It waits with the others sent since the
-    inboxes were last read and reaches them then, or at the end of the tick if sooner (`_deliver`): a say in a crowd reaches thousands, of whom each keeps
-    only its latest `inbox_max_messages`, so handing each message to each hearer as it is said was most of a tick."""
+    inboxes were last read and reaches them then, or at the end of the tick if sooner (`_deliver`): a say in a crowd
+    reaches thousands, of whom each keeps only its latest `inbox_max_messages`, so handing each message to each hearer
+    as it is said was most of a tick."""
     if len(rows):
         state(w).undelivered.append(({"tick": w.tick, "from": sender, "kind": kind, "text": text}, rows))
 
