@@ -21,7 +21,8 @@ def test_quick_env_bench_prints_every_figure_with_its_acceptance(capsys):
         assert figures[key] >= 0.8, key
     assert figures["pettingzoo_observe_us"] > 0 and figures["pettingzoo_encode_us"] > 0 and figures["pettingzoo_parts_us"] > 0
     assert set(figures["pass"]) == set(figures["targets"]) == {
-        "ratio_gym_vs_crafter", "ratio_gym_image_vs_crafter_render", "pettingzoo_legal_agent_steps_per_s"}
+        "ratio_gym_vs_crafter", "ratio_gym_image_vs_crafter_render", "pettingzoo_legal_agent_steps_per_s",
+        "honest_arrays_agent_ticks_per_s"}
     assert figures["clock"] == "cpu" and figures["process"]["cpu_s"] > 0
     assert figures["ratio_gym_vs_crafter"] == figures["gym_legal_steps_per_s"] / figures["crafter_steps_per_s"]
     assert figures["gym_image_accepted_share"] >= 0.8  # the image row steps legal entries too
