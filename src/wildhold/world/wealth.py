@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 
 from wildhold.content import Content
 from wildhold.world import kept
+from wildhold.world.actions.needs import per_content
 from wildhold.world.kept import KeptMismatch
 from wildhold.world.parts import society
 from wildhold.world.parts.dealings import dealings, dealt_stamp, escrows_of
@@ -35,16 +36,10 @@ def items_cents(c: Content, items: Mapping[str, int]) -> int:
     return _at_values(item_values(c), items)
 
 
-_ITEM_VALUES: dict[str, dict[str, int]] = {}  # content digest -> each item's value in cents
-
-
 def item_values(c: Content) -> dict[str, int]:
     """Each item's value in cents: content, so read once per content into one table (the formula is revalued on
     many observations, and `items_cents` and the kept wealth read the same table)."""
-    values = _ITEM_VALUES.get(c.digest)
-    if values is None:
-        values = _ITEM_VALUES[c.digest] = {name: item.value_cents for name, item in c.items.items()}
-    return values
+    return per_content(c, "item_values", lambda: {name: item.value_cents for name, item in c.items.items()})
 
 
 def structure_cents(c: Content, kind: str, hp: int) -> int:

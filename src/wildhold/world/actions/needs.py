@@ -1,6 +1,7 @@
-"""Tables read from content for the action mask's sifts (`ActionDef.sift`), made once per content. Among them, what
-each of a set of named things (recipes, buildable structures) needs carried, as one matrix over the items any of them
-needs: the mask asks which of them a character can afford now in one comparison, not one check each."""
+"""Tables read from content, made once per content (`per_content`): those of the action mask's sifts
+(`ActionDef.sift`) and the wealth formula's item values. Among them, what each of a set of named things (recipes,
+buildable structures) needs carried, as one matrix over the items any of them needs: the mask asks which of them a
+character can afford now in one comparison, not one check each."""
 
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ _TABLES: dict[tuple[str, str], Any] = {}
 
 
 def per_content(content: Content, name: str, make: Callable[[], T]) -> T:
-    """The table `name` of this content (a `Needs`, a set of item names), made by `make` once per content: content is
-    frozen, and the action mask's sifts read these tables for every character on every step."""
+    """The table `name` of this content (a `Needs`, a set of item names, the item values), made by `make` once per
+    content: content is frozen, and the sifts and the wealth read these tables for every character on every step."""
     table = _TABLES.get((content.digest, name))
     if table is None:
         table = _TABLES[(content.digest, name)] = make()
