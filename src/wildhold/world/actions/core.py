@@ -459,7 +459,8 @@ class Equip:
     def sift(w: World, c: Character) -> dict[str, Container[Any]]:
         """The items that are tools."""
         content = w.content
-        return {"item": per_content(content, "tools", lambda: frozenset(n for n, i in content.items.items() if i.tool is not None))}
+        return {"item": per_content(content, "tools", lambda: frozenset(
+            name for name, item in content.items.items() if item.tool is not None))}
 
     @staticmethod
     def plan(w: World, c: Character, a: dict[str, Any]) -> Rejected | None:
