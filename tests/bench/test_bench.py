@@ -38,6 +38,8 @@ def test_quick_bench_prints_one_json_object_last_with_every_figure(capsys):
     assert figures["full_map_tiles"] == 96 * 96  # every character walked the whole map
     crowd = figures["crowd"]  # quick: a thousand characters, shown but not judged
     assert crowd["agents"] == engine.QUICK_CROWD and 0 < crowd["observe_cpu_s"] <= crowd["tick_cpu_s"]
+    # their memories hold the rows around where they walked, not a 384x384 map each (1.2 MB, a gigabyte in all)
+    assert 0 < crowd["memory_mb"] < 0.1 * engine.QUICK_CROWD
     assert figures["pass"]["crowd_tick_s"] is False
     memory = figures["observe_by_memory"]  # one observation timed at 0, 2k and 9k remembered tiles
     assert set(memory) == {"0", "2000", "9000"} and memory["9000"]["remembered"] >= 9000
@@ -79,7 +81,7 @@ def test_bench_without_json_prints_only_the_table_judged_on_cpu_time(capsys, mon
     monkeypatch.setattr(engine, "worldgen_ms", lambda content, repeats, scenario="default": (12.5, 14.0))
     monkeypatch.setattr(engine, "mb_full_maps", lambda content: (7.5, 9216))
     monkeypatch.setattr(engine, "crowd_tick", lambda content, agents: {"agents": agents, "tick_cpu_s": 0.5,
-                                                                       "observe_cpu_s": 0.25})
+                                                                       "observe_cpu_s": 0.25, "memory_mb": 6.0})
     monkeypatch.setattr(engine, "mb_per_world", lambda content, ticks: (3.0, 4.0))
     monkeypatch.setattr(engine, "crafter_figures", lambda steps: (3500.0, 9.0, 4000.0))
     monkeypatch.setattr(engine, "observe_by_part", lambda content, n, ticks: {

@@ -42,3 +42,32 @@ def _walk_and_compare(walk):
     again = loads(CONTENT, dumps(w)).chars[c.id].memory
     assert list(again.items()) == list(c.memory.items())
     assert again.since(start) == c.memory.since(start)
+
+
+remembered_tiles = st.lists(st.tuples(st.integers(0, 384 * 384 - 1), st.integers(0, 50), st.integers(0, 9)), max_size=80)
+
+
+@settings(max_examples=60, deadline=None)
+@given(writes=remembered_tiles, edges=st.lists(st.integers(1, 384 * 384 // memory.PAGE - 1), max_size=4))
+def test_a_memory_answers_as_a_table_of_its_tiles_whatever_pages_they_fall_on(writes, edges):
+    """Tiles remembered anywhere (pages' first and last tiles among them) are answered as a plain table of them
+    says, a copy stays as it was when its original remembers more, and only the pages written hold any room."""
+    contents = memory.Contents()
+    for i in range(1, 10):
+        contents.add((f"node{i}", i, None, None, ()))
+    m, table = memory.Memory(384 * 384, contents), {}
+    edge_writes = [(k * memory.PAGE + d, 7, 3) for k in edges for d in (-1, 0)]
+    for p, tick, held in writes + edge_writes:
+        m.remember(p, tick, held)
+        table[p] = (tick, held)
+    assert len(m) == len(table) and m.tiles() == sorted(table)
+    for p, (tick, held) in table.items():
+        assert p in m and m.get(p) == (tick, *contents.records[held])
+    for tick in (0, 7, 25, 51):
+        assert m.since(tick) == sorted(p for p, (at, _) in table.items() if at >= tick)
+    for p in {q ^ 1 for q in table} - set(table):  # a tile beside one remembered, on a page made: never seen
+        assert p not in m and m.get(p) is None
+    assert m.nbytes() == len({p >> memory.PAGE_BITS for p in table}) * 2 * memory.PAGE * 4
+    copy = m.copy()
+    m.remember(384 * 384 - 1, 60, 1)
+    assert copy.tiles() == sorted(table) and list(copy.items()) == [(p, copy.get(p)) for p in sorted(table)]

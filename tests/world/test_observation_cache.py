@@ -797,9 +797,9 @@ def test_the_memory_since_a_tick_follows_the_characters_place(content):
     since = _walked(w, c, (1, 20))
     _walked(w, c, (0, 20))  # the column r + 1 leaves the view
     assert {t["x"] for t in _memory(w, a, since)} == {r + 1}
-    remembered = bytes(c.memory.seen), bytes(c.memory.held)
+    remembered = {k: bytes(page) for k, page in c.memory.pages.items()}
     _walk(w, c, (1, 20))
-    assert (bytes(c.memory.seen), bytes(c.memory.held)) == remembered  # nothing remembered
+    assert {k: bytes(page) for k, page in c.memory.pages.items()} == remembered  # nothing remembered
     assert _memory(w, a, since) == []
 
 

@@ -306,7 +306,8 @@ def mb_full_maps(content: Content, agents: int = FULL_MAP_AGENTS) -> tuple[float
 def crowd_tick(content: Content, agents: int, ticks: int = 2) -> dict[str, float]:
     """The honest load with `agents` characters on a 384x384 map (they join at the settlement: a crowd): after a
     first tick untimed, the median CPU seconds of a tick (every character observes, the idle ones decide with
-    `legal_random` and submit, the world steps) and of its observations alone."""
+    `legal_random` and submit, the world steps) and of its observations alone; and the MB its memories of the map
+    hold after those ticks."""
     world = World(big(content), "big", SEED)
     ids = [world.join(f"agent{i}") for i in range(agents)]
     world.events.drain()
@@ -327,7 +328,9 @@ def crowd_tick(content: Content, agents: int, ticks: int = 2) -> dict[str, float
         if tick:  # the first builds what every later one keeps
             whole.append(time.process_time() - t0)
             observing.append(seen)
-    return {"agents": agents, "tick_cpu_s": statistics.median(whole), "observe_cpu_s": statistics.median(observing)}
+    held = sum(world.chars[a].memory.nbytes() for a in ids) / 2**20
+    return {"agents": agents, "tick_cpu_s": statistics.median(whole), "observe_cpu_s": statistics.median(observing),
+            "memory_mb": held}
 
 
 def memory_method(ticks: int) -> str:
@@ -515,6 +518,7 @@ def _table(r: dict[str, Any]) -> FitTable:
                   + ("" if judged else " (quick: not judged)"), fmt(crowd["tick_cpu_s"], ".2f"),
                   f"<= {TARGET_CROWD_TICK_S:.0f}" if judged else "", PASS[r["pass"]["crowd_tick_s"]] if judged else "")
     table.add_row("  of which their observations", fmt(crowd["observe_cpu_s"], ".2f"), "", "")
+    table.add_row("  MB their memories of the map hold then", fmt(crowd["memory_mb"], ".1f"), "", "")
     table.add_row("crafter steps/s (no image observation, random actions; between the honest runs): CPU / wall",
                   f"{fmt(r['crafter_cpu_steps_per_s'])} / {fmt(r['crafter_steps_per_s'])}", "", "")
     table.add_row("crafter reset ms (median)", fmt(r["crafter_reset_ms"], ".1f"), "", "")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wildhold.world import kept
 from wildhold.world.kept import Kept, KeptMismatch, first_difference
+from wildhold.world.memory import IN_PAGE, PAGE, PAGE_BITS
 from wildhold.world.parts import PARTS, Part
 from wildhold.world.readonly import ReadOnlyDict, ReadOnlyList, freeze
 from wildhold.world.world import CHUNK_BITS
@@ -524,7 +525,7 @@ def remembered(w: World, c: Character) -> list[dict[str, Any]]:
 
 
 def remembered_since(w: World, c: Character, tick: int) -> list[dict[str, Any]]:
-    """The tiles out of view now that were remembered at or after `tick`, found in the memory's array of ticks.
+    """The tiles out of view now that were remembered at or after `tick`, found in the memory's ticks seen.
 
     An agent asking for the changes since its last decision asks again each tick it is busy: the answer is kept
     per character with that tick, its place and the memory's stamp (which moves whenever it remembers), and given
@@ -548,15 +549,17 @@ def _out_of_view(w: World, c: Character, tiles: list[int]) -> list[dict[str, Any
     """These remembered tiles, in this order, less those in view now (an observation shows them live)."""
     x0, x1, y0, y1 = w.view_bounds(c.pos)
     width, names, terrain, memory = w.width, w.terrain_names, w.terrain, c.memory
-    seen, held, records = memory.seen, memory.held, memory.contents.records
+    pages, records = memory.pages, memory.contents.records
     out = []
     for p in tiles:
         y, x = divmod(p, width)
         if x0 <= x <= x1 and y0 <= y <= y1:
             continue
-        tile = {"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": seen[p] - 1}
-        if held[p]:  # most remembered tiles hold nothing (record 0): no call
-            _add_features(tile, (None, *records[held[p]]))
+        page, i = pages[p >> PAGE_BITS], p & IN_PAGE
+        tile = {"x": x, "y": y, "terrain": names[terrain[p]], "seen_tick": page[i] - 1}
+        held = page[PAGE + i]
+        if held:  # most remembered tiles hold nothing (record 0): no call
+            _add_features(tile, (None, *records[held]))
         out.append(tile)
     return out
 

@@ -20,7 +20,7 @@ from wildhold.world.actions.registry import exact_args, json_args
 from wildhold.world.errors import Accepted, Rejected
 from wildhold.world.events import EventLog
 from wildhold.world.kept import Kept, KeptMismatch
-from wildhold.world.memory import Contents, Memory
+from wildhold.world.memory import PAGE, PAGE_BITS, Contents, Memory
 from wildhold.world.parts import PARTS, Part
 from wildhold.world.parts.base import PartState
 from wildhold.world.positions import Positions
@@ -469,24 +469,29 @@ class World:
         kept_row_spans = (range(x0, min(x1, nx0 - 1) + 1), range(max(x0, nx1 + 1), x1 + 1))
         whole_row_spans = (range(x0, x1 + 1),)
         w, tick, mem = self.width, self.tick, c.memory
-        (seen, held), size, seen_at = mem.arrays(), mem.size, self.tick + 1  # see `world.memory`
+        size, seen_at = mem.size, self.tick + 1  # see `world.memory`
         nodes, structures, ground = self.nodes, self.structures, self.ground
         at = self.kept.contents_at or self._size_contents_at()
         listed = mem.listed(tick)
         for y in range(y0, y1 + 1):
             row = y * w
             for span in kept_row_spans if ny0 <= y <= ny1 else whole_row_spans:
-                listed.extend(range(row + span.start, row + span.stop))
-                for x in span:
-                    p = row + x
-                    if not seen[p]:
-                        size += 1
-                    seen[p] = seen_at
-                    if p in nodes or p in structures or ground.get(p):
-                        i = at[p]
-                        held[p] = i if i >= 0 else self._record_contents(p)
-                    else:
-                        held[p] = 0  # holds nothing: the bare record
+                p, stop = row + span.start, row + span.stop
+                listed.extend(range(p, stop))
+                while p < stop:  # the span, page by page of the memory
+                    k = p >> PAGE_BITS
+                    page, base, end = mem.page(k), k << PAGE_BITS, min(stop, (k + 1) << PAGE_BITS)
+                    for q in range(p, end):
+                        i = q - base
+                        if not page[i]:
+                            size += 1
+                        page[i] = seen_at
+                        if q in nodes or q in structures or ground.get(q):
+                            held = at[q]
+                            page[PAGE + i] = held if held >= 0 else self._record_contents(q)
+                        else:
+                            page[PAGE + i] = 0  # holds nothing: the bare record
+                    p = end
         mem.size, mem.newest, mem.stamp = size, tick, mem.stamp + 1
 
     def _record_contents(self, p: int) -> int:

@@ -24,6 +24,7 @@ from wildhold.world.actions.registry import (
 from wildhold.world.actions.needs import Needs, per_content
 from wildhold.world.errors import Rejected
 from wildhold.world.hooks import PARTS
+from wildhold.world.memory import IN_PAGE, PAGE, PAGE_BITS
 from wildhold.world.state import Character, Operation
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def passable_for(w: World, c: Character) -> Callable[[int], bool]:
     """`known_walkable` for this character as it stands now, its lookups bound once for path search."""
     walkable, terrain, structures, blocking = w.walkable_terrain, w.terrain, w.structures, w.blocking
     memory, width, r = c.memory, w.width, w.needs.view_radius
-    seen, held, records = memory.seen, memory.held, memory.contents.records
+    pages, records = memory.pages, memory.contents.records
     cx, cy = c.pos % width, c.pos // width
 
     def passable(p: int) -> bool:
@@ -86,9 +87,10 @@ def passable_for(w: World, c: Character) -> Callable[[int], bool]:
         if abs(p % width - cx) <= r and abs(p // width - cy) <= r:
             s = structures.get(p)
             return s is None or (s.kind not in blocking and not w.barred(c, p))
-        if not seen or not seen[p]:  # never seen (see `world.memory`)
+        page = pages.get(p >> PAGE_BITS)
+        if page is None or not page[p & IN_PAGE]:  # never seen (see `world.memory`)
             return False
-        structure = records[held[p]][2]
+        structure = records[page[PAGE + (p & IN_PAGE)]][2]
         return structure is None or structure not in blocking
 
     return passable
