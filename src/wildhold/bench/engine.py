@@ -38,7 +38,7 @@ from wildhold.world.world import World
 TARGET_WORLDGEN_MS = 200.0  # CPU ms to build a 384x384 world
 TARGET_MB_FULL_MAPS = 10.0  # MB retained by 100 characters who walked the whole default map
 TARGET_CROWD_TICK_S = 1.0  # CPU s of one tick of the honest load with 10,000 characters on a 384x384 map
-BIG_SIDE, CROWD, QUICK_CROWD = 384, 10_000, 1_000
+BIG_SIDE, CROWD, QUICK_CROWD, CROWD_TICKS = 384, 10_000, 1_000, 4
 FULL_MAP_AGENTS = 100
 
 # Ticks per agent count, all within the default scenario's three days; each count runs
@@ -303,16 +303,18 @@ def mb_full_maps(content: Content, agents: int = FULL_MAP_AGENTS) -> tuple[float
     return (current - before) / 2**20, min(len(world.chars[a].memory) for a in ids)
 
 
-def crowd_tick(content: Content, agents: int, ticks: int = 2) -> dict[str, float]:
+def crowd_tick(content: Content, agents: int, ticks: int = CROWD_TICKS) -> dict[str, float]:
     """The honest load with `agents` characters on a 384x384 map (they join at the settlement: a crowd): after a
-    first tick untimed, the median CPU seconds of a tick (every character observes, the idle ones decide with
-    `legal_random` and submit, the world steps) and of its observations alone; and the MB its memories of the map
-    hold after those ticks."""
+    first tick untimed, the CPU seconds of a tick (every character observes, the idle ones decide with
+    `legal_random` and submit, the world steps) and of its observations alone, as the mean over `ticks` ticks: a
+    full collection of the garbage collector comes every few ticks in such a crowd (half a second at 10,000), and
+    the mean counts its share where a median of a few would count it in full or not at all; and the MB its memories
+    of the map hold after those ticks."""
     world = World(big(content), "big", SEED)
     ids = [world.join(f"agent{i}") for i in range(agents)]
     world.events.drain()
     client, policy = LocalClient(world), LegalRandomAgent(content)
-    whole, observing = [], []
+    whole = observing = 0.0
     for tick in range(ticks + 1):
         t0 = time.process_time()
         seen = 0.0
@@ -326,11 +328,10 @@ def crowd_tick(content: Content, agents: int, ticks: int = 2) -> dict[str, float
         world.step()
         world.events.drain()
         if tick:  # the first builds what every later one keeps
-            whole.append(time.process_time() - t0)
-            observing.append(seen)
+            whole += time.process_time() - t0
+            observing += seen
     held = sum(world.chars[a].memory.nbytes() for a in ids) / 2**20
-    return {"agents": agents, "tick_cpu_s": statistics.median(whole), "observe_cpu_s": statistics.median(observing),
-            "memory_mb": held}
+    return {"agents": agents, "tick_cpu_s": whole / ticks, "observe_cpu_s": observing / ticks, "memory_mb": held}
 
 
 def memory_method(ticks: int) -> str:
@@ -514,7 +515,7 @@ def _table(r: dict[str, Any]) -> FitTable:
                   f"{fmt(r['mb_per_world'], '.2f')} / {fmt(r['mb_per_world_peak'], '.2f')}", "", "")
     crowd = r["crowd"]
     judged = crowd["agents"] == CROWD
-    table.add_row(f"CPU s of a tick, honest load, {crowd['agents']:,} characters on {BIG_SIDE}x{BIG_SIDE}"
+    table.add_row(f"CPU s of a tick (mean of {CROWD_TICKS}), honest load, {crowd['agents']:,} characters on {BIG_SIDE}x{BIG_SIDE}"
                   + ("" if judged else " (quick: not judged)"), fmt(crowd["tick_cpu_s"], ".2f"),
                   f"<= {TARGET_CROWD_TICK_S:.0f}" if judged else "", PASS[r["pass"]["crowd_tick_s"]] if judged else "")
     table.add_row("  of which their observations", fmt(crowd["observe_cpu_s"], ".2f"), "", "")
