@@ -406,7 +406,7 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
     """The other characters in a view square, row by row and by id on a tile, for `agent` standing on tile `p`.
     Everyone in a square is listed once per square until a character enters or leaves a block under it (see
     `World.chunk_moves`); characters sharing a square share the records. The agent is found among those on its
-    tile (the list is by tile), not by reading the ids of all the others."""
+    tile (the list is by tile, and by id on a tile), not by reading the ids of all the others."""
     if square.people_moves != w.moves:  # someone moved since the square was last checked: was it under the square?
         stamps = w.chunk_moved or w.chunk_moves()
         at = max(square.block_stamps(stamps))
@@ -414,9 +414,9 @@ def _characters_in(w: World, square: _Square, bounds: tuple[int, int, int, int],
             square.people, square.people_at = _present(w, bounds), at
         square.people_moves = w.moves
     records, ids, ps, a, b = square.people
-    try:
-        i = ids.index(agent, bisect_left(ps, p, a, b), b)
-    except ValueError:
+    on_tile = bisect_right(ps, p, a, b)
+    i = bisect_left(ids, agent, bisect_left(ps, p, a, b), on_tile)  # ids on a tile are in order: a crowd's is long
+    if i == on_tile or ids[i] != agent:
         return records[a:b]
     others = records[a:b]
     del others[i - a]
