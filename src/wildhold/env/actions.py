@@ -139,7 +139,7 @@ class ActionTable:
             first, _ = self.ranges.get(e.action, (i, i))
             self.ranges[e.action] = (first, i)
         self.actions = tuple(self.ranges)  # noop first
-        self.action_of = np.array([self.actions.index(e.action) for e in self.entries])
+        self.starts = np.array([first for first, _ in self.ranges.values()])  # each action's first entry, in order
         self._needs()
         # Entries of the actions a busy character may still submit (the registry's `while_busy`), and noop.
         tools = action_tools()
@@ -319,7 +319,7 @@ class ActionTable:
             ok &= self.while_busy
         ready, sifted, actions = world.ready_code, self.sifted, self.actions
         carried = ctx.carried[:self.spec.carried_slots]
-        for k in np.unique(self.action_of[ok]).tolist():  # the actions with some entry left
+        for k in np.flatnonzero(np.logical_or.reduceat(ok, self.starts)).tolist():  # the actions with some entry left
             action = actions[k]
             if action == NOOP:
                 continue
