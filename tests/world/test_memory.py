@@ -55,7 +55,7 @@ def test_a_memory_answers_as_a_table_of_its_tiles_whatever_pages_they_fall_on(wr
     contents = memory.Contents()
     for i in range(1, 10):
         contents.add((f"node{i}", i, None, None, ()))
-    m, table = memory.Memory(384 * 384, contents), {}
+    m, table = memory.Memory(contents), {}
     edge_writes = [(k * memory.PAGE + d, 7, 3) for k in edges for d in (-1, 0)]
     for p, tick, held in writes + edge_writes:
         m.remember(p, tick, held)

@@ -48,10 +48,9 @@ class Memory:
     remembering done (a stamp for what observations keep). The tiles remembered in its last few ticks of remembering
     are also listed by tick (`recent`), so the changes since a recent tick are read from those, not from the map."""
 
-    __slots__ = ("tiles_in_map", "pages", "contents", "size", "newest", "stamp", "recent", "listed_from")
+    __slots__ = ("pages", "contents", "size", "newest", "stamp", "recent", "listed_from")
 
-    def __init__(self, tiles: int, contents: Contents) -> None:
-        self.tiles_in_map = tiles
+    def __init__(self, contents: Contents) -> None:
         self.pages: dict[int, array] = {}  # page (tile >> PAGE_BITS) -> [seen ticks + 1 | records held]
         self.contents = contents
         self.size = 0
@@ -130,7 +129,7 @@ class Memory:
 
     def copy(self) -> Memory:
         out = Memory.__new__(Memory)
-        out.tiles_in_map, out.contents = self.tiles_in_map, self.contents
+        out.contents = self.contents
         out.pages = {k: array("i", got) for k, got in self.pages.items()}
         out.size, out.newest, out.stamp = self.size, self.newest, self.stamp
         out.recent = deque(((at, array("i", tiles)) for at, tiles in self.recent), maxlen=RECENT_TICKS)

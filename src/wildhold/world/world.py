@@ -505,7 +505,7 @@ class World:
 
     def new_memory(self) -> Memory:
         """An empty memory of this world's map."""
-        return Memory(self.width * self.height, self.contents)
+        return Memory(self.contents)
 
     def adopt_memories(self, memories: dict[str, Memory]) -> None:
         """Give characters these memories (copies), whose records are in another table of contents (a world rebuilt
