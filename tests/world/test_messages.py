@@ -43,7 +43,10 @@ def one_by_one(sent: list[list[int]], most: int) -> dict[int, list[int]]:
 def test_the_latest_messages_to_each_are_those_handing_them_one_by_one_leaves(case):
     n, most, sent = case
     rows = [sorted(s) for s in sent]
-    assert latest_to_each([(None, np.array(r, dtype=np.intp)) for r in rows], n, most) == one_by_one(rows, most)
+    latest = latest_to_each([(None, np.array(r, dtype=np.intp)) for r in rows], n, most)
+    assert latest.rows == sorted(latest.rows) and len(latest.bounds) == len(latest.rows) + 1
+    got = {r: latest.messages[latest.bounds[k]:latest.bounds[k + 1]].tolist() for k, r in enumerate(latest.rows)}
+    assert got == one_by_one(rows, most)
 
 
 @given(st.integers(1, 12), st.lists(st.integers(0, 11 * 11 - 1), min_size=1, max_size=25), st.integers(0, 4),

@@ -669,7 +669,7 @@ def test_inboxes_overflowing_between_observations_are_seen_as_from_nothing(conte
 
 def test_a_message_the_inbox_copies_are_not_told_of_is_caught(content, monkeypatch):
     """With deliveries not handed to the kept copies, the copies of an inbox fall behind: the comparison catches it."""
-    monkeypatch.setattr(society, "_hand_copies", lambda w, delivered, most: None)
+    monkeypatch.setattr(society, "_hand_copies", lambda *handed: None)
     assert overflowing_inboxes(content) is not None
 
 

@@ -8,7 +8,7 @@ with their author; messages reach inboxes (said aloud, whispered) or the public 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from pydantic import Field
@@ -284,27 +284,41 @@ def _send(w: World, rows: np.ndarray, sender: str, kind: str, text: str) -> None
         state(w).undelivered.append(({"tick": w.tick, "from": sender, "kind": kind, "text": text}, rows))
 
 
-def latest_to_each(sent: list[tuple[Any, np.ndarray]], rows: int, most: int) -> dict[int, list[int]]:
-    """For each of `rows` that any message of `sent` (message, the rows it reaches) reaches: the indexes in `sent` of
-    the latest `most` messages that reach it, oldest first. Walked from the newest, a row that has its `most` is
-    left out of the older messages: a message's hearers are looked at in numpy, and only the messages each keeps are
-    looked at one by one."""
+class Latest(NamedTuple):
+    """The messages each inbox takes in one delivery (see `latest_to_each`): the rows reached, in order; where the
+    messages of the k-th start in `messages` (`bounds[k]`, ending at `bounds[k + 1]`); and `messages`, the indexes
+    in the messages sent, row after row, oldest first within a row."""
+
+    rows: list[int]
+    bounds: list[int]
+    messages: np.ndarray
+
+
+def latest_to_each(sent: list[tuple[Any, np.ndarray]], rows: int, most: int) -> Latest:
+    """For each of `rows` that any message of `sent` (message, the rows it reaches, each once) reaches: the indexes
+    in `sent` of the latest `most` messages that reach it, oldest first. Walked from the newest, a row that has its
+    `most` is left out of the older messages; the (row, message) pairs kept are then put in order of row by one
+    stable sort, so no pair is looked at one by one: in a crowd a tick's says make hundreds of thousands."""
     room = np.full(rows, most, dtype=np.int64)
-    latest: dict[int, list[int]] = {}
+    kept_rows: list[np.ndarray] = []
+    kept_from: list[int] = []
     for i in range(len(sent) - 1, -1, -1):
         reached = sent[i][1]
         reached = reached[room[reached] > 0]
         if len(reached):
             room[reached] -= 1
-            for r in reached.tolist():
-                got = latest.get(r)
-                if got is None:
-                    latest[r] = [i]
-                else:
-                    got.append(i)
-    for got in latest.values():
-        got.reverse()
-    return latest
+            kept_rows.append(reached)
+            kept_from.append(i)
+    if not kept_rows:
+        return Latest([], [0], np.zeros(0, dtype=np.intp))
+    kept_rows.reverse()  # oldest first, so that the stable sort leaves each row's messages oldest first
+    kept_from.reverse()
+    reached = np.concatenate(kept_rows)
+    messages = np.repeat(np.array(kept_from, dtype=np.intp), [len(r) for r in kept_rows])
+    order = np.argsort(reached, kind="stable")
+    reached, messages = reached[order], messages[order]
+    bounds = [0, *(np.flatnonzero(reached[1:] != reached[:-1]) + 1).tolist(), len(reached)]
+    return Latest(reached[bounds[:-1]].tolist(), bounds, messages)
 
 
 def _deliver(w: World, e: SocietyState) -> None:
@@ -312,34 +326,43 @@ def _deliver(w: World, e: SocietyState) -> None:
     and drops its oldest beyond inbox_max_messages, as if they had come one by one. A message is never changed once
     sent, so every inbox holds the one record."""
     sent, e.undelivered = e.undelivered, []
-    most, ids, inboxes = w.content.economy.inbox_max_messages, w.positions().ids, e.inboxes
-    delivered: dict[str, list[dict[str, Any]]] = {}
-    for r, latest in latest_to_each(sent, len(ids), most).items():
-        agent = ids[r]
-        new = delivered[agent] = [sent[i][0] for i in latest]
+    most, inboxes = w.content.economy.inbox_max_messages, e.inboxes
+    latest = latest_to_each(sent, len(w.positions().ids), most)
+    if not latest.rows:
+        return
+    agents = w.positions().ids[latest.rows].tolist()
+    new = _table([message for message, _ in sent])[latest.messages].tolist()  # each row's, one after the other
+    bounds = latest.bounds
+    for k, agent in enumerate(agents):
         box = inboxes.get(agent)
-        box = inboxes[agent] = list(new) if box is None else box + new
+        box = inboxes[agent] = new[bounds[k]:bounds[k + 1]] if box is None else box + new[bounds[k]:bounds[k + 1]]
         if len(box) > most:  # more news than room, or an inbox loaded under a larger limit
             del box[:len(box) - most]
-    _hand_copies(w, delivered, most)
+    _hand_copies(w, sent, latest, agents, most)
 
 
-def _hand_copies(w: World, delivered: dict[str, list[dict[str, Any]]], most: int) -> None:
+def _table(values: list[Any]) -> np.ndarray:
+    """These values as a numpy array of objects, one per value (a record stays one element)."""
+    table = np.empty(len(values), dtype=object)
+    table[:] = values
+    return table
+
+
+def _hand_copies(w: World, sent: list[tuple[Any, np.ndarray]], latest: Latest, agents: list[str], most: int) -> None:
     """One copy of each new message for observations, handed to the kept inbox copies of each of its hearers (see
     `_inbox_copies`); one unobserved for long keeps only as many as its inbox can still hold."""
     kept = w.kept.inboxes
     if not kept:
         return
-    copies: dict[int, Any] = {}  # by the message's id: one copy for all its hearers
-    for agent, new in delivered.items():
+    copies: list[Any] | None = None  # each row's copies, as `new` in `_deliver`: made once the first is needed
+    bounds = latest.bounds
+    for k, agent in enumerate(agents):
         held = kept.get(agent)
         if held is not None:
+            if copies is None:
+                copies = _table([freeze(message) for message, _ in sent])[latest.messages].tolist()
             unread = held.unread
-            for message in new:
-                shown = copies.get(id(message))
-                if shown is None:
-                    shown = copies[id(message)] = freeze(message)
-                unread.append(shown)
+            unread += copies[bounds[k]:bounds[k + 1]]
             if len(unread) > most:
                 del unread[:len(unread) - most]
 
