@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 from collections import deque
@@ -16,6 +17,7 @@ from wildhold.world.world import World
 
 
 def test_quick_bench_prints_one_json_object_last_with_every_figure(capsys):
+    callbacks = list(gc.callbacks)
     returned = bench_engine(as_json=True, quick=True)
     lines = capsys.readouterr().out.strip().splitlines()
     figures = json.loads(lines[-1])
@@ -38,6 +40,7 @@ def test_quick_bench_prints_one_json_object_last_with_every_figure(capsys):
     assert figures["full_map_tiles"] == 96 * 96  # every character walked the whole map
     crowd = figures["crowd"]  # quick: a thousand characters, shown but not judged
     assert crowd["agents"] == engine.QUICK_CROWD and 0 < crowd["observe_cpu_s"] <= crowd["tick_cpu_s"]
+    assert 0 < crowd["gc_cpu_s"] < crowd["tick_cpu_s"] and gc.callbacks == callbacks  # the collector timed, its timer taken off
     # their memories hold the rows around where they walked, not a 384x384 map each (1.2 MB, a gigabyte in all)
     assert 0 < crowd["memory_mb"] < 0.1 * engine.QUICK_CROWD
     assert figures["pass"]["crowd_tick_s"] is False
@@ -81,7 +84,7 @@ def test_bench_without_json_prints_only_the_table_judged_on_cpu_time(capsys, mon
     monkeypatch.setattr(engine, "worldgen_ms", lambda content, repeats, scenario="default": (12.5, 14.0))
     monkeypatch.setattr(engine, "mb_full_maps", lambda content: (7.5, 9216))
     monkeypatch.setattr(engine, "crowd_tick", lambda content, agents: {"agents": agents, "tick_cpu_s": 0.5,
-                                                                       "observe_cpu_s": 0.25, "memory_mb": 6.0})
+                                                                       "observe_cpu_s": 0.25, "gc_cpu_s": 0.05, "memory_mb": 6.0})
     monkeypatch.setattr(engine, "mb_per_world", lambda content, ticks: (3.0, 4.0))
     monkeypatch.setattr(engine, "crafter_figures", lambda steps: (3500.0, 9.0, 4000.0))
     monkeypatch.setattr(engine, "observe_by_part", lambda content, n, ticks: {

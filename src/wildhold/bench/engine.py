@@ -306,32 +306,53 @@ def mb_full_maps(content: Content, agents: int = FULL_MAP_AGENTS) -> tuple[float
 def crowd_tick(content: Content, agents: int, ticks: int = CROWD_TICKS) -> dict[str, float]:
     """The honest load with `agents` characters on a 384x384 map (they join at the settlement: a crowd): after a
     first tick untimed, the CPU seconds of a tick (every character observes, the idle ones decide with
-    `legal_random` and submit, the world steps) and of its observations alone, as the mean over `ticks` ticks: a
-    full collection of the garbage collector comes every few ticks in such a crowd (half a second at 10,000), and
-    the mean counts its share where a median of a few would count it in full or not at all; and the MB its memories
-    of the map hold after those ticks."""
+    `legal_random` and submit, the world steps), of its observations alone and of the garbage collector's passes
+    within it, as the mean over `ticks` ticks: a full collection comes every few ticks in such a crowd (half a
+    second at 10,000), and the mean counts its share where a median of a few would count it in full or not at all;
+    and the MB its memories of the map hold after those ticks."""
     world = World(big(content), "big", SEED)
     ids = [world.join(f"agent{i}") for i in range(agents)]
     world.events.drain()
     client, policy = LocalClient(world), LegalRandomAgent(content)
     whole = observing = 0.0
-    for tick in range(ticks + 1):
-        t0 = time.process_time()
-        seen = 0.0
-        for a in ids:
-            o0 = time.process_time()
-            view = client.view(a, policy)
-            view.observation()
-            seen += time.process_time() - o0
-            if client.idle(a):
-                world.submit(a, *policy.decide(view))
-        world.step()
-        world.events.drain()
-        if tick:  # the first builds what every later one keeps
-            whole += time.process_time() - t0
-            observing += seen
+    collecting = _Collecting()
+    try:
+        for tick in range(ticks + 1):
+            if tick == 1:  # the first builds what every later one keeps
+                gc.callbacks.append(collecting)
+            t0 = time.process_time()
+            seen = 0.0
+            for a in ids:
+                o0 = time.process_time()
+                view = client.view(a, policy)
+                view.observation()
+                seen += time.process_time() - o0
+                if client.idle(a):
+                    world.submit(a, *policy.decide(view))
+            world.step()
+            world.events.drain()
+            if tick:
+                whole += time.process_time() - t0
+                observing += seen
+    finally:
+        if collecting in gc.callbacks:
+            gc.callbacks.remove(collecting)
     held = sum(world.chars[a].memory.nbytes() for a in ids) / 2**20
-    return {"agents": agents, "tick_cpu_s": whole / ticks, "observe_cpu_s": observing / ticks, "memory_mb": held}
+    return {"agents": agents, "tick_cpu_s": whole / ticks, "observe_cpu_s": observing / ticks,
+            "gc_cpu_s": collecting.spent / ticks, "memory_mb": held}
+
+
+class _Collecting:
+    """A `gc.callbacks` entry that adds up the CPU seconds the garbage collector's passes take."""
+
+    def __init__(self) -> None:
+        self.spent, self.began = 0.0, 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.began = time.process_time()
+        else:
+            self.spent += time.process_time() - self.began
 
 
 def memory_method(ticks: int) -> str:
@@ -519,6 +540,7 @@ def _table(r: dict[str, Any]) -> FitTable:
                   + ("" if judged else " (quick: not judged)"), fmt(crowd["tick_cpu_s"], ".2f"),
                   f"<= {TARGET_CROWD_TICK_S:.0f}" if judged else "", PASS[r["pass"]["crowd_tick_s"]] if judged else "")
     table.add_row("  of which their observations", fmt(crowd["observe_cpu_s"], ".2f"), "", "")
+    table.add_row("  of which the garbage collector's passes (within the above too)", fmt(crowd["gc_cpu_s"], ".2f"), "", "")
     table.add_row("  MB their memories of the map hold then", fmt(crowd["memory_mb"], ".1f"), "", "")
     table.add_row("crafter steps/s (no image observation, random actions; between the honest runs): CPU / wall",
                   f"{fmt(r['crafter_cpu_steps_per_s'])} / {fmt(r['crafter_steps_per_s'])}", "", "")
