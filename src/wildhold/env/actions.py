@@ -201,6 +201,9 @@ class ActionTable:
                             self.npcs.append(npc)
                         self.sold_npc[i], self.need_sold[i] = self.npcs.index(npc), max(self.need_sold[i], v)
         self.may_resolve = ~never
+        # The needs of every kind as rows of one array: each listed field's (in `listed_fields` order), at, sold.
+        self.listed_fields = tuple(self.need_listed)
+        self.slot_needs = np.array([*(self.need_listed[f] for f in self.listed_fields), self.need_at, self.need_sold])
 
     def _kept(self, values: tuple[Any, ...], carried: list[str], kept: Any) -> np.ndarray:
         """The mask's lookup for one sifted argument (see `_sift_positions`): whether the sift keeps each value named,
@@ -219,14 +222,16 @@ class ActionTable:
         ok = self.may_resolve & (self.need_carried < len(ctx.carried))
         if among is not None:
             ok &= among
-        for field, need in self.need_listed.items():
-            if (need[ok] >= 0).any():
-                ok &= need < len(ctx.ids(field))
-        if (self.need_at[ok] >= 0).any():
+        # Which slots some entry left needs, for every kind of slot in one pass: only those are looked up.
+        wanted = (self.slot_needs[:, ok] >= 0).any(axis=1).tolist()
+        for k, field in enumerate(self.listed_fields):
+            if wanted[k]:
+                ok &= self.slot_needs[k] < len(ctx.ids(field))
+        if wanted[-2]:
             at = ctx.at_tile
             held = np.array([len(at.get((ctx.x + dx, ctx.y + dy), ())) for dx, dy in self.offsets])
             ok &= self.need_at < held[self.at_offset]
-        if (self.need_sold[ok] >= 0).any():
+        if wanted[-1]:
             sold = ctx.sold
             sells = np.array([len(sold.get(npc, ())) for npc in self.npcs] or [0])
             ok &= self.need_sold < sells[self.sold_npc]
