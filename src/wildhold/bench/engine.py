@@ -540,7 +540,7 @@ def _table(r: dict[str, Any]) -> FitTable:
                   + ("" if judged else " (quick: not judged)"), fmt(crowd["tick_cpu_s"], ".2f"),
                   f"<= {TARGET_CROWD_TICK_S:.0f}" if judged else "", PASS[r["pass"]["crowd_tick_s"]] if judged else "")
     table.add_row("  of which their observations", fmt(crowd["observe_cpu_s"], ".2f"), "", "")
-    table.add_row("  of which the garbage collector's passes (within the above too)", fmt(crowd["gc_cpu_s"], ".2f"), "", "")
+    table.add_row("  of which the garbage collector's passes", fmt(crowd["gc_cpu_s"], ".2f"), "", "")
     table.add_row("  MB their memories of the map hold then", fmt(crowd["memory_mb"], ".1f"), "", "")
     table.add_row("crafter steps/s (no image observation, random actions; between the honest runs): CPU / wall",
                   f"{fmt(r['crafter_cpu_steps_per_s'])} / {fmt(r['crafter_steps_per_s'])}", "", "")
