@@ -326,11 +326,11 @@ def _deliver(w: World, e: SocietyState) -> None:
     and drops its oldest beyond inbox_max_messages, as if they had come one by one. A message is never changed once
     sent, so every inbox holds the one record."""
     sent, e.undelivered = e.undelivered, []
-    most, inboxes = w.content.economy.inbox_max_messages, e.inboxes
-    latest = latest_to_each(sent, len(w.positions().ids), most)
+    most, inboxes, ids = w.content.economy.inbox_max_messages, e.inboxes, w.positions().ids
+    latest = latest_to_each(sent, len(ids), most)
     if not latest.rows:
         return
-    agents = w.positions().ids[latest.rows].tolist()
+    agents = ids[latest.rows].tolist()
     new = _table([message for message, _ in sent])[latest.messages].tolist()  # each row's, one after the other
     bounds = latest.bounds
     for k, agent in enumerate(agents):
